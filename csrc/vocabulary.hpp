@@ -1,0 +1,49 @@
+// Term dictionary: interns token byte strings to dense uint32 ids.
+//
+// Open addressing with linear probing over a power-of-two slot table; the
+// terms live in one byte arena with an offsets array, which is also the
+// persisted form (see index_format in the Python package).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace codelex {
+
+uint64_t hash_bytes(const char* s, size_t n) noexcept;
+
+class Vocabulary {
+ public:
+  Vocabulary();
+
+  // Returns the id of the term, adding it when new.
+  uint32_t intern(const char* s, size_t n);
+  // Returns the id of the term, or -1 when absent.
+  int64_t find(const char* s, size_t n) const noexcept;
+
+  size_t size() const noexcept { return offsets_.size() - 1; }
+  std::string_view term(uint32_t id) const noexcept {
+    return {arena_.data() + offsets_[id], static_cast<size_t>(offsets_[id + 1] - offsets_[id])};
+  }
+  const std::vector<char>& arena() const noexcept { return arena_; }
+  const std::vector<uint64_t>& offsets() const noexcept { return offsets_; }
+  size_t memory_bytes() const noexcept;
+
+  // Replaces the contents with n terms stored as blob[offsets[i]:offsets[i+1]].
+  // Returns false (leaving the vocabulary empty) when the offsets are not
+  // monotonic, exceed the blob, or a term is duplicated.
+  bool assign(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n);
+  void clear();
+
+ private:
+  void rehash(size_t slots);
+  std::vector<char> arena_;
+  std::vector<uint64_t> offsets_;
+  std::vector<uint32_t> hashes_;  // low 32 bits of each term's hash
+  std::vector<uint32_t> slots_;   // term id + 1, 0 = empty
+  size_t mask_ = 0;
+};
+
+}  // namespace codelex

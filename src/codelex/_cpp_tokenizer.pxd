@@ -1,0 +1,25 @@
+# Declarations of csrc/tokenizer.hpp.
+from libc.stdint cimport uint32_t
+from libcpp cimport bool
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+
+from codelex._cpp_vocabulary cimport Vocabulary
+
+cdef extern from "tokenizer.hpp" namespace "codelex" nogil:
+    cdef cppclass IdentifierSplitter:
+        IdentifierSplitter() except +
+
+    cdef cppclass TokenList:
+        string buf
+        vector[uint32_t] offsets
+
+    cdef cppclass Occurrences:
+        vector[uint32_t] terms
+        vector[uint32_t] lines
+
+    bool is_stopword(const char* s, size_t n)
+    void split_identifier(const char* data, size_t n, IdentifierSplitter& splitter, TokenList& out) except +
+    void tokenize_line(const char* data, size_t n, IdentifierSplitter& splitter, TokenList& out) except +
+    void tokenize_document(const char* data, size_t n, Vocabulary& vocab, IdentifierSplitter& splitter,
+                           Occurrences& out) except +
