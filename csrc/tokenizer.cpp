@@ -32,30 +32,53 @@ const uint8_t kAsciiClass[128] = {
 #undef G
 };
 
+namespace {
+constexpr uint64_t pack(const char* w) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8 && w[i]; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(w[i])) << (8 * i);
+  return v;
+}
+}  // namespace
+
+// Stopwords packed little-endian into 64-bit words, grouped by length
+// (the only 9-letter ones are "interface" and "protected").
+constexpr uint64_t kStop2[] = {pack("if"), pack("fn"), pack("in"), pack("of"), pack("as"), pack("is")};
+constexpr uint64_t kStop3[] = {pack("the"), pack("and"), pack("for"), pack("let"), pack("var"), pack("new"),
+                               pack("def"), pack("pub"), pack("use"), pack("mod"), pack("not")};
+constexpr uint64_t kStop4[] = {pack("else"), pack("from"), pack("type"), pack("enum"), pack("this"), pack("self"),
+                               pack("void"), pack("null"), pack("true"), pack("func"), pack("impl"), pack("with")};
+constexpr uint64_t kStop5[] = {pack("const"), pack("class"), pack("false"), pack("async"), pack("await")};
+constexpr uint64_t kStop6[] = {pack("return"), pack("import"), pack("export"),
+                               pack("public"), pack("static"), pack("struct")};
+constexpr uint64_t kStop7[] = {pack("private")};
+constexpr uint64_t kStop8[] = {pack("function")};
+constexpr uint64_t kStop9[] = {pack("interfac"), pack("protecte")};
+constexpr char kStop9Last[] = {'e', 'd'};
+
+template <size_t N>
+inline bool any_of(const uint64_t (&words)[N], uint64_t v) noexcept {
+  bool hit = false;
+  for (size_t i = 0; i < N; ++i) hit |= words[i] == v;
+  return hit;
+}
+
 bool is_stopword(const char* s, size_t n) noexcept {
-  auto eq = [&](const char* w) { return std::memcmp(s, w, n) == 0; };
+  if (n < 2 || n > 9) return false;
+  uint64_t v = 0;
+  std::memcpy(&v, s, n < 8 ? n : 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
   switch (n) {
-    case 2:
-      return eq("if") || eq("fn") || eq("in") || eq("of") || eq("as") || eq("is");
-    case 3:
-      return eq("the") || eq("and") || eq("for") || eq("let") || eq("var") || eq("new") || eq("def") ||
-             eq("pub") || eq("use") || eq("mod") || eq("not");
-    case 4:
-      return eq("else") || eq("from") || eq("type") || eq("enum") || eq("this") || eq("self") ||
-             eq("void") || eq("null") || eq("true") || eq("func") || eq("impl") || eq("with");
-    case 5:
-      return eq("const") || eq("class") || eq("false") || eq("async") || eq("await");
-    case 6:
-      return eq("return") || eq("import") || eq("export") || eq("public") || eq("static") ||
-             eq("struct");
-    case 7:
-      return eq("private");
-    case 8:
-      return eq("function");
-    case 9:
-      return eq("interface") || eq("protected");
+    case 2: return any_of(kStop2, v);
+    case 3: return any_of(kStop3, v);
+    case 4: return any_of(kStop4, v);
+    case 5: return any_of(kStop5, v);
+    case 6: return any_of(kStop6, v);
+    case 7: return any_of(kStop7, v);
+    case 8: return any_of(kStop8, v);
     default:
-      return false;
+      return (v == kStop9[0] && s[8] == kStop9Last[0]) || (v == kStop9[1] && s[8] == kStop9Last[1]);
   }
 }
 
@@ -67,25 +90,25 @@ bool IdentifierSplitter::seen(const char* s, size_t n) const noexcept {
 }
 
 void IdentifierSplitter::add_piece(const unsigned char* p, const unsigned char* end, bool ascii) {
-  const size_t base = buf_.size();
-  size_t chars;
+  const size_t base = len_;
+  size_t chars, n;
+  char* out = buf_.data() + base;
   if (ascii) {
-    chars = static_cast<size_t>(end - p);
+    chars = n = static_cast<size_t>(end - p);
     if (chars < 2) return;
-    buf_.resize(base + chars);
-    for (size_t i = 0; i < chars; ++i) {
+    for (size_t i = 0; i < n; ++i) {
       const unsigned char c = p[i];
-      buf_[base + i] = static_cast<char>((c >= 'A' && c <= 'Z') ? (c | 0x20) : c);
+      out[i] = static_cast<char>((c >= 'A' && c <= 'Z') ? (c | 0x20) : c);
     }
   } else {
-    chars = append_lower(buf_, p, end);
+    lowered_.clear();
+    chars = append_lower(lowered_, p, end);
+    n = lowered_.size();
+    std::memcpy(out, lowered_.data(), n);
   }
-  const size_t n = buf_.size() - base;
-  if (chars < 2 || is_stopword(buf_.data() + base, n) || seen(buf_.data() + base, n)) {
-    buf_.resize(base);
-    return;
-  }
+  if (chars < 2 || is_stopword(out, n) || seen(out, n)) return;
   kept_.emplace_back(static_cast<uint32_t>(base), static_cast<uint32_t>(n));
+  len_ = base + n;
 }
 
 // The four split rules of the specification, applied in order by regex
@@ -164,7 +187,6 @@ void IdentifierSplitter::split_unicode(const unsigned char* p, const unsigned ch
 
 }  // namespace codelex
 
-#include "vocabulary.hpp"
 
 namespace codelex {
 
@@ -182,13 +204,17 @@ void tokenize_line(const char* data, size_t n, IdentifierSplitter& splitter, Tok
   tokenize_text(p, p + n, splitter, [&](uint32_t, const char* t, size_t len) { out.push(t, len); });
 }
 
-void tokenize_document(const char* data, size_t n, Vocabulary& vocab, IdentifierSplitter& splitter,
-                       Occurrences& out) {
+void DocumentTokenizer::reset_cache() {
+  idents_.clear();
+  ident_start_.assign(1, 0);
+  ident_terms_.clear();
+}
+
+void DocumentTokenizer::tokenize(const char* data, size_t n, Occurrences& out) {
   out.terms.clear();
   out.lines.clear();
-  auto p = reinterpret_cast<const unsigned char*>(data);
-  tokenize_text(p, p + n, splitter, [&](uint32_t line, const char* t, size_t len) {
-    out.terms.push_back(vocab.intern(t, len));
+  tokenize(data, n, [&](uint32_t line, uint32_t term) {
+    out.terms.push_back(term);
     out.lines.push_back(line);
   });
 }

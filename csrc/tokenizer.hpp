@@ -5,11 +5,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "unicode.hpp"
+#include "vocabulary.hpp"
 
 namespace codelex {
 
@@ -36,22 +38,44 @@ class IdentifierSplitter {
   void split_unicode(const unsigned char* p, const unsigned char* end);
   void add_piece(const unsigned char* p, const unsigned char* end, bool ascii);
 
-  std::string buf_;                                  // lowercased tokens
+  // Lowercased tokens; a plain buffer, sized once per identifier, because
+  // std::string growth showed up in profiles.
+  std::vector<char> buf_;
+  size_t len_ = 0;
   std::vector<std::pair<uint32_t, uint32_t>> kept_;  // (offset, length) in buf_
-  std::vector<uint32_t> cps_;                        // scratch for the Unicode path
+  std::string lowered_;                              // scratch for the Unicode path
   std::vector<uint32_t> offs_;
   std::vector<uint8_t> cls_;
 };
 
 template <class Emit>
 void IdentifierSplitter::split(const unsigned char* p, const unsigned char* end, bool ascii, Emit&& emit) {
-  buf_.clear();
   kept_.clear();
-  const size_t chars = append_lower(buf_, p, end);
-  if (chars >= 2 && !is_stopword(buf_.data(), buf_.size())) {
-    kept_.emplace_back(0u, static_cast<uint32_t>(buf_.size()));
+  len_ = 0;
+  const size_t n = static_cast<size_t>(end - p);
+  if (ascii) {
+    // Whole identifier and pieces: at most 2n bytes.
+    if (buf_.size() < 2 * n + 16) buf_.resize(2 * n + 16);
+    char* out = buf_.data();
+    for (size_t i = 0; i < n; ++i) {
+      const unsigned char c = p[i];
+      out[i] = static_cast<char>((c >= 'A' && c <= 'Z') ? (c | 0x20) : c);
+    }
+    if (n >= 2 && !is_stopword(out, n)) {
+      kept_.emplace_back(0u, static_cast<uint32_t>(n));
+      len_ = n;
+    }
   } else {
-    buf_.clear();
+    lowered_.clear();
+    const size_t chars = append_lower(lowered_, p, end);
+    // Lowercasing grows UTF-8 by at most 1.5x (e.g. U+0130 -> "i" U+0307).
+    const size_t need = lowered_.size() + 2 * n + 16;
+    if (buf_.size() < need) buf_.resize(need);
+    if (chars >= 2 && !is_stopword(lowered_.data(), lowered_.size())) {
+      std::memcpy(buf_.data(), lowered_.data(), lowered_.size());
+      kept_.emplace_back(0u, static_cast<uint32_t>(lowered_.size()));
+      len_ = lowered_.size();
+    }
   }
   if (ascii) {
     split_ascii(p, end);
@@ -61,14 +85,13 @@ void IdentifierSplitter::split(const unsigned char* p, const unsigned char* end,
   for (const auto& k : kept_) emit(buf_.data() + k.first, static_cast<size_t>(k.second));
 }
 
-// Tokenizes UTF-8 text, calling sink(uint32_t line, const char* token, size_t
-// len) for every token occurrence.  Lines are split on '\n' and numbered from
-// 1 (a '\r' before '\n' is a separator like any other non-identifier byte).
-// Ill-formed UTF-8 bytes act as separators.
-template <class Sink>
-void tokenize_text(const unsigned char* p, const unsigned char* end, IdentifierSplitter& splitter, Sink&& sink) {
+// Finds identifier runs in UTF-8 text, calling on_run(uint32_t line, const
+// unsigned char* begin, const unsigned char* end, bool ascii) for each.  Lines
+// are split on '\n' and numbered from 1 (a '\r' before '\n' is a separator like
+// any other non-identifier byte).  Ill-formed UTF-8 bytes act as separators.
+template <class OnRun>
+void for_each_identifier(const unsigned char* p, const unsigned char* end, OnRun&& on_run) {
   uint32_t line = 1;
-  auto emit = [&](const char* t, size_t n) { sink(line, t, n); };
   while (p < end) {
     const unsigned c = *p;
     const unsigned char* start = p;
@@ -107,8 +130,17 @@ void tokenize_text(const unsigned char* p, const unsigned char* end, IdentifierS
         ascii = false;
       }
     }
-    splitter.split(start, p, ascii, emit);
+    on_run(line, start, p, ascii);
   }
+}
+
+// Tokenizes UTF-8 text, calling sink(uint32_t line, const char* token, size_t
+// len) for every token occurrence.
+template <class Sink>
+void tokenize_text(const unsigned char* p, const unsigned char* end, IdentifierSplitter& splitter, Sink&& sink) {
+  for_each_identifier(p, end, [&](uint32_t line, const unsigned char* b, const unsigned char* e, bool ascii) {
+    splitter.split(b, e, ascii, [&](const char* t, size_t n) { sink(line, t, n); });
+  });
 }
 
 }  // namespace codelex
@@ -140,9 +172,42 @@ struct Occurrences {
   std::vector<uint32_t> lines;
 };
 
-class Vocabulary;
-// Tokenizes a whole document and interns its tokens into vocab.
-void tokenize_document(const char* data, size_t n, Vocabulary& vocab, IdentifierSplitter& splitter,
-                       Occurrences& out);
+// Tokenizes documents into term ids of a vocabulary.  Identifiers repeat
+// heavily in code, so each distinct identifier is split and interned once and
+// its term ids are cached (the cache stays valid because term ids never
+// change).  Not thread-safe: one instance per thread or behind a lock.
+class DocumentTokenizer {
+ public:
+  explicit DocumentTokenizer(Vocabulary& vocab) : vocab_(vocab) { reset_cache(); }
+
+  // Calls sink(uint32_t line, uint32_t term_id) for every token occurrence.
+  template <class Sink>
+  void tokenize(const char* data, size_t n, Sink&& sink);
+
+  void tokenize(const char* data, size_t n, Occurrences& out);
+  void reset_cache();
+
+ private:
+  Vocabulary& vocab_;
+  IdentifierSplitter splitter_;
+  Vocabulary idents_;                  // distinct identifier runs seen so far
+  std::vector<uint32_t> ident_start_;  // run id -> first index in ident_terms_
+  std::vector<uint32_t> ident_terms_;
+};
+
+template <class Sink>
+void DocumentTokenizer::tokenize(const char* data, size_t n, Sink&& sink) {
+  auto p = reinterpret_cast<const unsigned char*>(data);
+  for_each_identifier(p, p + n, [&](uint32_t line, const unsigned char* b, const unsigned char* e, bool ascii) {
+    const size_t before = idents_.size();
+    const uint32_t rid = idents_.intern(reinterpret_cast<const char*>(b), static_cast<size_t>(e - b));
+    if (idents_.size() != before) {
+      splitter_.split(b, e, ascii, [&](const char* t, size_t len) { ident_terms_.push_back(vocab_.intern(t, len)); });
+      ident_start_.push_back(static_cast<uint32_t>(ident_terms_.size()));
+    }
+    for (uint32_t i = ident_start_[rid]; i < ident_start_[rid + 1]; ++i) sink(line, ident_terms_[i]);
+  });
+  if (idents_.size() > (1u << 22)) reset_cache();  // bound the cache (~4M distinct runs)
+}
 
 }  // namespace codelex

@@ -80,14 +80,19 @@ size_t append_lower(std::string& out, const unsigned char* p, const unsigned cha
   }
   std::vector<uint32_t> cps;
   cps.reserve(static_cast<size_t>(end - p));
-  std::vector<unsigned char> raw;  // the byte of each kInvalid entry, in order
+  std::vector<unsigned char> raw;  // per kInvalid entry: its byte count, then its bytes
   while (p < end) {
     uint32_t cp;
     int len = decode_utf8(p, end, cp);
     if (len == 0) {
+      // A surrogate (only from str input encoded with "surrogatepass") is one
+      // character to Python; any other ill-formed byte counts alone.
+      const bool surrogate = end - p >= 3 && p[0] == 0xED && (p[1] & 0xE0) == 0xA0 && (p[2] & 0xC0) == 0x80;
+      const int skip = surrogate ? 3 : 1;
       cps.push_back(kInvalid);
-      raw.push_back(*p);
-      ++p;
+      raw.push_back(static_cast<unsigned char>(skip));
+      raw.insert(raw.end(), p, p + skip);
+      p += skip;
     } else {
       cps.push_back(cp);
       p += len;
@@ -98,7 +103,9 @@ size_t append_lower(std::string& out, const unsigned char* p, const unsigned cha
   for (size_t i = 0; i < cps.size(); ++i) {
     const uint32_t cp = cps[i];
     if (cp == kInvalid) {
-      out.push_back(static_cast<char>(raw[raw_i++]));
+      const int skip = raw[raw_i++];
+      out.append(reinterpret_cast<const char*>(raw.data() + raw_i), skip);
+      raw_i += skip;
       ++count;
       continue;
     }

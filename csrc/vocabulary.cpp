@@ -18,18 +18,19 @@ inline uint64_t mix(uint64_t x) noexcept {
 // Word-at-a-time multiplicative hash: tokens are short, so a byte loop (FNV)
 // would dominate interning.
 uint64_t hash_bytes(const char* s, size_t n) noexcept {
-  uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xff51afd7ed558ccdULL);
+  uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
   while (n >= 8) {
     uint64_t w;
     std::memcpy(&w, s, 8);
-    h = (h ^ mix(w)) * 0x9E3779B97F4A7C15ULL;
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
     s += 8;
     n -= 8;
   }
   if (n) {
     uint64_t w = 0;
     std::memcpy(&w, s, n);
-    h = (h ^ mix(w ^ n)) * 0x9E3779B97F4A7C15ULL;
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
   }
   return mix(h);
 }
@@ -39,34 +40,40 @@ Vocabulary::Vocabulary() { clear(); }
 void Vocabulary::clear() {
   arena_.clear();
   offsets_.assign(1, 0);
-  hashes_.clear();
   slots_.assign(1024, 0);
   mask_ = slots_.size() - 1;
+  count_ = 0;
 }
 
 size_t Vocabulary::memory_bytes() const noexcept {
-  return arena_.capacity() + offsets_.capacity() * sizeof(uint64_t) + hashes_.capacity() * sizeof(uint32_t) +
-         slots_.capacity() * sizeof(uint32_t);
+  return arena_.capacity() + offsets_.capacity() * sizeof(uint64_t) + slots_.capacity() * sizeof(uint64_t);
 }
 
 void Vocabulary::rehash(size_t nslots) {
+  std::vector<uint64_t> old;
+  old.swap(slots_);
   slots_.assign(nslots, 0);
   mask_ = nslots - 1;
-  for (uint32_t id = 0; id < hashes_.size(); ++id) {
-    size_t i = hashes_[id] & mask_;
+  for (uint64_t s : old) {
+    if (!s) continue;
+    size_t i = (s >> 32) & mask_;
     while (slots_[i]) i = (i + 1) & mask_;
-    slots_[i] = id + 1;
+    slots_[i] = s;
   }
 }
 
+inline bool Vocabulary::equals(uint32_t id, const char* s, size_t n) const noexcept {
+  const uint64_t off = offsets_[id];
+  return offsets_[id + 1] - off == n && std::memcmp(arena_.data() + off, s, n) == 0;
+}
+
 int64_t Vocabulary::find(const char* s, size_t n) const noexcept {
-  const uint32_t h = static_cast<uint32_t>(hash_bytes(s, n));
+  const uint64_t h = hash_bytes(s, n) >> 32;
   size_t i = h & mask_;
-  while (uint32_t slot = slots_[i]) {
-    const uint32_t id = slot - 1;
-    if (hashes_[id] == h) {
-      const uint64_t off = offsets_[id];
-      if (offsets_[id + 1] - off == n && std::memcmp(arena_.data() + off, s, n) == 0) return id;
+  while (uint64_t slot = slots_[i]) {
+    if ((slot >> 32) == h) {
+      const uint32_t id = static_cast<uint32_t>(slot) - 1;
+      if (equals(id, s, n)) return id;
     }
     i = (i + 1) & mask_;
   }
@@ -74,22 +81,20 @@ int64_t Vocabulary::find(const char* s, size_t n) const noexcept {
 }
 
 uint32_t Vocabulary::intern(const char* s, size_t n) {
-  const uint32_t h = static_cast<uint32_t>(hash_bytes(s, n));
+  const uint64_t h = hash_bytes(s, n) >> 32;
   size_t i = h & mask_;
-  while (uint32_t slot = slots_[i]) {
-    const uint32_t id = slot - 1;
-    if (hashes_[id] == h) {
-      const uint64_t off = offsets_[id];
-      if (offsets_[id + 1] - off == n && std::memcmp(arena_.data() + off, s, n) == 0) return id;
+  while (uint64_t slot = slots_[i]) {
+    if ((slot >> 32) == h) {
+      const uint32_t id = static_cast<uint32_t>(slot) - 1;
+      if (equals(id, s, n)) return id;
     }
     i = (i + 1) & mask_;
   }
-  const uint32_t id = static_cast<uint32_t>(hashes_.size());
+  const uint32_t id = static_cast<uint32_t>(count_++);
   arena_.insert(arena_.end(), s, s + n);
   offsets_.push_back(arena_.size());
-  hashes_.push_back(h);
-  slots_[i] = id + 1;
-  if (hashes_.size() * 2 > slots_.size()) rehash(slots_.size() * 2);  // load <= 0.5
+  slots_[i] = (h << 32) | (static_cast<uint64_t>(id) + 1);
+  if (count_ * 2 > slots_.size()) rehash(slots_.size() * 2);  // load <= 0.5
   return id;
 }
 
@@ -98,27 +103,28 @@ bool Vocabulary::assign(const char* blob, size_t blob_len, const uint64_t* offse
   if (n == 0) return offsets == nullptr || offsets[0] == 0;
   if (offsets[0] != 0) return false;
   for (size_t i = 0; i < n; ++i) {
-    if (offsets[i + 1] < offsets[i] || offsets[i + 1] > blob_len) {
-      clear();
-      return false;
-    }
-  }
-  arena_.assign(blob, blob + offsets[n]);
-  offsets_.assign(offsets, offsets + n + 1);
-  hashes_.resize(n);
-  for (size_t id = 0; id < n; ++id) {
-    hashes_[id] = static_cast<uint32_t>(hash_bytes(arena_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]));
+    if (offsets[i + 1] < offsets[i] || offsets[i + 1] > blob_len) return false;
   }
   size_t nslots = 1024;
   while (nslots < 2 * n) nslots *= 2;
-  rehash(nslots);
-  // Reject duplicates: find() must return the id itself for every term.
+  slots_.assign(nslots, 0);
+  mask_ = nslots - 1;
+  arena_.assign(blob, blob + offsets[n]);
+  offsets_.assign(offsets, offsets + n + 1);
+  count_ = n;
   for (size_t id = 0; id < n; ++id) {
-    const std::string_view t = term(static_cast<uint32_t>(id));
-    if (find(t.data(), t.size()) != static_cast<int64_t>(id)) {
-      clear();
-      return false;
+    const char* s = arena_.data() + offsets_[id];
+    const size_t len = offsets_[id + 1] - offsets_[id];
+    const uint64_t h = hash_bytes(s, len) >> 32;
+    size_t i = h & mask_;
+    while (uint64_t slot = slots_[i]) {
+      if ((slot >> 32) == h && equals(static_cast<uint32_t>(slot) - 1, s, len)) {
+        clear();  // duplicate term
+        return false;
+      }
+      i = (i + 1) & mask_;
     }
+    slots_[i] = (h << 32) | (static_cast<uint64_t>(id) + 1);
   }
   return true;
 }

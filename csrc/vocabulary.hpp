@@ -41,8 +41,11 @@ class Vocabulary {
   void rehash(size_t slots);
   std::vector<char> arena_;
   std::vector<uint64_t> offsets_;
-  std::vector<uint32_t> hashes_;  // low 32 bits of each term's hash
-  std::vector<uint32_t> slots_;   // term id + 1, 0 = empty
+  bool equals(uint32_t id, const char* s, size_t n) const noexcept;
+  // Each slot packs (hash32 << 32) | (term id + 1); 0 = empty.  Keeping the
+  // hash in the slot avoids a second cache miss per probe.
+  std::vector<uint64_t> slots_;
+  size_t count_ = 0;
   size_t mask_ = 0;
 };
 

@@ -13,9 +13,8 @@ from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
 from codelex._cpp_tokenizer cimport (
-    IdentifierSplitter, Occurrences, TokenList,
+    DocumentTokenizer, IdentifierSplitter, Occurrences, TokenList,
     split_identifier as c_split_identifier,
-    tokenize_document as c_tokenize_document,
     tokenize_line as c_tokenize_line,
 )
 from codelex._cpp_unicode cimport unicode_version as c_unicode_version
@@ -116,7 +115,14 @@ cdef class Vocabulary:
     """Interned token strings with dense ids (the index's term dictionary)."""
 
     cdef CVocabulary c
+    cdef DocumentTokenizer* tokenizer  # identifier cache bound to this vocabulary
     cdef mutex lock
+
+    def __cinit__(self):
+        self.tokenizer = new DocumentTokenizer(self.c)
+
+    def __dealloc__(self):
+        del self.tokenizer
 
     def __len__(self):
         return self.c.size()
@@ -191,6 +197,7 @@ cdef class Vocabulary:
             bptr = <const char*>&bview[0]
         with nogil:
             ok = vocab.c.assign(bptr, bview.shape[0], &oview[0], oview.shape[0] - 1)
+            vocab.tokenizer.reset_cache()
         if not ok:
             raise ValueError("vocabulary arrays are inconsistent (offsets or duplicate terms)")
         return vocab
@@ -206,12 +213,11 @@ def tokenize_document(content, Vocabulary vocab not None):
     cdef list keep = []
     cdef Py_ssize_t n
     cdef const char* data = _utf8(content, &n, keep, "content")
-    cdef IdentifierSplitter splitter
     cdef Occurrences occ
     with nogil:
         vocab.lock.lock()
         try:
-            c_tokenize_document(data, n, vocab.c, splitter, occ)
+            vocab.tokenizer.tokenize(data, n, occ)
         finally:
             vocab.lock.unlock()
     return _u32_array(occ.terms), _u32_array(occ.lines)

@@ -21,5 +21,8 @@ cdef extern from "tokenizer.hpp" namespace "codelex" nogil:
     bool is_stopword(const char* s, size_t n)
     void split_identifier(const char* data, size_t n, IdentifierSplitter& splitter, TokenList& out) except +
     void tokenize_line(const char* data, size_t n, IdentifierSplitter& splitter, TokenList& out) except +
-    void tokenize_document(const char* data, size_t n, Vocabulary& vocab, IdentifierSplitter& splitter,
-                           Occurrences& out) except +
+
+    cdef cppclass DocumentTokenizer:
+        DocumentTokenizer(Vocabulary& vocab) except +
+        void tokenize(const char* data, size_t n, Occurrences& out) except +
+        void reset_cache()
