@@ -7,11 +7,24 @@
 
 from codelex._native import _core
 from codelex.errors import CodelexError, IndexFormatError, QueryError
+from codelex.index import Hit, WordIndex
+from codelex.kinds import CODE_KINDS, KINDS, NON_CODE_KINDS
+from codelex.priors import centrality_from_reverse_deps
+from codelex.query import Filter, ParsedQuery, parse_query
 from codelex.tokenize import STOPWORDS, Vocabulary, split_identifier, tokenize_document, tokenize_line
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CODE_KINDS",
+    "KINDS",
+    "NON_CODE_KINDS",
+    "Filter",
+    "Hit",
+    "ParsedQuery",
+    "WordIndex",
+    "centrality_from_reverse_deps",
+    "parse_query",
     "STOPWORDS",
     "CodelexError",
     "IndexFormatError",

@@ -1,0 +1,14 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from corpus import stdlib_corpus  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def stdlib_docs():
+    """The stdlib corpus, read into memory once per session."""
+    return stdlib_corpus()

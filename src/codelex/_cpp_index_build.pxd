@@ -1,0 +1,23 @@
+# Declarations of csrc/index_build.hpp.
+from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libcpp.vector cimport vector
+
+from codelex._cpp_vocabulary cimport Vocabulary
+
+cdef extern from "index_build.hpp" namespace "codelex" nogil:
+    cdef cppclass BuiltSegment:
+        vector[int64_t] term_ptr
+        vector[uint32_t] post_doc
+        vector[uint32_t] post_tf
+        vector[int64_t] term_line_ptr
+        vector[uint32_t] post_line_off
+        vector[uint8_t] line_data
+        vector[uint32_t] doc_len
+        vector[int64_t] fwd_ptr
+        vector[uint32_t] fwd_term
+
+    cdef cppclass SegmentBuilder:
+        SegmentBuilder(Vocabulary& vocab) except +
+        uint32_t add_document(const char* data, size_t n) except +
+        size_t n_docs()
+        void finish(BuiltSegment& out) except +

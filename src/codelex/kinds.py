@@ -1,0 +1,87 @@
+"""File kinds: the single language vocabulary of ``lang:`` filters, the ``lang``
+parameter and the project walk (``KINDS`` is the source of truth)."""
+
+from __future__ import annotations
+
+import re
+
+KINDS: dict[str, tuple[str, ...]] = {
+    "clojure": (".clj", ".cljc", ".cljs", ".edn"),
+    "cmake": (".cmake",),
+    "csharp": (".cs",),
+    "css": (".css", ".less", ".sass", ".scss"),
+    "cue": (".cue",),
+    "cxx": (".c", ".h", ".c++", ".cc", ".cp", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tpp",
+            ".txx", ".c++m", ".cppm", ".cxxm", ".ixx", ".cu", ".hip", ".m", ".mm", ".cl", ".clcpp"),
+    "dart": (".dart",),
+    "docker": (".dockerfile",),
+    "elixir": (".ex", ".exs"),
+    "fish": (".fish",),
+    "fsharp": (".fs", ".fsi", ".fsx"),
+    "gleam": (".gleam",),
+    "go": (".go",),
+    "haskell": (".hs", ".lhs"),
+    "helm-template": (".tpl",),
+    "html": (".htm", ".html"),
+    "java": (".java",),
+    "json": (".json", ".json5", ".jsonc"),
+    "jsts": (".cjs", ".cts", ".js", ".jsx", ".mjs", ".mts", ".svelte", ".ts", ".tsx", ".vue"),
+    "kotlin": (".kt", ".kts"),
+    "lua": (".lua",),
+    "markdown": (".md", ".mdx"),
+    "nix": (".nix",),
+    "ocaml": (".ml", ".mli"),
+    "php": (".php",),
+    "powershell": (".ps1", ".psm1", ".psd1"),
+    "prisma": (".prisma",),
+    "python": (".py", ".pyi"),
+    "ruby": (".gemspec", ".rake", ".rb", ".ru"),
+    "rust": (".rs",),
+    "shell": (".bash", ".sh", ".zsh"),
+    "sql": (".sql",),
+    "swift": (".swift",),
+    "terraform": (".tf", ".tfvars"),
+    "terragrunt": (),
+    "toml": (".toml",),
+    "yaml": (".yaml", ".yml"),
+    "zig": (".zig", ".zon"),
+}
+
+NON_CODE_KINDS: frozenset[str] = frozenset({"css", "html", "json", "markdown", "toml", "yaml"})
+CODE_KINDS: frozenset[str] = frozenset(KINDS) - NON_CODE_KINDS
+
+EXTENSION_KIND: dict[str, str] = {ext: kind for kind, exts in KINDS.items() for ext in exts}
+
+# Well-known extensionless (or otherwise special) file names.
+_SPECIAL_NAMES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"CMakeLists\.txt"), "cmake"),
+    (re.compile(r"(GNU)?[Mm]akefile"), "shell"),
+    (re.compile(r"Dockerfile(\.\w+)?|Containerfile"), "docker"),
+    (re.compile(r"terragrunt\.hcl|root\.hcl"), "terragrunt"),
+)
+
+
+def extname(path: str) -> str:
+    """Extension of the last path segment, as Node's ``path.extname`` gives it."""
+    base = path.rsplit("/", 1)[-1]
+    dot = base.rfind(".")
+    if dot <= 0:  # no dot, or a leading-dot name such as ".bashrc"
+        return ""
+    return base[dot:]
+
+
+def kind_of(path: str) -> str | None:
+    """The kind of a file, from its special name or its lowercased extension."""
+    base = path.rsplit("/", 1)[-1]
+    for pattern, kind in _SPECIAL_NAMES:
+        if pattern.fullmatch(base):
+            return kind
+    return EXTENSION_KIND.get(extname(base).lower())
+
+
+def supported_kinds() -> str:
+    """The kinds, sorted and comma-joined (for error messages)."""
+    return ", ".join(sorted(KINDS))
+
+
+__all__ = ["CODE_KINDS", "EXTENSION_KIND", "KINDS", "NON_CODE_KINDS", "extname", "kind_of", "supported_kinds"]
