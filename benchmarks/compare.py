@@ -3,6 +3,8 @@
 Usage::
 
     python benchmarks/compare.py tokenizer   # native vs reference tokenizer MB/s
+    python benchmarks/compare.py index       # build / size / latency vs bm25s, tantivy, rank_bm25
+    python benchmarks/compare.py relevance   # MRR@10 and R@10 on ../shared/eval
 """
 
 from __future__ import annotations
@@ -59,13 +61,151 @@ def tokenizer_table(repeat: int = 5, reference_stride: int = 10) -> str:
     return "\n".join(rows)
 
 
+def _latencies(search, prepared, reps: int = 15) -> list[float]:
+    """Median seconds per query over ``reps`` runs (after one warm-up run)."""
+    out = []
+    for q in prepared:
+        search(q)
+        times = []
+        for _ in range(reps):
+            t = time.perf_counter_ns()
+            search(q)
+            times.append(time.perf_counter_ns() - t)
+        times.sort()
+        out.append(times[len(times) // 2] / 1e9)
+    return out
+
+
+def _pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
+
+
+def index_table(repeat: int = 3, engines: bool = True) -> str:
+    """Build, size and latency on the stdlib corpus, codelex vs the BM25 engines."""
+    import codelex
+    from engines import Bm25s, RankBm25, Tantivy, available, codelex_tokens
+    from queries import query_list
+
+    t = time.perf_counter()
+    docs = stdlib_corpus()
+    read_s = time.perf_counter() - t
+    mb = sum(len(d) for _, d in docs) / 1e6
+    build_times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        index = codelex.WordIndex.build(docs)
+        build_times.append(time.perf_counter() - t)
+    build_s = sorted(build_times)[len(build_times) // 2]
+    stats = index.stats()
+    queries = query_list(docs)
+    lat = _latencies(lambda q: index.search(q, limit=10), queries)
+    plain = [q for q in queries if ":" not in q]
+    filtered = [q for q in queries if ":" in q]
+    lat_plain = _latencies(lambda q: index.search(q, limit=10), plain)
+    lat_filt = _latencies(lambda q: index.search(q, limit=10), filtered)
+    p50, p95 = _pct(lat, 50), _pct(lat, 95)
+    lines = [
+        f"Corpus: {len(docs)} files, {mb:.1f} MB (stdlib of Python {sys.version.split()[0]}); "
+        f"reading the files took {read_s:.3f} s (not included below). {len(queries)} queries "
+        f"({len(filtered)} filtered), top 10.",
+        "",
+        f"codelex: {stats['files']} files, {stats['tokens']:,} distinct tokens, {stats['postings']:,} postings "
+        f"(token, file, line), {stats['term_doc_pairs']:,} stored (token, file) postings; index arrays "
+        f"{stats['index_bytes'] / 2**20:.1f} MiB plus a {stats['vocabulary_bytes'] / 2**20:.1f} MiB term dictionary; build {build_s:.3f} s ({mb / build_s:.0f} MB/s); "
+        f"query p50 {p50 * 1e6:.1f} µs, p95 {p95 * 1e6:.1f} µs (plain p50 {_pct(lat_plain, 50) * 1e6:.1f} µs, "
+        f"filtered p50 {_pct(lat_filt, 50) * 1e6:.1f} µs).",
+        "",
+        "| engine | build (s) | build / codelex | query p50 (µs) | p95 (µs) | p50 / codelex |",
+        "|---|--:|--:|--:|--:|--:|",
+        f"| codelex (tokenization included, Python API, filters included) | {build_s:.3f} | 1.0 | "
+        f"{p50 * 1e6:.1f} | {p95 * 1e6:.1f} | 1.0 |",
+    ]
+    if engines:
+        tokens = codelex_tokens(docs)
+        contenders = []
+        if available("bm25s"):
+            contenders.append(Bm25s("numpy"))
+            if available("numba"):
+                contenders.append(Bm25s("numba"))
+        if available("tantivy"):
+            contenders.append(Tantivy())
+        if available("rank_bm25"):
+            contenders.append(RankBm25())
+        for eng in contenders:
+            t = time.perf_counter()
+            eng.build(docs, tokens)
+            eb = time.perf_counter() - t
+            prepared = [eng.prepare(q) for q in plain]
+            reps = 3 if eng.name == "rank_bm25" else 15
+            el = _latencies(eng.search, prepared, reps=reps)
+            ep50, ep95 = _pct(el, 50), _pct(el, 95)
+            cp50 = _pct(lat_plain, 50)
+            lines.append(
+                f"| {eng.name} (codelex tokens, build excludes tokenizing; plain queries, pre-tokenized) | "
+                f"{eb:.3f} | {eb / build_s:.1f} | {ep50 * 1e6:.1f} | {ep95 * 1e6:.1f} | {ep50 / cp50:.1f} |"
+            )
+    return "\n".join(lines)
+
+
+def relevance_table(with_bm25s: bool = True) -> str:
+    """MRR@10 / R@10 on ../shared/eval, next to the original's published figures."""
+    import relevance as rel
+
+    rows = [
+        "| set | files | queries | codelex MRR@10 | R@10 | nDCG@10 | original MRR@10 | bm25s defaults MRR@10 (measured) |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for name in rel.SETS:
+        loaded = rel.load_set(name)
+        if loaded is None:
+            rows.append(f"| {name} | — | — | corpus unavailable | | | {rel.ORIGINAL_MRR[name]} | |")
+            continue
+        docs, queries = loaded
+        m = rel.evaluate_codelex(docs, queries)
+        b = "—"
+        if with_bm25s:
+            try:
+                b = f"{bm25s_defaults_mrr(docs, queries):.3f}"
+            except ImportError:
+                b = "(bm25s not installed)"
+        rows.append(f"| {name} | {len(docs)} | {len(queries)} | {m['MRR@10']:.3f} | {m['R@10']:.3f} | "
+                    f"{m['nDCG@10']:.3f} | {rel.ORIGINAL_MRR[name]:.3f} | {b} |")
+    return "\n".join(rows)
+
+
+def bm25s_defaults_mrr(docs, queries) -> float:
+    """bm25s with its own default tokenizer (no identifier splitting)."""
+    import bm25s
+
+    import relevance as rel
+
+    texts = [d.decode("utf-8", "replace") if isinstance(d, bytes) else d for _, d in docs]
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+    ranked = []
+    for q in queries:
+        qt = bm25s.tokenize([q["query"]], stopwords="en", show_progress=False)
+        try:
+            res, _ = retriever.retrieve(qt, k=10, show_progress=False)
+            ranked.append([docs[i][0] for i in res[0]])
+        except (ValueError, KeyError, IndexError):
+            ranked.append([])
+    return rel.metrics(ranked, queries)["MRR@10"]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("table", choices=["tokenizer"])
+    parser.add_argument("table", choices=["tokenizer", "index", "relevance"])
+    parser.add_argument("--no-engines", action="store_true", help="codelex only (index table)")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
     if args.table == "tokenizer":
         print(tokenizer_table(args.repeat))
+    elif args.table == "index":
+        print(index_table(engines=not args.no_engines))
+    else:
+        print(relevance_table())
     return 0
 
 

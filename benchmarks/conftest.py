@@ -12,3 +12,7 @@ from corpus import stdlib_corpus  # noqa: E402
 def stdlib_docs():
     """The stdlib corpus, read into memory once per session."""
     return stdlib_corpus()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: runs the pure-Python reference (minutes on the full corpus)")

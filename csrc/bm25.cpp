@@ -64,29 +64,50 @@ void Scorer::accumulate(const SegmentView& seg, const SearchRequest& req) {
   }
 }
 
+// Streams the matched terms' line lists in ascending line order (a k-way
+// merge of varint cursors): the first line carrying every matched term has
+// the maximal weight, so the scan usually stops early.
 uint32_t Scorer::best_line(const SegmentView& seg, const SearchRequest& req, uint32_t doc) {
-  line_weights_.clear();
+  cursors_.clear();
+  double total = 0.0;
   for (size_t i = 0; i < req.n_terms; ++i) {
     const uint32_t t = req.terms[i].term;
     const int64_t p = find_posting(seg, t, doc);
     if (p < 0) continue;
-    const double idf = req.terms[i].idf;
-    for_each_line(seg, t, p, [&](uint32_t line) { line_weights_.emplace_back(line, idf); });
+    LineCursor c;
+    c.pos = seg.line_data + seg.term_line_ptr[t] + seg.post_line_off[p];
+    c.end = seg.line_data + seg.line_bytes;
+    c.left = seg.post_tf[p];
+    c.line = 0;
+    c.idf = req.terms[i].idf;
+    if (!c.advance()) continue;
+    total += c.idf;
+    cursors_.push_back(c);
   }
-  if (line_weights_.empty()) return 1;
-  // Stable: per line, weights are summed in query-term order.
-  std::stable_sort(line_weights_.begin(), line_weights_.end(),
-                   [](const auto& a, const auto& c) { return a.first < c.first; });
-  uint32_t best = line_weights_[0].first;
+  if (cursors_.empty()) return 1;
+  uint32_t best = 1;
   double best_w = -1.0;
-  size_t i = 0;
-  while (i < line_weights_.size()) {
-    const uint32_t line = line_weights_[i].first;
-    double w = 0.0;
-    while (i < line_weights_.size() && line_weights_[i].first == line) w += line_weights_[i++].second;
+  for (;;) {
+    uint32_t m = UINT32_MAX;
+    bool any = false;
+    for (const auto& c : cursors_) {
+      if (c.active && c.line < m) {
+        m = c.line;
+        any = true;
+      }
+    }
+    if (!any) break;
+    double w = 0.0;  // summed in query-term order, like the reference
+    for (auto& c : cursors_) {
+      if (c.active && c.line == m) {
+        w += c.idf;
+        c.advance();
+      }
+    }
     if (w > best_w) {
       best_w = w;
-      best = line;
+      best = m;
+      if (w == total) break;  // every matched term is on this line: nothing later can beat it
     }
   }
   return best;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace codelex {
@@ -67,7 +68,31 @@ class Scorer {
   std::vector<double> acc_;
   std::vector<uint32_t> hits_;
   std::vector<uint32_t> touched_;
-  std::vector<std::pair<uint32_t, double>> line_weights_;
+  struct LineCursor {
+    const uint8_t* pos;
+    const uint8_t* end;
+    uint32_t left;  // lines not yet decoded
+    uint32_t line;  // current line
+    double idf;
+    bool active = true;
+    // Moves to the next line; false (and inactive) when exhausted or malformed.
+    bool advance() noexcept {
+      if (left == 0 || pos >= end) return active = false;
+      uint32_t delta = 0;
+      int shift = 0;
+      for (;;) {
+        if (pos >= end || shift > 28) return active = false;
+        const uint8_t byte = *pos++;
+        delta |= static_cast<uint32_t>(byte & 0x7F) << shift;
+        if (!(byte & 0x80)) break;
+        shift += 7;
+      }
+      line += delta;
+      --left;
+      return true;
+    }
+  };
+  std::vector<LineCursor> cursors_;
 };
 
 // Finds doc in the postings of term; returns the posting index or -1.

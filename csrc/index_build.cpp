@@ -120,6 +120,8 @@ void SegmentBuilder::finish(BuiltSegment& out) {
     out.term_ptr[t + 1] = static_cast<int64_t>(out.post_doc.size());
   }
   out.term_line_ptr[n_terms] = static_cast<int64_t>(out.line_data.size());
+  out.line_data.shrink_to_fit();
+  vocab_.shrink_to_fit();
   out.doc_len.swap(doc_len_);
   out.fwd_ptr.swap(fwd_ptr_);
   out.fwd_term.swap(fwd_term_);

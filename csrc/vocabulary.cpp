@@ -49,6 +49,11 @@ size_t Vocabulary::memory_bytes() const noexcept {
   return arena_.capacity() + offsets_.capacity() * sizeof(uint64_t) + slots_.capacity() * sizeof(uint64_t);
 }
 
+void Vocabulary::shrink_to_fit() {
+  arena_.shrink_to_fit();
+  offsets_.shrink_to_fit();
+}
+
 void Vocabulary::rehash(size_t nslots) {
   std::vector<uint64_t> old;
   old.swap(slots_);

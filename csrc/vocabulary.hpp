@@ -36,6 +36,8 @@ class Vocabulary {
   // monotonic, exceed the blob, or a term is duplicated.
   bool assign(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n);
   void clear();
+  // Releases spare capacity (after a bulk build).
+  void shrink_to_fit();
 
  private:
   void rehash(size_t slots);

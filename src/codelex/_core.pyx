@@ -445,9 +445,17 @@ cdef class Searcher:
         cdef int64_t tid
         cdef QueryTerm qt
         box.terms.clear()
+        cdef list keep = []
+        cdef Py_ssize_t tlen
+        cdef const char* tdata
         # tokens are distinct (the caller de-duplicates), hence so are their ids.
         for tok in tokens:
-            tid = self.vocab.find(tok)
+            tdata = _utf8(tok, &tlen, keep, "token")
+            # Under the GIL: a writer holds this lock only inside nogil sections,
+            # which release it without needing the GIL.
+            self.vocab.lock.lock()
+            tid = self.vocab.c.find(tdata, tlen)
+            self.vocab.lock.unlock()
             if tid < 0 or <size_t>tid >= self.df_len or self.df[tid] == 0:
                 continue
             qt.term = <uint32_t>tid

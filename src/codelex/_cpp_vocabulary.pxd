@@ -14,3 +14,4 @@ cdef extern from "vocabulary.hpp" namespace "codelex" nogil:
         size_t memory_bytes()
         bool assign(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n) except +
         void clear()
+        void shrink_to_fit()

@@ -164,11 +164,13 @@ class WordIndex:
             ``postings`` (one per token, file and line, as the original
             counts them); ``term_doc_pairs`` (stored postings, one per token
             and file); ``total_tokens`` (token occurrences, repeats counted);
-            ``index_bytes`` (numpy arrays plus the term dictionary).
+            ``index_bytes`` (the numpy arrays: postings, lines, lengths,
+            forward index, document frequencies); ``vocabulary_bytes`` (the
+            term dictionary: strings, offsets and hash table).
         """
         arrays = self._arrays
         index_bytes = sum(int(a.nbytes) for a in arrays.values() if a is not None)
-        index_bytes += int(self._df.nbytes) + int(self._path_rank.nbytes) + int(self._vocab.memory_bytes())
+        index_bytes += int(self._df.nbytes) + int(self._path_rank.nbytes)
         return {
             "files": len(self._paths),
             "tokens": int(np.count_nonzero(self._df)),
@@ -176,6 +178,7 @@ class WordIndex:
             "term_doc_pairs": int(arrays["post_doc"].shape[0]),
             "total_tokens": self._total_tokens,
             "index_bytes": index_bytes,
+            "vocabulary_bytes": int(self._vocab.memory_bytes()),
         }
 
     def document_length(self, path: str) -> int:
