@@ -38,29 +38,26 @@ void SegmentBuilder::end_document() {
   fwd_ptr_.push_back(static_cast<int64_t>(fwd_term_.size()));
 }
 
-uint32_t SegmentBuilder::add_document(const char* data, size_t n) {
+void SegmentBuilder::begin_document() {
   if (doc_len_.size() >= std::numeric_limits<uint32_t>::max()) throw std::length_error("too many documents");
   cur_doc_ = static_cast<uint32_t>(doc_len_.size());
   cur_len_ = 0;
   cur_line_ = 0;
-  if (++doc_serial_ == 0) {
+  if (++doc_serial_ == 0) {  // wrapped: forget every stamp
     std::fill(doc_stamp_.begin(), doc_stamp_.end(), 0);
     doc_serial_ = 1;
   }
+}
+
+uint32_t SegmentBuilder::add_document(const char* data, size_t n) {
+  begin_document();
   tokenizer_.tokenize(data, n, [this](uint32_t line, uint32_t term) { on_token(line, term); });
   end_document();
   return cur_doc_;
 }
 
 uint32_t SegmentBuilder::add_occurrences(const uint32_t* terms, const uint32_t* lines, size_t n) {
-  if (doc_len_.size() >= std::numeric_limits<uint32_t>::max()) throw std::length_error("too many documents");
-  cur_doc_ = static_cast<uint32_t>(doc_len_.size());
-  cur_len_ = 0;
-  cur_line_ = 0;
-  if (++doc_serial_ == 0) {
-    std::fill(doc_stamp_.begin(), doc_stamp_.end(), 0);
-    doc_serial_ = 1;
-  }
+  begin_document();
   for (size_t i = 0; i < n; ++i) on_token(lines[i], terms[i]);
   end_document();
   return cur_doc_;

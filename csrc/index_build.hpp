@@ -41,6 +41,7 @@ class SegmentBuilder {
   void finish(BuiltSegment& out);
 
  private:
+  void begin_document();
   void on_token(uint32_t line, uint32_t term);
   void end_document();
 

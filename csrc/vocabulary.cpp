@@ -72,29 +72,30 @@ inline bool Vocabulary::equals(uint32_t id, const char* s, size_t n) const noexc
   return offsets_[id + 1] - off == n && std::memcmp(arena_.data() + off, s, n) == 0;
 }
 
-int64_t Vocabulary::find(const char* s, size_t n) const noexcept {
-  const uint64_t h = hash_bytes(s, n) >> 32;
+size_t Vocabulary::probe(const char* s, size_t n, uint64_t h, int64_t& id) const noexcept {
   size_t i = h & mask_;
   while (uint64_t slot = slots_[i]) {
-    if ((slot >> 32) == h) {
-      const uint32_t id = static_cast<uint32_t>(slot) - 1;
-      if (equals(id, s, n)) return id;
+    if ((slot >> 32) == h && equals(static_cast<uint32_t>(slot) - 1, s, n)) {
+      id = static_cast<uint32_t>(slot) - 1;
+      return i;
     }
     i = (i + 1) & mask_;
   }
-  return -1;
+  id = -1;
+  return i;  // the empty slot where the term would go
+}
+
+int64_t Vocabulary::find(const char* s, size_t n) const noexcept {
+  int64_t id;
+  probe(s, n, hash_bytes(s, n) >> 32, id);
+  return id;
 }
 
 uint32_t Vocabulary::intern(const char* s, size_t n) {
   const uint64_t h = hash_bytes(s, n) >> 32;
-  size_t i = h & mask_;
-  while (uint64_t slot = slots_[i]) {
-    if ((slot >> 32) == h) {
-      const uint32_t id = static_cast<uint32_t>(slot) - 1;
-      if (equals(id, s, n)) return id;
-    }
-    i = (i + 1) & mask_;
-  }
+  int64_t found;
+  const size_t i = probe(s, n, h, found);
+  if (found >= 0) return static_cast<uint32_t>(found);
   const uint32_t id = static_cast<uint32_t>(count_++);
   arena_.insert(arena_.end(), s, s + n);
   offsets_.push_back(arena_.size());
@@ -121,13 +122,11 @@ bool Vocabulary::assign(const char* blob, size_t blob_len, const uint64_t* offse
     const char* s = arena_.data() + offsets_[id];
     const size_t len = offsets_[id + 1] - offsets_[id];
     const uint64_t h = hash_bytes(s, len) >> 32;
-    size_t i = h & mask_;
-    while (uint64_t slot = slots_[i]) {
-      if ((slot >> 32) == h && equals(static_cast<uint32_t>(slot) - 1, s, len)) {
-        clear();  // duplicate term
-        return false;
-      }
-      i = (i + 1) & mask_;
+    int64_t found;
+    const size_t i = probe(s, len, h, found);
+    if (found >= 0) {
+      clear();  // duplicate term
+      return false;
     }
     slots_[i] = (h << 32) | (static_cast<uint64_t>(id) + 1);
   }

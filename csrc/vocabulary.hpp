@@ -44,6 +44,9 @@ class Vocabulary {
   std::vector<char> arena_;
   std::vector<uint64_t> offsets_;
   bool equals(uint32_t id, const char* s, size_t n) const noexcept;
+  // Linear probe for the term with hash h: returns its slot and sets id, or
+  // returns the empty slot where it belongs and sets id = -1.
+  size_t probe(const char* s, size_t n, uint64_t h, int64_t& id) const noexcept;
   // Each slot packs (hash32 << 32) | (term id + 1); 0 = empty.  Keeping the
   // hash in the slot avoids a second cache miss per probe.
   std::vector<uint64_t> slots_;
