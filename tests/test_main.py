@@ -16,7 +16,8 @@ def test_search_a_directory(tmp_path):
     (tmp_path / "image.png").write_bytes(b"\x89PNG\x00\x00authenticate")
     result = run("authenticate user", "--root", str(tmp_path))
     assert result.returncode == 0, result.stderr
-    first = result.stdout.splitlines()[0]
+    ranked = [ln for ln in result.stdout.splitlines() if ln.lstrip()[:2] in ("1.", "2.")]
+    first = ranked[0]
     assert "src/auth.py:1" in first and "authenticate_user" in first
     assert "2 files indexed" in result.stderr
 
