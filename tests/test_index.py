@@ -351,3 +351,29 @@ def test_searcher_rejects_inconsistent_arrays():
     wrong_dtype = dict(arrays, post_tf=arrays["post_tf"].astype(np.int64))
     with pytest.raises(ValueError):
         codelex._core.Searcher(vocab, wrong_dtype, arrays["doc_len"], df, rank, 2.0, 3.0)
+
+
+def test_concurrent_searches_agree():
+    import threading
+
+    docs = [(f"src/m{i}.py", f"def handler_{i}(request):\n    return parse_config(request, {i})\n") for i in range(300)]
+    idx = WordIndex.build(docs)
+    queries = ["parse config", "file:m1 handler", "-file:m2 request", "lang:python handler request"] + [
+        f"file:m{i} parse" for i in range(300)]
+    expected = {q: idx.search(q) for q in queries}
+    errors = []
+
+    def worker():
+        try:
+            for _ in range(3):
+                for q in queries:
+                    assert idx.search(q) == expected[q]
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors

@@ -246,7 +246,10 @@ class WordIndex:
         key = (flt.key, flt.value)
         mask = self._mask_cache.get(key)
         if mask is not None:
-            self._mask_cache.move_to_end(key)
+            try:
+                self._mask_cache.move_to_end(key)
+            except KeyError:  # evicted by a concurrent search; the mask is still valid
+                pass
             return mask
         if flt.key == "lang":
             mask = self._kind_id == _KIND_IDS[resolve_kind(flt.value)]
@@ -260,10 +263,16 @@ class WordIndex:
                 mask = np.fromiter((needle in p.lower() for p in self._paths), dtype=bool, count=len(self._paths))
             else:
                 mask = np.fromiter((needle in p for p in self._paths), dtype=bool, count=len(self._paths))
-        self._mask_cache[key] = mask
-        if len(self._mask_cache) > 256:
-            self._mask_cache.popitem(last=False)
+        self._remember(key, mask)
         return mask
+
+    def _remember(self, key, mask: np.ndarray) -> None:
+        self._mask_cache[key] = mask
+        while len(self._mask_cache) > 256:
+            try:
+                self._mask_cache.popitem(last=False)
+            except KeyError:  # emptied by a concurrent search
+                break
 
     def _mask(self, filters: Sequence[Filter], paths, lang) -> np.ndarray | None:
         validate_filters(filters)
@@ -292,9 +301,7 @@ class WordIndex:
             pm = self._mask_cache.get(key)
             if pm is None:
                 pm = np.fromiter((predicate(p) for p in self._paths), dtype=bool, count=n)
-                self._mask_cache[key] = pm
-                if len(self._mask_cache) > 256:
-                    self._mask_cache.popitem(last=False)
+                self._remember(key, pm)
             mask &= pm
         return mask.view(np.uint8)
 
