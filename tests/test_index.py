@@ -377,3 +377,19 @@ def test_concurrent_searches_agree():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_readme_example_is_true():
+    import doctest
+    import pathlib
+
+    readme = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+    if not readme.exists():  # e.g. tests run from an installed wheel
+        pytest.skip("README.md not available")
+    text = readme.read_text(encoding="utf-8")
+    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(block, {}, "README", str(readme), 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.failures == 0
