@@ -13,32 +13,6 @@ int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) noexce
   return it - seg.post_doc;
 }
 
-namespace {
-template <class F>
-inline void for_each_line(const SegmentView& seg, uint32_t term, int64_t p, F&& f) {
-  const uint8_t* q = seg.line_data + seg.term_line_ptr[term] + seg.post_line_off[p];
-  const uint8_t* end = seg.line_data + seg.line_bytes;
-  uint32_t line = 0;
-  for (uint32_t k = 0; k < seg.post_tf[p] && q < end; ++k) {
-    uint32_t delta = 0;
-    int shift = 0;
-    while (q < end) {
-      const uint8_t byte = *q++;
-      delta |= static_cast<uint32_t>(byte & 0x7F) << shift;
-      if (!(byte & 0x80)) break;
-      shift += 7;
-      if (shift > 28) break;  // malformed; stop rather than overflow
-    }
-    line += delta;
-    f(line);
-  }
-}
-}  // namespace
-
-void decode_lines(const SegmentView& seg, uint32_t term, int64_t p, std::vector<uint32_t>& out) {
-  for_each_line(seg, term, p, [&](uint32_t line) { out.push_back(line); });
-}
-
 template <bool kMasked>
 void Scorer::accumulate(const SegmentView& seg, const SearchRequest& req) {
   const double k1 = req.k1;

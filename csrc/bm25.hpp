@@ -98,9 +98,6 @@ class Scorer {
 // Finds doc in the postings of term; returns the posting index or -1.
 int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) noexcept;
 
-// Decodes the tf line numbers of posting p of term into out (appended).
-void decode_lines(const SegmentView& seg, uint32_t term, int64_t p, std::vector<uint32_t>& out);
-
 }  // namespace codelex
 
 namespace codelex {

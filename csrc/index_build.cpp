@@ -56,13 +56,6 @@ uint32_t SegmentBuilder::add_document(const char* data, size_t n) {
   return cur_doc_;
 }
 
-uint32_t SegmentBuilder::add_occurrences(const uint32_t* terms, const uint32_t* lines, size_t n) {
-  begin_document();
-  for (size_t i = 0; i < n; ++i) on_token(lines[i], terms[i]);
-  end_document();
-  return cur_doc_;
-}
-
 void SegmentBuilder::finish(BuiltSegment& out) {
   const size_t n_terms = vocab_.size();
   const size_t n_trip = trip_term_.size();

@@ -33,9 +33,6 @@ class SegmentBuilder {
 
   // Tokenizes and adds a document; returns its id (0, 1, ... in call order).
   uint32_t add_document(const char* data, size_t n);
-  // Adds a document that was tokenized elsewhere: (term, line) occurrences in
-  // text order.
-  uint32_t add_occurrences(const uint32_t* terms, const uint32_t* lines, size_t n);
   size_t n_docs() const noexcept { return doc_len_.size(); }
   // Lays out the segment over all vocabulary terms and resets the builder.
   void finish(BuiltSegment& out);

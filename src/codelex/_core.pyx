@@ -75,11 +75,12 @@ cdef list _to_list(TokenList& tokens):
     return out
 
 
-cdef object _u32_array(const vector[uint32_t]& values):
-    arr = np.empty(values.size(), dtype=np.uint32)
-    cdef uint32_t[::1] view = arr
-    if values.size():
-        memcpy(&view[0], values.data(), values.size() * sizeof(uint32_t))
+cdef object _array(const void* data, size_t n, object dtype):
+    arr = np.empty(n, dtype=dtype)
+    cdef uint8_t[::1] view
+    if n:
+        view = arr.view(np.uint8)
+        memcpy(&view[0], data, n * arr.itemsize)
     return arr
 
 
@@ -225,19 +226,10 @@ def tokenize_document(content, Vocabulary vocab not None):
             vocab.tokenizer.tokenize(data, n, occ)
         finally:
             vocab.lock.unlock()
-    return _u32_array(occ.terms), _u32_array(occ.lines)
+    return _array(occ.terms.data(), occ.terms.size(), np.uint32), _array(occ.lines.data(), occ.lines.size(), np.uint32)
 
 
 # --- index: build and search --------------------------------------------------
-
-cdef object _array(const void* data, size_t n, object dtype):
-    arr = np.empty(n, dtype=dtype)
-    cdef uint8_t[::1] view
-    if n:
-        view = arr.view(np.uint8)
-        memcpy(&view[0], data, n * arr.itemsize)
-    return arr
-
 
 def build_segment(Vocabulary vocab not None, contents):
     """Tokenize ``contents`` (an iterable of str/bytes) into one CSR segment.
@@ -475,19 +467,19 @@ cdef class Searcher:
         req.multiplier = NULL
         req.path_rank = self.path_rank
         req.limit = <size_t>limit
-        if allowed is not None:
-            allowed_view = allowed
-            if <size_t>allowed_view.shape[0] != self.n_docs:
-                raise ValueError("allowed mask has the wrong length")
-            if self.n_docs:
-                req.allowed = &allowed_view[0]
-        if multiplier is not None:
-            mult_view = multiplier
-            if <size_t>mult_view.shape[0] != self.n_docs:
-                raise ValueError("multiplier has the wrong length")
-            if self.n_docs:
-                req.multiplier = &mult_view[0]
         try:
+            if allowed is not None:
+                allowed_view = allowed
+                if <size_t>allowed_view.shape[0] != self.n_docs:
+                    raise ValueError("allowed mask has the wrong length")
+                if self.n_docs:
+                    req.allowed = &allowed_view[0]
+            if multiplier is not None:
+                mult_view = multiplier
+                if <size_t>mult_view.shape[0] != self.n_docs:
+                    raise ValueError("multiplier has the wrong length")
+                if self.n_docs:
+                    req.multiplier = &mult_view[0]
             with nogil:
                 box.scorer.search(self.seg, req, box.out)
             return [(h.doc, h.score, h.hits, h.line) for h in box.out]
