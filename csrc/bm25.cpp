@@ -4,33 +4,30 @@
 
 namespace codelex {
 
-int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) noexcept {
-  if (term >= seg.n_terms) return -1;
-  const uint32_t* first = seg.post_doc + seg.term_ptr[term];
-  const uint32_t* last = seg.post_doc + seg.term_ptr[term + 1];
-  const uint32_t* it = std::lower_bound(first, last, doc);
-  if (it == last || *it != doc) return -1;
-  return it - seg.post_doc;
+namespace {
+
+// Same expression, same evaluation order as the reference (and the
+// original), so scores agree to the last bit without FMA contraction.
+inline double term_score(double idf, double tf, double dl, double k1, double b, double avgdl) {
+  return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl));
 }
 
-template <bool kMasked>
-void Scorer::accumulate(const SegmentView& seg, const SearchRequest& req) {
-  const double k1 = req.k1;
-  const double b = req.b;
-  const double avgdl = req.avgdl;
-  for (size_t i = 0; i < req.n_terms; ++i) {
-    const uint32_t t = req.terms[i].term;
-    if (t >= seg.n_terms) continue;
-    const double idf = req.terms[i].idf;
-    const int64_t e = seg.term_ptr[t + 1];
-    for (int64_t p = seg.term_ptr[t]; p < e; ++p) {
+}  // namespace
+
+template <bool kMasked, bool kDeadBase>
+void Scorer::accumulate_base(const LiveIndex& index, const SearchRequest& req, double avgdl) {
+  const SegmentView& seg = index.base().seg;
+  const uint32_t* doc_len = index.doc_len_data();
+  const uint8_t* base_live = index.base_live_or_null();
+  const double k1 = req.k1, b = req.b;
+  for (const QueryTerm& q : terms_) {
+    if (q.term >= seg.n_terms) continue;
+    const int64_t e = seg.term_ptr[q.term + 1];
+    for (int64_t p = seg.term_ptr[q.term]; p < e; ++p) {
       const uint32_t d = seg.post_doc[p];
+      if (kDeadBase && !base_live[d]) continue;
       if (kMasked && !req.allowed[d]) continue;
-      const double tf = seg.post_tf[p];
-      const double dl = req.doc_len[d];
-      // Same expression, same evaluation order as the reference (and the
-      // original), so scores agree to the last bit without FMA contraction.
-      const double s = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl));
+      const double s = term_score(q.idf, seg.post_tf[p], doc_len[d], k1, b, avgdl);
       if (hits_[d] == 0) touched_.push_back(d);
       acc_[d] += s;
       hits_[d] += seg.post_tf[p];
@@ -38,22 +35,50 @@ void Scorer::accumulate(const SegmentView& seg, const SearchRequest& req) {
   }
 }
 
+void Scorer::accumulate_delta(const LiveIndex& index, const SearchRequest& req, double avgdl) {
+  const uint32_t* doc_len = index.doc_len_data();
+  const uint32_t* gen = index.gen_data();
+  const double k1 = req.k1, b = req.b;
+  for (const QueryTerm& q : terms_) {
+    const std::vector<DeltaPosting>* list = index.delta_list(q.term);
+    if (!list) continue;
+    for (const DeltaPosting& dp : *list) {
+      const uint32_t d = dp.doc;
+      if (dp.gen != gen[d]) continue;  // superseded or removed
+      if (req.allowed && !req.allowed[d]) continue;
+      const double s = term_score(q.idf, dp.tf, doc_len[d], k1, b, avgdl);
+      if (hits_[d] == 0) touched_.push_back(d);
+      acc_[d] += s;
+      hits_[d] += dp.tf;
+    }
+  }
+}
+
 // Streams the matched terms' line lists in ascending line order (a k-way
 // merge of varint cursors): the first line carrying every matched term has
 // the maximal weight, so the scan usually stops early.
-uint32_t Scorer::best_line(const SegmentView& seg, const SearchRequest& req, uint32_t doc) {
+uint32_t Scorer::best_line(const LiveIndex& index, uint32_t doc) {
   cursors_.clear();
   double total = 0.0;
-  for (size_t i = 0; i < req.n_terms; ++i) {
-    const uint32_t t = req.terms[i].term;
-    const int64_t p = find_posting(seg, t, doc);
-    if (p < 0) continue;
+  const bool in_base = index.is_base_doc(doc);
+  const SegmentView& seg = index.base().seg;
+  for (const QueryTerm& q : terms_) {
     LineCursor c;
-    c.pos = seg.line_data + seg.term_line_ptr[t] + seg.post_line_off[p];
-    c.end = seg.line_data + seg.line_bytes;
-    c.left = seg.post_tf[p];
+    if (in_base) {
+      const int64_t p = find_posting(seg, q.term, doc);
+      if (p < 0) continue;
+      c.pos = seg.line_data + seg.term_line_ptr[q.term] + seg.post_line_off[p];
+      c.end = seg.line_data + seg.line_bytes;
+      c.left = seg.post_tf[p];
+    } else {
+      const DeltaPosting* dp = index.find_delta(q.term, doc);
+      if (!dp) continue;
+      c.pos = index.delta_lines() + dp->line_off;
+      c.end = index.delta_lines() + index.delta_line_bytes();
+      c.left = dp->tf;
+    }
     c.line = 0;
-    c.idf = req.terms[i].idf;
+    c.idf = q.idf;
     if (!c.advance()) continue;
     total += c.idf;
     cursors_.push_back(c);
@@ -87,19 +112,36 @@ uint32_t Scorer::best_line(const SegmentView& seg, const SearchRequest& req, uin
   return best;
 }
 
-void Scorer::search(const SegmentView& seg, const SearchRequest& req, std::vector<SearchHit>& out) {
+SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, std::vector<SearchHit>& out) {
   out.clear();
-  if (req.limit == 0 || req.n_terms == 0 || req.n_docs == 0) return;
-  if (acc_.size() < req.n_docs) {
-    acc_.assign(req.n_docs, 0.0);
-    hits_.assign(req.n_docs, 0);
+  auto lock = index.read_lock();
+  if (index.generation_unlocked() != req.generation) return SearchStatus::kStale;
+  const size_t n_docs = index.n_slots_unlocked();
+  if ((req.allowed && req.allowed_len != n_docs) || (req.multiplier && req.multiplier_len != n_docs))
+    return SearchStatus::kBadLength;
+  if (req.limit == 0 || n_docs == 0) return SearchStatus::kOk;
+  const double n = index.n_live_unlocked() > 0 ? static_cast<double>(index.n_live_unlocked()) : 1.0;
+  double avgdl = static_cast<double>(index.total_tokens_unlocked()) / n;
+  if (!(avgdl > 0)) avgdl = 1.0;
+  terms_.clear();
+  for (size_t i = 0; i < req.n_term_ids; ++i) {
+    const uint32_t df = index.df_unlocked(req.term_ids[i]);
+    if (df == 0) continue;
+    terms_.push_back(QueryTerm{req.term_ids[i], bm25_idf(n, df)});
+  }
+  if (terms_.empty()) return SearchStatus::kOk;
+  if (acc_.size() < n_docs) {
+    acc_.assign(n_docs, 0.0);
+    hits_.assign(n_docs, 0);
   }
   touched_.clear();
+  const bool dead = index.base_live_or_null() != nullptr;
   if (req.allowed) {
-    accumulate<true>(seg, req);
+    dead ? accumulate_base<true, true>(index, req, avgdl) : accumulate_base<true, false>(index, req, avgdl);
   } else {
-    accumulate<false>(seg, req);
+    dead ? accumulate_base<false, true>(index, req, avgdl) : accumulate_base<false, false>(index, req, avgdl);
   }
+  accumulate_delta(index, req, avgdl);
   out.reserve(touched_.size());
   for (uint32_t d : touched_) {
     double s = acc_[d];
@@ -108,40 +150,18 @@ void Scorer::search(const SegmentView& seg, const SearchRequest& req, std::vecto
     acc_[d] = 0.0;  // reset only what was touched
     hits_[d] = 0;
   }
-  const uint32_t* rank = req.path_rank;
-  auto better = [rank](const SearchHit& a, const SearchHit& c) {
+  // Ties go to the smaller path (code-point order = UTF-8 byte order).
+  auto better = [&index](const SearchHit& a, const SearchHit& c) {
     if (a.score != c.score) return a.score > c.score;
-    return rank[a.doc] < rank[c.doc];
+    return index.path(a.doc) < index.path(c.doc);
   };
   if (out.size() > req.limit) {
     std::nth_element(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(req.limit), out.end(), better);
     out.resize(req.limit);
   }
   std::sort(out.begin(), out.end(), better);
-  for (auto& h : out) h.line = best_line(seg, req, h.doc);
+  for (auto& h : out) h.line = best_line(index, h.doc);
+  return SearchStatus::kOk;
 }
 
-}  // namespace codelex
-
-namespace codelex {
-const char* validate_segment(const SegmentView& seg, size_t n_docs) noexcept {
-  if (!seg.term_ptr || !seg.term_line_ptr) return "missing term offsets";
-  if (seg.term_ptr[0] != 0 || seg.term_line_ptr[0] != 0) return "term offsets do not start at 0";
-  const int64_t n_post = seg.term_ptr[seg.n_terms];
-  if (seg.term_line_ptr[seg.n_terms] != static_cast<int64_t>(seg.line_bytes)) return "line offsets do not end at the line data size";
-  for (size_t t = 0; t < seg.n_terms; ++t) {
-    const int64_t s = seg.term_ptr[t], e = seg.term_ptr[t + 1];
-    if (e < s || e > n_post) return "posting offsets are not monotonic";
-    const int64_t ls = seg.term_line_ptr[t], le = seg.term_line_ptr[t + 1];
-    if (le < ls) return "line offsets are not monotonic";
-    for (int64_t p = s; p < e; ++p) {
-      if (seg.post_doc[p] >= n_docs) return "posting document id out of range";
-      if (p > s && seg.post_doc[p] <= seg.post_doc[p - 1]) return "posting document ids not ascending";
-      if (seg.post_tf[p] == 0) return "posting with zero tf";
-      if (ls + static_cast<int64_t>(seg.post_line_off[p]) + static_cast<int64_t>(seg.post_tf[p]) > le)
-        return "posting line offset outside its term's line data";
-    }
-  }
-  return nullptr;
-}
 }  // namespace codelex

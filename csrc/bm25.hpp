@@ -1,29 +1,20 @@
-// BM25 scoring over CSR posting segments: term-at-a-time accumulation into a
-// reusable dense accumulator, then partial top-k selection.
+// BM25 scoring over a live index (base segment + delta): term-at-a-time
+// accumulation into a reusable dense accumulator, then partial top-k
+// selection and a best-line pass over the winners only.
 //
-// Only tf and document lengths are stored; idf, N and avgdl come from running
-// counters at query time, so no stored value depends on global statistics.
+// Only tf and document lengths are stored; idf, N and avgdl come from the
+// index's running counters at query time, so no stored value depends on
+// global statistics.
 #pragma once
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
-namespace codelex {
+#include "live_index.hpp"
 
-// Read-only view of a segment's arrays (numpy- or mmap-owned).
-struct SegmentView {
-  const int64_t* term_ptr = nullptr;  // n_terms + 1
-  size_t n_terms = 0;
-  const uint32_t* post_doc = nullptr;
-  const uint32_t* post_tf = nullptr;
-  const int64_t* term_line_ptr = nullptr;  // n_terms + 1
-  const uint32_t* post_line_off = nullptr;
-  const uint8_t* line_data = nullptr;
-  size_t line_bytes = 0;
-};
+namespace codelex {
 
 struct QueryTerm {
   uint32_t term;
@@ -31,25 +22,26 @@ struct QueryTerm {
 };
 
 struct SearchRequest {
-  const QueryTerm* terms = nullptr;
-  size_t n_terms = 0;
+  const uint32_t* term_ids = nullptr;  // distinct, in query order; unknown ids are skipped
+  size_t n_term_ids = 0;
+  uint64_t generation = 0;             // the slot layout the caller's mask and paths describe
+  const uint8_t* allowed = nullptr;    // n_slots, 0 = filtered out; null = all
+  size_t allowed_len = 0;
+  const double* multiplier = nullptr;  // n_slots priors; null = 1
+  size_t multiplier_len = 0;
+  size_t limit = 20;
   double k1 = 1.2;
   double b = 0.75;
-  double avgdl = 1.0;
-  const uint32_t* doc_len = nullptr;    // n_docs
-  size_t n_docs = 0;
-  const uint8_t* allowed = nullptr;     // n_docs, 0 = filtered out; null = all
-  const double* multiplier = nullptr;   // n_docs priors; null = 1
-  const uint32_t* path_rank = nullptr;  // n_docs, position of the path in sorted order
-  size_t limit = 20;
 };
 
 struct SearchHit {
-  uint32_t doc;
+  uint32_t doc;   // slot
   uint32_t hits;  // sum of tf over the matched query terms
   uint32_t line;  // best line: largest total idf of distinct query terms, earliest on ties
   double score;
 };
+
+enum class SearchStatus : int { kOk = 0, kStale = 1, kBadLength = 2 };
 
 // idf = ln(1 + (N - df + 0.5) / (df + 0.5)), always positive.
 inline double bm25_idf(double n_docs, double df) { return std::log(1.0 + (n_docs - df + 0.5) / (df + 0.5)); }
@@ -57,14 +49,18 @@ inline double bm25_idf(double n_docs, double df) { return std::log(1.0 + (n_docs
 // Owns the accumulator; one per concurrent search.
 class Scorer {
  public:
-  // Ranks the documents of seg for req into out (best first).
-  void search(const SegmentView& seg, const SearchRequest& req, std::vector<SearchHit>& out);
+  // Ranks the live documents of index for req into out (best first), under
+  // the index's read lock.  kStale when the index's slot layout is no longer
+  // req.generation; kBadLength when a mask is not n_slots long.
+  SearchStatus search(const LiveIndex& index, const SearchRequest& req, std::vector<SearchHit>& out);
 
  private:
-  template <bool kMasked>
-  void accumulate(const SegmentView& seg, const SearchRequest& req);
-  uint32_t best_line(const SegmentView& seg, const SearchRequest& req, uint32_t doc);
+  template <bool kMasked, bool kDeadBase>
+  void accumulate_base(const LiveIndex& index, const SearchRequest& req, double avgdl);
+  void accumulate_delta(const LiveIndex& index, const SearchRequest& req, double avgdl);
+  uint32_t best_line(const LiveIndex& index, uint32_t doc);
 
+  std::vector<QueryTerm> terms_;
   std::vector<double> acc_;
   std::vector<uint32_t> hits_;
   std::vector<uint32_t> touched_;
@@ -95,14 +91,4 @@ class Scorer {
   std::vector<LineCursor> cursors_;
 };
 
-// Finds doc in the postings of term; returns the posting index or -1.
-int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) noexcept;
-
-}  // namespace codelex
-
-namespace codelex {
-// Checks the structural invariants that scoring relies on (monotonic offsets,
-// document ids in range and ascending within a term, line offsets inside the
-// line data).  Returns null when valid, else a static description.
-const char* validate_segment(const SegmentView& seg, size_t n_docs) noexcept;
 }  // namespace codelex

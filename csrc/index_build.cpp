@@ -120,4 +120,98 @@ void SegmentBuilder::finish(BuiltSegment& out) {
   fwd_term_.clear();
 }
 
+void DocumentEncoder::encode(DocumentTokenizer& tokenizer, const char* data, size_t n, EncodedDocument& out) {
+  pairs_.clear();
+  out.terms.clear();
+  out.tf.clear();
+  out.line_off.clear();
+  out.lines.clear();
+  uint64_t length = 0;
+  uint32_t cur_line = 0;
+  tokenizer.tokenize(data, n, [&](uint32_t line, uint32_t term) {
+    ++length;
+    if (term >= line_stamp_.size()) line_stamp_.resize(std::max<size_t>(term + 1, line_stamp_.size() * 2), 0);
+    if (line != cur_line) {
+      cur_line = line;
+      if (++serial_ == 0) {  // wrapped: forget every stamp
+        std::fill(line_stamp_.begin(), line_stamp_.end(), 0);
+        serial_ = 1;
+      }
+    }
+    if (line_stamp_[term] == serial_) return;
+    line_stamp_[term] = serial_;
+    pairs_.push_back((static_cast<uint64_t>(term) << 32) | line);
+  });
+  if (++serial_ == 0) {  // the next document must not see this one's stamps
+    std::fill(line_stamp_.begin(), line_stamp_.end(), 0);
+    serial_ = 1;
+  }
+  if (length > std::numeric_limits<uint32_t>::max()) throw std::length_error("document has too many tokens");
+  out.length = length;
+  std::sort(pairs_.begin(), pairs_.end());
+  size_t i = 0;
+  while (i < pairs_.size()) {
+    const uint32_t term = static_cast<uint32_t>(pairs_[i] >> 32);
+    out.terms.push_back(term);
+    out.line_off.push_back(static_cast<uint32_t>(out.lines.size()));
+    uint32_t prev = 0, tf = 0;
+    for (; i < pairs_.size() && static_cast<uint32_t>(pairs_[i] >> 32) == term; ++i) {
+      const uint32_t line = static_cast<uint32_t>(pairs_[i]);
+      put_varint(out.lines, line - prev);
+      prev = line;
+      ++tf;
+    }
+    out.tf.push_back(tf);
+  }
+  if (out.lines.size() > std::numeric_limits<uint32_t>::max()) throw std::length_error("document line data exceeds 4 GiB");
+}
+
+int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) noexcept {
+  if (term >= seg.n_terms) return -1;
+  const uint32_t* first = seg.post_doc + seg.term_ptr[term];
+  const uint32_t* last = seg.post_doc + seg.term_ptr[term + 1];
+  const uint32_t* it = std::lower_bound(first, last, doc);
+  if (it == last || *it != doc) return -1;
+  return it - seg.post_doc;
+}
+
+int64_t varint_span(const uint8_t* p, const uint8_t* end, uint32_t count) noexcept {
+  const uint8_t* q = p;
+  while (count > 0) {
+    int bytes = 0;
+    for (;;) {
+      if (q >= end || ++bytes > 5) return -1;
+      if (!(*q++ & 0x80)) break;
+    }
+    --count;
+  }
+  return q - p;
+}
+
+const char* validate_segment(const SegmentView& seg, size_t n_docs) noexcept {
+  if (!seg.term_ptr || !seg.term_line_ptr) return "missing term offsets";
+  if (seg.term_ptr[0] != 0 || seg.term_line_ptr[0] != 0) return "term offsets do not start at 0";
+  const int64_t n_post = seg.term_ptr[seg.n_terms];
+  if (seg.term_line_ptr[seg.n_terms] != static_cast<int64_t>(seg.line_bytes))
+    return "line offsets do not end at the line data size";
+  for (size_t t = 0; t < seg.n_terms; ++t) {
+    const int64_t s = seg.term_ptr[t], e = seg.term_ptr[t + 1];
+    if (e < s || e > n_post) return "posting offsets are not monotonic";
+    const int64_t ls = seg.term_line_ptr[t], le = seg.term_line_ptr[t + 1];
+    if (le < ls || le > static_cast<int64_t>(seg.line_bytes)) return "line offsets are not monotonic";
+    int64_t next = 0;  // each posting's lines start where the previous one's end
+    for (int64_t p = s; p < e; ++p) {
+      if (seg.post_doc[p] >= n_docs) return "posting document id out of range";
+      if (p > s && seg.post_doc[p] <= seg.post_doc[p - 1]) return "posting document ids not ascending";
+      if (seg.post_tf[p] == 0) return "posting with zero tf";
+      if (static_cast<int64_t>(seg.post_line_off[p]) != next) return "posting line offsets are not contiguous";
+      const int64_t span = varint_span(seg.line_data + ls + next, seg.line_data + le, seg.post_tf[p]);
+      if (span < 0) return "posting lines are malformed or outside their term's line data";
+      next += span;
+    }
+    if (ls + next != le) return "a term's line data has trailing bytes";
+  }
+  return nullptr;
+}
+
 }  // namespace codelex

@@ -14,6 +14,18 @@
 
 namespace codelex {
 
+// Read-only view of a segment's arrays (numpy- or mmap-owned).
+struct SegmentView {
+  const int64_t* term_ptr = nullptr;  // n_terms + 1
+  size_t n_terms = 0;
+  const uint32_t* post_doc = nullptr;
+  const uint32_t* post_tf = nullptr;
+  const int64_t* term_line_ptr = nullptr;  // n_terms + 1
+  const uint32_t* post_line_off = nullptr;
+  const uint8_t* line_data = nullptr;
+  size_t line_bytes = 0;
+};
+
 struct BuiltSegment {
   std::vector<int64_t> term_ptr;       // n_terms + 1: postings of term t are [term_ptr[t], term_ptr[t+1])
   std::vector<uint32_t> post_doc;      // ascending within a term
@@ -56,6 +68,41 @@ class SegmentBuilder {
   uint32_t cur_doc_ = 0;
   uint64_t cur_len_ = 0;
 };
+
+// One document's postings, ready to be added to a live index: its distinct
+// terms (ascending) with tf (distinct lines) and their lines as varint deltas.
+struct EncodedDocument {
+  std::vector<uint32_t> terms;
+  std::vector<uint32_t> tf;
+  std::vector<uint32_t> line_off;  // start of term i's lines in `lines`
+  std::vector<uint8_t> lines;
+  uint64_t length = 0;             // token occurrences (repeats counted)
+};
+
+// Tokenizes single documents into EncodedDocument form (the per-edit path).
+// Owns scratch space sized by the vocabulary; not thread-safe.
+class DocumentEncoder {
+ public:
+  // The caller holds whatever lock protects tokenizer's vocabulary.
+  void encode(DocumentTokenizer& tokenizer, const char* data, size_t n, EncodedDocument& out);
+
+ private:
+  std::vector<uint32_t> line_stamp_;
+  std::vector<uint64_t> pairs_;  // (term << 32) | line, one per distinct token per line
+  uint32_t serial_ = 0;
+};
+
+// Finds doc in the postings of term; returns the posting index or -1.
+int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) noexcept;
+
+// Checks the structural invariants that reading relies on (monotonic offsets,
+// document ids in range and ascending within a term, line offsets inside the
+// line data).  Returns null when valid, else a static description.
+const char* validate_segment(const SegmentView& seg, size_t n_docs) noexcept;
+
+// Bytes taken by `count` varints starting at p (bounded by end); -1 when
+// malformed or truncated.
+int64_t varint_span(const uint8_t* p, const uint8_t* end, uint32_t count) noexcept;
 
 // Appends x as an unsigned LEB128 varint.
 inline void put_varint(std::vector<uint8_t>& out, uint32_t x) {

@@ -338,19 +338,35 @@ def test_statistics_match_reference(corpus):
         assert native.document_length(path) == ref.doc_len[path]
 
 
-def test_searcher_rejects_inconsistent_arrays():
-    vocab = codelex.Vocabulary()
-    arrays = codelex._core.build_segment(vocab, ["alpha beta", "beta"])
+def _exported(docs):
+    idx = WordIndex.build(docs)
+    arrays, mtime, size = idx._live.export()
+    blob, offsets = codelex._core.encode_paths(idx.files)
+    return idx, arrays, np.frombuffer(blob, dtype=np.uint8), offsets, mtime, size
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda a: a.__setitem__("post_doc", np.full_like(a["post_doc"], 7)),
+        lambda a: a.__setitem__("post_tf", a["post_tf"].astype(np.int64)),
+        lambda a: a.__setitem__("post_tf", np.zeros_like(a["post_tf"])),
+        lambda a: a.__setitem__("fwd_term", a["fwd_term"][::-1].copy()),
+        lambda a: a.__setitem__("doc_len", np.zeros_like(a["doc_len"])),
+        lambda a: a.__setitem__("line_data", a["line_data"][:-1].copy()),
+        lambda a: a.__setitem__("term_ptr", a["term_ptr"][::-1].copy()),
+        lambda a: a.__setitem__("post_line_off", a["post_line_off"] + 1),
+    ],
+)
+def test_native_install_rejects_inconsistent_arrays(corrupt):
+    idx, arrays, blob, offsets, mtime, size = _exported([("a.py", "alpha beta\nbeta"), ("b.py", "beta gamma")])
+    live = codelex._core.LiveIndex(idx._vocab)
+    live.install(dict(arrays), blob, offsets, mtime, size)  # the intact arrays install
     bad = dict(arrays)
-    bad["post_doc"] = np.array([0, 5, 1], dtype=np.uint32)[: len(arrays["post_doc"])].copy()
-    bad["post_doc"][:] = 7
-    df = np.diff(arrays["term_ptr"]).astype(np.uint32)
-    rank = np.arange(2, dtype=np.uint32)
+    corrupt(bad)
     with pytest.raises(ValueError):
-        codelex._core.Searcher(vocab, bad, arrays["doc_len"], df, rank, 2.0, 3.0)
-    wrong_dtype = dict(arrays, post_tf=arrays["post_tf"].astype(np.int64))
-    with pytest.raises(ValueError):
-        codelex._core.Searcher(vocab, wrong_dtype, arrays["doc_len"], df, rank, 2.0, 3.0)
+        live.install(bad, blob, offsets, mtime, size)
+    assert live.n_live == 2  # a failed install changes nothing
 
 
 def test_concurrent_searches_agree():

@@ -10,18 +10,21 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
+from cython.operator cimport dereference as deref
+from libcpp.memory cimport unique_ptr
+from libcpp.utility cimport move
 from libcpp.vector cimport vector
-from libc.stdint cimport int64_t
 
 from codelex._cpp_tokenizer cimport (
     DocumentTokenizer, IdentifierSplitter, Occurrences, TokenList,
     split_identifier as c_split_identifier,
     tokenize_line as c_tokenize_line,
 )
-from codelex._cpp_bm25 cimport (
-    QueryTerm, Scorer, SearchHit, SearchRequest, SegmentView, bm25_idf, validate_segment,
+from codelex._cpp_bm25 cimport Scorer, SearchHit, SearchRequest, SearchStatus
+from codelex._cpp_index_build cimport BuiltSegment, DocumentEncoder, EncodedDocument, SegmentBuilder
+from codelex._cpp_live_index cimport (
+    BaseArrays, IndexCounts, LiveIndex as CLiveIndex, MergedIndex, SlotArrays, base_arrays_of,
 )
-from codelex._cpp_index_build cimport BuiltSegment, SegmentBuilder
 from codelex._cpp_unicode cimport unicode_version as c_unicode_version
 from codelex._cpp_vocabulary cimport Vocabulary as CVocabulary
 
@@ -229,50 +232,7 @@ def tokenize_document(content, Vocabulary vocab not None):
     return _array(occ.terms.data(), occ.terms.size(), np.uint32), _array(occ.lines.data(), occ.lines.size(), np.uint32)
 
 
-# --- index: build and search --------------------------------------------------
-
-def build_segment(Vocabulary vocab not None, contents):
-    """Tokenize ``contents`` (an iterable of str/bytes) into one CSR segment.
-
-    Returns a dict of numpy arrays: ``term_ptr``, ``post_doc``, ``post_tf``,
-    ``term_line_ptr``, ``post_line_off``, ``line_data``, ``doc_len``,
-    ``fwd_ptr``, ``fwd_term``.  Tokenization runs with the GIL released.
-    """
-    cdef SegmentBuilder* builder = new SegmentBuilder(vocab.c)
-    cdef BuiltSegment seg
-    cdef list keep
-    cdef Py_ssize_t n
-    cdef const char* data
-    try:
-        for content in contents:
-            keep = []
-            data = _utf8(content, &n, keep, "content")
-            with nogil:
-                vocab.lock.lock()
-                try:
-                    builder.add_document(data, n)
-                finally:
-                    vocab.lock.unlock()
-        with nogil:
-            vocab.lock.lock()
-            try:
-                builder.finish(seg)
-            finally:
-                vocab.lock.unlock()
-    finally:
-        del builder
-    return {
-        "term_ptr": _array(seg.term_ptr.data(), seg.term_ptr.size(), np.int64),
-        "post_doc": _array(seg.post_doc.data(), seg.post_doc.size(), np.uint32),
-        "post_tf": _array(seg.post_tf.data(), seg.post_tf.size(), np.uint32),
-        "term_line_ptr": _array(seg.term_line_ptr.data(), seg.term_line_ptr.size(), np.int64),
-        "post_line_off": _array(seg.post_line_off.data(), seg.post_line_off.size(), np.uint32),
-        "line_data": _array(seg.line_data.data(), seg.line_data.size(), np.uint8),
-        "doc_len": _array(seg.doc_len.data(), seg.doc_len.size(), np.uint32),
-        "fwd_ptr": _array(seg.fwd_ptr.data(), seg.fwd_ptr.size(), np.int64),
-        "fwd_term": _array(seg.fwd_term.data(), seg.fwd_term.size(), np.uint32),
-    }
-
+# --- index ---------------------------------------------------------------------
 
 cdef class Hit:
     """One ranked file.
@@ -328,13 +288,14 @@ cdef class Hit:
 
 # Valid addresses for empty arrays (never read: every loop is bounded by a length).
 cdef uint32_t _DUMMY32 = 0
-cdef uint8_t _DUMMY8 = 0
+cdef uint64_t _DUMMY64 = 0
+cdef int64_t _DUMMYI64 = 0
 
 
 cdef class _ScorerBox:
     cdef Scorer scorer
     cdef vector[SearchHit] out
-    cdef vector[QueryTerm] terms
+    cdef vector[uint32_t] ids
 
 
 cdef object _checked(object arr, object dtype, str name):
@@ -345,153 +306,433 @@ cdef object _checked(object arr, object dtype, str name):
     return arr
 
 
-cdef class Searcher:
-    """Scores queries against one immutable segment (private; see WordIndex).
+cdef inline const uint32_t* _u32(const uint32_t[::1] v):
+    return &v[0] if v.shape[0] else &_DUMMY32
 
-    The arrays are validated once here, so that scoring can trust them.
+
+cdef inline const int64_t* _i64(const int64_t[::1] v):
+    return &v[0] if v.shape[0] else &_DUMMYI64
+
+
+cdef inline const uint64_t* _u64(const uint64_t[::1] v):
+    return &v[0] if v.shape[0] else &_DUMMY64
+
+
+def encode_paths(paths):
+    """Return ``(blob, offsets)``: UTF-8 (surrogatepass) bytes and uint64 offsets."""
+    encoded = [p.encode("utf-8", "surrogatepass") for p in paths]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.uint64)
+    if encoded:
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.uint64, count=len(encoded)), out=offsets[1:])
+    return b"".join(encoded), offsets
+
+
+def utf8_length(content):
+    """Bytes of ``content`` (str or bytes) in UTF-8, as the tokenizer reads it."""
+    cdef list keep = []
+    cdef Py_ssize_t n
+    _utf8(content, &n, keep, "content")
+    return n
+
+
+cdef class LiveIndex:
+    """The native live index (private; see :class:`codelex.WordIndex`).
+
+    Writers (``build``, ``install``, ``add_slot``, ``put``, ``remove``,
+    ``merge``) are serialized by an internal lock; searches may run from any
+    thread at any time.  A search names the slot layout (``generation``) its
+    mask and paths describe and gets ``None`` back when the layout changed.
     """
 
-    cdef Vocabulary vocab
-    cdef SegmentView seg
-    cdef dict arrays
-    cdef object doc_len_arr, df_arr, rank_arr
-    cdef const uint32_t* doc_len
-    cdef const uint32_t* df
-    cdef const uint32_t* path_rank
-    cdef size_t n_docs
-    cdef size_t df_len
-    cdef readonly double n_live
-    cdef readonly double total_tokens
+    cdef CLiveIndex* c
+    cdef readonly Vocabulary vocab
+    cdef DocumentEncoder encoder
+    cdef EncodedDocument doc
+    cdef mutex write_lock
+    cdef object base_refs  # numpy arrays behind a borrowed base, else None
     cdef list pool
 
-    def __init__(self, Vocabulary vocab not None, dict arrays not None, doc_len, df, path_rank,
-                 double n_live, double total_tokens):
+    def __cinit__(self):
+        self.c = new CLiveIndex()
+        self.pool = []
+
+    def __dealloc__(self):
+        del self.c
+
+    def __init__(self, Vocabulary vocab not None):
         self.vocab = vocab
-        self.arrays = arrays
+
+    # --- writers ---------------------------------------------------------------
+
+    cdef _lock_writer(self):
+        with nogil:
+            self.write_lock.lock()
+
+    def build(self, contents, path_blob, path_off, mtime_ns):
+        """Tokenize ``contents`` into a fresh base; per-document sizes are their UTF-8 lengths."""
+        cdef const uint8_t[::1] pb = np.frombuffer(path_blob, dtype=np.uint8)
+        cdef const uint64_t[::1] po = _checked(path_off, np.uint64, "path_off")
+        cdef const int64_t[::1] mt = _checked(mtime_ns, np.int64, "mtime_ns")
+        cdef size_t n_docs = mt.shape[0]
+        if <size_t>po.shape[0] != n_docs + 1:
+            raise ValueError("path offsets and mtimes disagree in length")
+        sizes = np.zeros(n_docs, dtype=np.uint64)
+        cdef uint64_t[::1] sz = sizes
+        cdef unique_ptr[BuiltSegment] seg
+        cdef SegmentBuilder* builder
+        cdef list keep
+        cdef Py_ssize_t n
+        cdef const char* data
+        cdef size_t i = 0
+        cdef SlotArrays slots
+        cdef BaseArrays base
+        cdef const char* err
+        cdef size_t n_terms
+        self._lock_writer()
+        try:
+            seg.reset(new BuiltSegment())
+            builder = new SegmentBuilder(self.vocab.c)
+            try:
+                for content in contents:
+                    if i >= n_docs:
+                        raise ValueError("more contents than paths")
+                    keep = []
+                    data = _utf8(content, &n, keep, "content")
+                    sz[i] = n
+                    i += 1
+                    with nogil:
+                        self.vocab.lock.lock()
+                        try:
+                            builder.add_document(data, n)
+                        finally:
+                            self.vocab.lock.unlock()
+                if i != n_docs:
+                    raise ValueError("fewer contents than paths")
+                with nogil:
+                    self.vocab.lock.lock()
+                    try:
+                        builder.finish(deref(seg))
+                        n_terms = self.vocab.c.size()
+                    finally:
+                        self.vocab.lock.unlock()
+            finally:
+                del builder
+            slots.path_blob = <const char*>&pb[0] if pb.shape[0] else NULL
+            slots.path_bytes = pb.shape[0]
+            slots.path_off = &po[0]
+            slots.mtime_ns = _i64(mt)
+            slots.size = _u64(sz)
+            base = base_arrays_of(deref(seg))  # before seg is moved from
+            with nogil:
+                err = self.c.install(base, move(seg), slots, n_terms)
+            self.base_refs = None
+            if err != NULL:
+                raise ValueError(err.decode("ascii"))
+        finally:
+            self.write_lock.unlock()
+
+    def install(self, dict arrays not None, path_blob, path_off, mtime_ns, size):
+        """Install arrays (for example memory-mapped ones) as the base, borrowing them.
+
+        Raises ``ValueError`` with a one-line reason when they are inconsistent;
+        the index is then unchanged.
+        """
         term_ptr = _checked(arrays["term_ptr"], np.int64, "term_ptr")
         post_doc = _checked(arrays["post_doc"], np.uint32, "post_doc")
         post_tf = _checked(arrays["post_tf"], np.uint32, "post_tf")
         term_line_ptr = _checked(arrays["term_line_ptr"], np.int64, "term_line_ptr")
         post_line_off = _checked(arrays["post_line_off"], np.uint32, "post_line_off")
         line_data = _checked(arrays["line_data"], np.uint8, "line_data")
-        self.doc_len_arr = _checked(doc_len, np.uint32, "doc_len")
-        self.df_arr = _checked(df, np.uint32, "df")
-        self.rank_arr = _checked(path_rank, np.uint32, "path_rank")
+        doc_len = _checked(arrays["doc_len"], np.uint32, "doc_len")
+        fwd_ptr = _checked(arrays["fwd_ptr"], np.int64, "fwd_ptr")
+        fwd_term = _checked(arrays["fwd_term"], np.uint32, "fwd_term")
+        path_blob = _checked(path_blob, np.uint8, "path_blob")
+        path_off = _checked(path_off, np.uint64, "path_off")
+        mtime_ns = _checked(mtime_ns, np.int64, "mtime_ns")
+        size = _checked(size, np.uint64, "size")
+        cdef size_t n_docs = doc_len.shape[0]
         if term_ptr.shape[0] < 1 or term_line_ptr.shape[0] != term_ptr.shape[0]:
             raise ValueError("term offset arrays disagree in length")
         if term_ptr[term_ptr.shape[0] - 1] != post_doc.shape[0] or post_tf.shape[0] != post_doc.shape[0] \
                 or post_line_off.shape[0] != post_doc.shape[0]:
             raise ValueError("posting arrays disagree in length")
-        if self.rank_arr.shape[0] != self.doc_len_arr.shape[0]:
-            raise ValueError("path_rank and doc_len disagree in length")
-        if self.df_arr.shape[0] < term_ptr.shape[0] - 1:
-            raise ValueError("df is shorter than the segment's vocabulary")
+        if <size_t>fwd_ptr.shape[0] != n_docs + 1 or fwd_ptr[n_docs] != fwd_term.shape[0]:
+            raise ValueError("forward arrays disagree in length")
+        if <size_t>path_off.shape[0] != n_docs + 1 or <size_t>mtime_ns.shape[0] != n_docs \
+                or <size_t>size.shape[0] != n_docs:
+            raise ValueError("file table and documents disagree in length")
         cdef const int64_t[::1] tp = term_ptr
         cdef const uint32_t[::1] pd = post_doc
         cdef const uint32_t[::1] pt = post_tf
         cdef const int64_t[::1] tlp = term_line_ptr
         cdef const uint32_t[::1] plo = post_line_off
         cdef const uint8_t[::1] ld = line_data
-        cdef const uint32_t[::1] dl = self.doc_len_arr
-        cdef const uint32_t[::1] dfv = self.df_arr
-        cdef const uint32_t[::1] pr = self.rank_arr
-        self.seg.term_ptr = &tp[0]
-        self.seg.n_terms = tp.shape[0] - 1
-        self.seg.post_doc = &pd[0] if pd.shape[0] else &_DUMMY32
-        self.seg.post_tf = &pt[0] if pt.shape[0] else &_DUMMY32
-        self.seg.term_line_ptr = &tlp[0]
-        self.seg.post_line_off = &plo[0] if plo.shape[0] else &_DUMMY32
-        self.seg.line_data = &ld[0] if ld.shape[0] else &_DUMMY8
-        self.seg.line_bytes = ld.shape[0]
-        self.n_docs = dl.shape[0]
-        self.doc_len = &dl[0] if dl.shape[0] else &_DUMMY32
-        self.path_rank = &pr[0] if pr.shape[0] else &_DUMMY32
-        self.df = &dfv[0] if dfv.shape[0] else &_DUMMY32
-        self.df_len = dfv.shape[0]
+        cdef const uint32_t[::1] dl = doc_len
+        cdef const int64_t[::1] fp = fwd_ptr
+        cdef const uint32_t[::1] ft = fwd_term
+        cdef const uint8_t[::1] pb = path_blob
+        cdef const uint64_t[::1] po = path_off
+        cdef const int64_t[::1] mt = mtime_ns
+        cdef const uint64_t[::1] sz = size
+        cdef BaseArrays base
+        cdef SlotArrays slots
+        base.seg.term_ptr = &tp[0]
+        base.seg.n_terms = tp.shape[0] - 1
+        base.seg.post_doc = _u32(pd)
+        base.seg.post_tf = _u32(pt)
+        base.seg.term_line_ptr = &tlp[0]
+        base.seg.post_line_off = _u32(plo)
+        base.seg.line_data = &ld[0] if ld.shape[0] else <const uint8_t*>&_DUMMY32
+        base.seg.line_bytes = ld.shape[0]
+        base.doc_len = _u32(dl)
+        base.fwd_ptr = &fp[0]
+        base.fwd_term = _u32(ft)
+        base.n_docs = n_docs
+        slots.path_blob = <const char*>&pb[0] if pb.shape[0] else NULL
+        slots.path_bytes = pb.shape[0]
+        slots.path_off = &po[0]
+        slots.mtime_ns = _i64(mt)
+        slots.size = _u64(sz)
         cdef const char* err
-        with nogil:
-            err = validate_segment(self.seg, self.n_docs)
+        cdef unique_ptr[BuiltSegment] none
+        cdef size_t n_terms
+        self._lock_writer()
+        try:
+            with nogil:
+                self.vocab.lock.lock()
+                n_terms = self.vocab.c.size()
+                self.vocab.lock.unlock()
+                err = self.c.install(base, move(none), slots, n_terms)
+            self.base_refs = (arrays, path_blob, path_off, mtime_ns, size) if err == NULL else None
+        finally:
+            self.write_lock.unlock()
         if err != NULL:
             raise ValueError(err.decode("ascii"))
-        self.n_live = n_live
-        self.total_tokens = total_tokens
-        self.pool = []
 
-    def idf(self, Py_ssize_t term):
-        """idf of a term id under the current statistics."""
-        n = self.n_live if self.n_live > 0 else 1.0
-        return bm25_idf(n, self.df[term] if 0 <= term < <Py_ssize_t>self.df_len else 0)
+    def add_slot(self, str path not None, int64_t mtime_ns, uint64_t size):
+        """Append an empty slot for a new path; returns its id."""
+        cdef bytes encoded = path.encode("utf-8", "surrogatepass")
+        cdef uint32_t slot
+        self._lock_writer()
+        try:
+            slot = self.c.add_slot(encoded, len(encoded), mtime_ns, size)
+        finally:
+            self.write_lock.unlock()
+        return slot
 
-    def search(self, list tokens not None, Py_ssize_t limit, allowed=None, multiplier=None):
-        """Rank documents for distinct query ``tokens``; returns ``[(doc, score, hits, line)]``."""
+    def put(self, uint32_t slot, content, int64_t mtime_ns):
+        """Make ``content`` the document of ``slot``; returns its UTF-8 size."""
+        cdef list keep = []
+        cdef Py_ssize_t n
+        cdef const char* data = _utf8(content, &n, keep, "content")
+        with nogil:
+            self.write_lock.lock()
+            try:
+                self.vocab.lock.lock()
+                try:
+                    self.encoder.encode(deref(self.vocab.tokenizer), data, n, self.doc)
+                finally:
+                    self.vocab.lock.unlock()
+                self.c.put(slot, self.doc, mtime_ns, n)
+            finally:
+                self.write_lock.unlock()
+        return n
+
+    def remove(self, uint32_t slot):
+        """Remove the document of ``slot``; False when it was not live."""
+        cdef bint was
+        with nogil:
+            self.write_lock.lock()
+            try:
+                was = self.c.remove(slot)
+            finally:
+                self.write_lock.unlock()
+        return was
+
+    def needs_merge(self, double ratio, uint64_t min_postings):
+        """Whether pending postings exceed ``max(min_postings, ratio * live postings)``.
+
+        A negative ratio disables the policy; hard limits always apply.
+        """
+        cdef bint r
+        self._lock_writer()
+        try:
+            r = self.c.needs_merge(ratio, min_postings)
+        finally:
+            self.write_lock.unlock()
+        return r
+
+    def merge(self):
+        """Fold the delta and the removals into a new compact base.
+
+        Returns the uint32 array of old slot ids, in new slot order.  Readers go
+        on while the new base is built; they pause only for the swap.
+        """
+        cdef unique_ptr[MergedIndex] merged
+        cdef size_t n_terms
+        self._lock_writer()
+        try:
+            with nogil:
+                self.vocab.lock.lock()
+                n_terms = self.vocab.c.size()
+                self.vocab.lock.unlock()
+                merged = self.c.build_merged(n_terms)
+            old = _array(deref(merged).old_slot.data(), deref(merged).old_slot.size(), np.uint32)
+            with nogil:
+                self.c.install_merged(deref(merged))
+                merged.reset()
+            self.base_refs = None
+        finally:
+            self.write_lock.unlock()
+        return old
+
+    # --- reads -----------------------------------------------------------------
+
+    @property
+    def generation(self):
+        """Counter of slot-layout changes (new slots, installs, merges)."""
+        return self.c.generation()
+
+    @property
+    def n_slots(self):
+        return self.c.n_slots()
+
+    @property
+    def n_live(self):
+        return self.c.n_live()
+
+    @property
+    def pending_postings(self):
+        return self.c.pending_postings()
+
+    def alive(self, uint32_t slot):
+        return self.c.alive(slot)
+
+    def doc_len(self, uint32_t slot):
+        return self.c.doc_len(slot)
+
+    def file_info(self, uint32_t slot):
+        """``(mtime_ns, size)`` of a slot's document at indexing time."""
+        return self.c.mtime_ns(slot), self.c.size(slot)
+
+    def live_slots(self):
+        """Slots holding a document, ascending (uint32)."""
+        cdef vector[uint32_t] out
+        with nogil:
+            self.c.live_slots(out)
+        return _array(out.data(), out.size(), np.uint32)
+
+    def counts(self):
+        """Live statistics: documents, tokens, terms, postings and memory."""
+        cdef IndexCounts c
+        with nogil:
+            c = self.c.counts()
+        return {"live_docs": c.live_docs, "total_tokens": c.total_tokens, "terms": c.terms,
+                "pairs": c.pairs, "line_postings": c.line_postings, "base_bytes": c.base_bytes,
+                "delta_bytes": c.delta_bytes, "table_bytes": c.table_bytes}
+
+    def export(self):
+        """Copies of the base and file table, for saving a merged index.
+
+        Returns ``(arrays, path_blob, path_off, mtime_ns, size)``; raises
+        ``RuntimeError`` when a delta or a removal is pending (merge first).
+        """
+        cdef const BaseArrays* b
+        self._lock_writer()
+        try:
+            if self.c.pending_postings() or self.c.n_live() != self.c.n_slots():
+                raise RuntimeError("the index has pending changes: merge before exporting")
+            b = &self.c.base()
+            n_terms = b.seg.n_terms
+            n_post = b.seg.term_ptr[n_terms]
+            n_docs = b.n_docs
+            arrays = {
+                "term_ptr": _array(b.seg.term_ptr, n_terms + 1, np.int64),
+                "post_doc": _array(b.seg.post_doc, n_post, np.uint32),
+                "post_tf": _array(b.seg.post_tf, n_post, np.uint32),
+                "term_line_ptr": _array(b.seg.term_line_ptr, n_terms + 1, np.int64),
+                "post_line_off": _array(b.seg.post_line_off, n_post, np.uint32),
+                "line_data": _array(b.seg.line_data, b.seg.line_bytes, np.uint8),
+                "doc_len": _array(b.doc_len, n_docs, np.uint32),
+                "fwd_ptr": _array(b.fwd_ptr, n_docs + 1, np.int64),
+                "fwd_term": _array(b.fwd_term, b.fwd_ptr[n_docs], np.uint32),
+            }
+            mtime = np.empty(n_docs, dtype=np.int64)
+            size = np.empty(n_docs, dtype=np.uint64)
+            for d in range(n_docs):
+                mtime[d] = self.c.mtime_ns(d)
+                size[d] = self.c.size(d)
+        finally:
+            self.write_lock.unlock()
+        return arrays, mtime, size
+
+    # --- search ----------------------------------------------------------------
+
+    def search(self, list tokens not None, Py_ssize_t limit, uint64_t generation, allowed=None,
+               multiplier=None):
+        """Rank slots for distinct query ``tokens``: ``[(slot, score, hits, line)]``.
+
+        Returns ``None`` when the slot layout is no longer ``generation``.
+        """
         if limit <= 0 or not tokens:
             return []
         cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
         cdef SearchRequest req
         cdef const uint8_t[::1] allowed_view
         cdef const double[::1] mult_view
-        cdef double n = self.n_live if self.n_live > 0 else 1.0
-        cdef double avgdl = self.total_tokens / n
-        if not (avgdl > 0):
-            avgdl = 1.0
         cdef int64_t tid
-        cdef QueryTerm qt
-        box.terms.clear()
         cdef list keep = []
         cdef Py_ssize_t tlen
         cdef const char* tdata
-        # tokens are distinct (the caller de-duplicates), hence so are their ids.
-        for tok in tokens:
-            tdata = _utf8(tok, &tlen, keep, "token")
-            # Under the GIL: a writer holds this lock only inside nogil sections,
-            # which release it without needing the GIL.
-            self.vocab.lock.lock()
-            tid = self.vocab.c.find(tdata, tlen)
-            self.vocab.lock.unlock()
-            if tid < 0 or <size_t>tid >= self.df_len or self.df[tid] == 0:
-                continue
-            qt.term = <uint32_t>tid
-            qt.idf = bm25_idf(n, self.df[tid])
-            box.terms.push_back(qt)
-        if box.terms.empty():
-            self.pool.append(box)
-            return []
-        req.terms = box.terms.data()
-        req.n_terms = box.terms.size()
-        req.k1 = 1.2
-        req.b = 0.75
-        req.avgdl = avgdl
-        req.doc_len = self.doc_len
-        req.n_docs = self.n_docs
-        req.allowed = NULL
-        req.multiplier = NULL
-        req.path_rank = self.path_rank
-        req.limit = <size_t>limit
+        cdef SearchStatus status
         try:
+            box.ids.clear()
+            for tok in tokens:
+                tdata = _utf8(tok, &tlen, keep, "token")
+                # Under the GIL: a writer holds this lock only inside nogil
+                # sections, which release it without needing the GIL.
+                self.vocab.lock.lock()
+                tid = self.vocab.c.find(tdata, tlen)
+                self.vocab.lock.unlock()
+                if tid >= 0:
+                    box.ids.push_back(<uint32_t>tid)
+            req.term_ids = box.ids.data()
+            req.n_term_ids = box.ids.size()
+            req.generation = generation
+            req.allowed = NULL
+            req.allowed_len = 0
+            req.multiplier = NULL
+            req.multiplier_len = 0
+            req.limit = <size_t>limit
+            req.k1 = 1.2
+            req.b = 0.75
             if allowed is not None:
                 allowed_view = allowed
-                if <size_t>allowed_view.shape[0] != self.n_docs:
-                    raise ValueError("allowed mask has the wrong length")
-                if self.n_docs:
-                    req.allowed = &allowed_view[0]
+                req.allowed_len = allowed_view.shape[0]
+                req.allowed = &allowed_view[0] if allowed_view.shape[0] else <const uint8_t*>&_DUMMY32
             if multiplier is not None:
                 mult_view = multiplier
-                if <size_t>mult_view.shape[0] != self.n_docs:
-                    raise ValueError("multiplier has the wrong length")
-                if self.n_docs:
-                    req.multiplier = &mult_view[0]
+                req.multiplier_len = mult_view.shape[0]
+                req.multiplier = &mult_view[0] if mult_view.shape[0] else <const double*>&_DUMMY64
             with nogil:
-                box.scorer.search(self.seg, req, box.out)
+                status = box.scorer.search(deref(self.c), req, box.out)
+            if status == SearchStatus.kStale:
+                return None
+            if status == SearchStatus.kBadLength:
+                raise ValueError("mask or multiplier length differs from the number of slots")
             return [(h.doc, h.score, h.hits, h.line) for h in box.out]
         finally:
             self.pool.append(box)
 
-    def search_hits(self, list tokens not None, Py_ssize_t limit, list paths not None, allowed=None,
-                    multiplier=None):
-        """Like :meth:`search`, but returns :class:`Hit` objects named by ``paths``."""
+    def search_hits(self, list tokens not None, Py_ssize_t limit, list paths not None, uint64_t generation,
+                    allowed=None, multiplier=None):
+        """Like :meth:`search`, but returns :class:`Hit` objects named by ``paths[slot]``."""
+        found = self.search(tokens, limit, generation, allowed, multiplier)
+        if found is None:
+            return None
         cdef list out = []
         cdef Hit hit
-        for doc, score, hits, line in self.search(tokens, limit, allowed, multiplier):
+        for doc, score, hits, line in found:
             hit = Hit.__new__(Hit)
             hit.file = paths[doc]
             hit.score = score

@@ -1,34 +1,21 @@
 # Declarations of csrc/bm25.hpp.
-from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
+from codelex._cpp_live_index cimport LiveIndex
+
 cdef extern from "bm25.hpp" namespace "codelex" nogil:
-    cdef struct SegmentView:
-        const int64_t* term_ptr
-        size_t n_terms
-        const uint32_t* post_doc
-        const uint32_t* post_tf
-        const int64_t* term_line_ptr
-        const uint32_t* post_line_off
-        const uint8_t* line_data
-        size_t line_bytes
-
-    cdef struct QueryTerm:
-        uint32_t term
-        double idf
-
     cdef struct SearchRequest:
-        const QueryTerm* terms
-        size_t n_terms
+        const uint32_t* term_ids
+        size_t n_term_ids
+        uint64_t generation
+        const uint8_t* allowed
+        size_t allowed_len
+        const double* multiplier
+        size_t multiplier_len
+        size_t limit
         double k1
         double b
-        double avgdl
-        const uint32_t* doc_len
-        size_t n_docs
-        const uint8_t* allowed
-        const double* multiplier
-        const uint32_t* path_rank
-        size_t limit
 
     cdef struct SearchHit:
         uint32_t doc
@@ -36,9 +23,13 @@ cdef extern from "bm25.hpp" namespace "codelex" nogil:
         uint32_t line
         double score
 
+    cdef enum class SearchStatus(int):
+        kOk
+        kStale
+        kBadLength
+
     cdef cppclass Scorer:
         Scorer() except +
-        void search(const SegmentView& seg, const SearchRequest& req, vector[SearchHit]& out) except +
+        SearchStatus search(const LiveIndex& index, const SearchRequest& req, vector[SearchHit]& out) except +
 
     double bm25_idf(double n_docs, double df)
-    const char* validate_segment(const SegmentView& seg, size_t n_docs)

@@ -1,10 +1,21 @@
 # Declarations of csrc/index_build.hpp.
-from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
+from codelex._cpp_tokenizer cimport DocumentTokenizer
 from codelex._cpp_vocabulary cimport Vocabulary
 
 cdef extern from "index_build.hpp" namespace "codelex" nogil:
+    cdef struct SegmentView:
+        const int64_t* term_ptr
+        size_t n_terms
+        const uint32_t* post_doc
+        const uint32_t* post_tf
+        const int64_t* term_line_ptr
+        const uint32_t* post_line_off
+        const uint8_t* line_data
+        size_t line_bytes
+
     cdef cppclass BuiltSegment:
         vector[int64_t] term_ptr
         vector[uint32_t] post_doc
@@ -21,3 +32,16 @@ cdef extern from "index_build.hpp" namespace "codelex" nogil:
         uint32_t add_document(const char* data, size_t n) except +
         size_t n_docs()
         void finish(BuiltSegment& out) except +
+
+    cdef cppclass EncodedDocument:
+        vector[uint32_t] terms
+        vector[uint32_t] tf
+        vector[uint32_t] line_off
+        vector[uint8_t] lines
+        uint64_t length
+
+    cdef cppclass DocumentEncoder:
+        DocumentEncoder() except +
+        void encode(DocumentTokenizer& tokenizer, const char* data, size_t n, EncodedDocument& out) except +
+
+    const char* validate_segment(const SegmentView& seg, size_t n_docs)

@@ -1,19 +1,30 @@
-"""The word index: documents in, ranked files out.
+"""The word index: documents in, ranked files out, kept fresh edit by edit.
 
-Storage is a CSR segment of numpy arrays built by the native core (see
-``csrc/index_build.hpp``): per term its documents (uint32, ascending) and term
-frequencies, with the line numbers kept apart as varint deltas so that the
-scoring loop (``csrc/bm25.cpp``) never reads them.  Python holds the document
-table (paths, per-document attributes) and turns filters and priors into
-per-document arrays that the native loop consumes.
+Storage is the native live index (``csrc/live_index.hpp``): an immutable CSR
+base segment of numpy-compatible arrays, a small mutable delta segment for
+edited documents and a per-slot document table.  Python holds what filters
+and priors need per slot (paths, prior flags, language ids) and turns filters
+into per-slot masks that the native scoring loop (``csrc/bm25.cpp``) consumes.
+
+Concurrency model
+-----------------
+Writers (:meth:`WordIndex.update`, :meth:`~WordIndex.remove`,
+:meth:`~WordIndex.merge`, :meth:`~WordIndex.save`) are serialized by one lock.
+Searches take no Python lock: the native index applies each update under a
+short exclusive section and searches read under a shared one, so a search
+sees an update entirely or not at all.  A search names the slot layout
+(generation) that its masks describe; when a writer has just added a slot
+or merged, the search waits for the writer to publish the new layout and
+runs again.
 """
 
 from __future__ import annotations
 
-import math
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -31,6 +42,9 @@ from codelex.query import Filter, parse_query, paths_predicate, resolve_kind, va
 from codelex.tokenize import Vocabulary
 
 Hit = _core.Hit
+
+#: Documents larger than this many UTF-8 bytes are not indexed (the original's cap).
+DEFAULT_MAX_BYTES = 512 * 1024
 
 _KIND_IDS = {kind: i for i, kind in enumerate(sorted(KINDS))}
 _NO_KIND = len(_KIND_IDS)
@@ -51,43 +65,197 @@ def _check_content(content: object) -> str | bytes:
     return content
 
 
-class WordIndex:
-    """Identifier-aware BM25 index over a set of files.
+def _check_mtime(mtime_ns: object) -> int:
+    if isinstance(mtime_ns, bool) or not isinstance(mtime_ns, int):
+        raise TypeError(f"mtime_ns must be int, not {type(mtime_ns).__name__}")
+    if not -(2**63) <= mtime_ns < 2**63:
+        raise ValueError("mtime_ns does not fit in 64 bits")
+    return mtime_ns
 
-    Build one with :meth:`WordIndex.build`; query it with :meth:`search`.
+
+def _check_max_bytes(max_bytes: object) -> int | None:
+    if max_bytes is None:
+        return None
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+        raise TypeError(f"max_bytes must be int or None, not {type(max_bytes).__name__}")
+    if max_bytes < 0:
+        raise ValueError("max_bytes must be >= 0")
+    return max_bytes
+
+
+class FileInfo(NamedTuple):
+    """What the index recorded about a file when it indexed it."""
+
+    mtime_ns: int
+    """Modification time in ns as given to the index (−1 when unknown, e.g. a per-edit update)."""
+    size: int
+    """Size of the indexed content in UTF-8 bytes."""
+    tokens: int
+    """Token occurrences (the BM25 document length)."""
+
+
+class _DocTable:
+    """Per-slot attributes of the documents.
+
+    Append-only between merges: a slot keeps its path (removal leaves a hole),
+    so anything computed over a prefix of the slots stays valid and is only
+    extended.  A merge builds a new table.
+    """
+
+    __slots__ = ("paths", "slot_of", "_flags", "_kind", "_ext", "masks", "priors")
+
+    def __init__(self, paths: list[str], flags: np.ndarray | None = None, kind: np.ndarray | None = None) -> None:
+        self.paths = paths
+        self.slot_of = {p: i for i, p in enumerate(paths)}
+        n = len(paths)
+        cap = max(16, n + n // 8)
+        self._flags = np.zeros(cap, dtype=np.uint8)
+        self._kind = np.zeros(cap, dtype=np.int16)
+        self._flags[:n] = flags if flags is not None else [prior_flags(p) for p in paths]
+        self._kind[:n] = kind if kind is not None else [_kind_id(p) for p in paths]
+        self._ext: list[str] | None = None
+        self.masks: OrderedDict = OrderedDict()
+        self.priors: dict = {}
+
+    def append(self, path: str) -> None:
+        n = len(self.paths)
+        if n == len(self._flags):
+            self._flags = np.concatenate([self._flags, np.zeros(n, dtype=np.uint8)])
+            self._kind = np.concatenate([self._kind, np.zeros(n, dtype=np.int16)])
+        self._flags[n] = prior_flags(path)
+        self._kind[n] = _kind_id(path)
+        if self._ext is not None:
+            self._ext.append(extname(path).lower())
+        self.paths.append(path)
+        self.slot_of[path] = n
+
+    def compacted(self, old_slots: np.ndarray) -> _DocTable:
+        """The table after a merge kept ``old_slots`` (in new slot order)."""
+        keep = old_slots.astype(np.intp)
+        paths = self.paths
+        table = _DocTable([paths[i] for i in keep], self._flags[keep], self._kind[keep])
+        n = len(keep)
+        for key, mask in list(self.masks.items()):
+            if len(mask) >= (int(keep[-1]) + 1 if n else 0):
+                table.masks[key] = mask[keep]
+        return table
+
+    def flags(self, n: int) -> np.ndarray:
+        return self._flags[:n]
+
+    def kind(self, n: int) -> np.ndarray:
+        return self._kind[:n]
+
+    def ext(self, n: int) -> list[str]:
+        ext = self._ext
+        if ext is None or len(ext) < n:
+            ext = [extname(p).lower() for p in self.paths[:n]]
+            self._ext = ext
+        return ext
+
+    def mask(self, key, n: int, compute) -> np.ndarray:
+        """``compute(start, n)`` over slots, cached by ``key`` and extended on growth."""
+        mask = self.masks.get(key)
+        if mask is not None and len(mask) >= n:
+            try:
+                self.masks.move_to_end(key)
+            except KeyError:  # evicted by a concurrent search; the mask is still valid
+                pass
+            return mask[:n]
+        start = 0 if mask is None else len(mask)
+        tail = compute(start, n)
+        mask = tail if mask is None else np.concatenate([mask, tail])
+        self.masks[key] = mask
+        while len(self.masks) > 256:
+            try:
+                self.masks.popitem(last=False)
+            except KeyError:  # emptied by a concurrent search
+                break
+        return mask
+
+
+def _kind_id(path: str) -> int:
+    return _KIND_IDS.get(kind_of(path) or "", _NO_KIND)
+
+
+class _View(NamedTuple):
+    """A consistent snapshot of the slot layout: table, slot count, native generation."""
+
+    table: _DocTable
+    n: int
+    generation: int
+
+
+class WordIndex:
+    """Identifier-aware BM25 index over a set of files, updatable per edit.
+
+    Build one with :meth:`WordIndex.build` (or start empty and
+    :meth:`update`), query it with :meth:`search`, keep it fresh with
+    :meth:`update` and :meth:`remove`, persist it with :meth:`save` and
+    :meth:`load`.  Any sequence of updates and removals gives exactly the
+    results of a fresh build over the final documents.
+
+    Parameters
+    ----------
+    max_bytes : int or None, default 512 KiB
+        Documents larger than this (in UTF-8 bytes) are not indexed: an
+        update with larger content removes the document.  ``None``: no cap.
+
+    Attributes
+    ----------
+    merge_ratio : float or None
+        Merge the delta into a new base once the postings it holds or
+        obsoletes exceed this fraction of the live postings (and
+        :attr:`merge_min_postings`).  ``None`` merges only when a hard limit
+        requires it or on :meth:`merge`.
+    merge_min_postings : int
+        Floor of the merge threshold, so small indexes do not merge on
+        every edit.
 
     Examples
     --------
     >>> index = WordIndex.build([("src/auth.py", "def authenticate_user(name): ...")])
     >>> [hit.file for hit in index.search("authenticate user")]
     ['src/auth.py']
+    >>> index.update("src/session.py", "class UserSession: ...")
+    True
+    >>> [hit.file for hit in index.search("user session")]
+    ['src/session.py', 'src/auth.py']
     """
 
     K1 = 1.2
     B = 0.75
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_bytes: int | None = DEFAULT_MAX_BYTES) -> None:
+        self.max_bytes = _check_max_bytes(max_bytes)
+        self.merge_ratio: float | None = 0.25
+        self.merge_min_postings = 1 << 16
         self._vocab = Vocabulary()
-        self._paths: list[str] = []
-        self._doc_of: dict[str, int] = {}
-        self._arrays: dict[str, np.ndarray] = {}
-        self._searcher = None
-        self._mask_cache: OrderedDict = OrderedDict()
-        self._mult_cache: dict = {}
+        self._live = _core.LiveIndex(self._vocab)
+        self._write_lock = threading.RLock()
+        self._view = _View(_DocTable([]), 0, self._live.generation)
 
     # --- construction ---------------------------------------------------------
 
     @classmethod
-    def build(cls, docs: Iterable[tuple[str, str | bytes]]) -> WordIndex:
-        """Build an index from ``(path, content)`` pairs.
+    def build(
+        cls,
+        docs: Iterable[tuple[str, str | bytes] | tuple[str, str | bytes, int]],
+        *,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
+    ) -> WordIndex:
+        """Build an index from ``(path, content)`` or ``(path, content, mtime_ns)`` items.
 
         Parameters
         ----------
-        docs : iterable of (str, str or bytes)
+        docs : iterable of tuples
             Paths are stored as given (``/``-separated, project-relative when
             they come from a project); a repeated path keeps its last content.
             Bytes are decoded as UTF-8, ill-formed sequences acting as
-            separators.
+            separators.  ``mtime_ns`` (default −1, unknown) is recorded for
+            staleness checks (see :meth:`file_info`).
+        max_bytes : int or None, default 512 KiB
+            Larger documents are left out.
 
         Returns
         -------
@@ -96,63 +264,186 @@ class WordIndex:
         Raises
         ------
         TypeError
-            If a path is not a str or a content is neither str nor bytes.
+            If an item is not such a tuple, a path is not a str, a content is
+            neither str nor bytes, or an mtime is not an int.
         ValueError
             If a path contains a NUL character.
         """
-        latest: dict[str, str | bytes] = {}
+        self = cls(max_bytes=max_bytes)
+        latest: dict[str, tuple[str | bytes, int]] = {}
         for item in docs:
-            try:
-                path, content = item
-            except (TypeError, ValueError):
-                raise TypeError("docs must be (path, content) pairs") from None
-            latest[_check_path(path)] = _check_content(content)
-        self = cls()
-        self._paths = list(latest)
-        self._doc_of = {p: i for i, p in enumerate(self._paths)}
-        arrays = _core.build_segment(self._vocab, latest.values())
-        self._install(arrays)
+            if not isinstance(item, tuple) or len(item) not in (2, 3):
+                raise TypeError("docs must be (path, content) or (path, content, mtime_ns) tuples")
+            path = _check_path(item[0])
+            content = _check_content(item[1])
+            mtime = _check_mtime(item[2]) if len(item) == 3 else -1
+            if self.max_bytes is not None and _core.utf8_length(content) > self.max_bytes:
+                latest.pop(path, None)
+                continue
+            latest[path] = (content, mtime)
+        paths = list(latest)
+        blob, offsets = _core.encode_paths(paths)
+        mtimes = np.fromiter((m for _, m in latest.values()), dtype=np.int64, count=len(paths))
+        self._live.build((c for c, _ in latest.values()), blob, offsets, mtimes)
+        self._view = _View(_DocTable(paths), len(paths), self._live.generation)
         return self
 
-    def _install(self, arrays: dict[str, np.ndarray]) -> None:
-        self._arrays = arrays
-        term_ptr = arrays["term_ptr"]
-        df = np.diff(term_ptr).astype(np.uint32)
-        if len(df) < len(self._vocab):
-            df = np.concatenate([df, np.zeros(len(self._vocab) - len(df), np.uint32)])
-        self._df = df
-        doc_len = arrays["doc_len"]
-        self._total_tokens = int(doc_len.sum(dtype=np.uint64))
-        order = sorted(range(len(self._paths)), key=self._paths.__getitem__)
-        rank = np.empty(len(self._paths), dtype=np.uint32)
-        rank[np.asarray(order, dtype=np.int64)] = np.arange(len(self._paths), dtype=np.uint32)
-        self._path_rank = rank
-        self._flags = np.fromiter((prior_flags(p) for p in self._paths), dtype=np.uint8, count=len(self._paths))
-        self._kind_id = np.fromiter(
-            (_KIND_IDS.get(kind_of(p) or "", _NO_KIND) for p in self._paths), dtype=np.int16, count=len(self._paths)
-        )
-        self._ext = [extname(p).lower() for p in self._paths]
-        self._searcher = _core.Searcher(
-            self._vocab, arrays, doc_len, self._df, rank, float(len(self._paths)), float(self._total_tokens)
-        )
-        self._mask_cache.clear()
-        self._mult_cache.clear()
+    # --- incremental maintenance ----------------------------------------------
+
+    def update(self, path: str, content: str | bytes, *, mtime_ns: int = -1) -> bool:
+        """Replace (or add) the document at ``path``.
+
+        Costs O(the document's own postings): the old postings are found
+        through the forward index and retired, the new ones appended to the
+        delta segment.  A merge may follow (see :attr:`merge_ratio`).
+
+        Parameters
+        ----------
+        path : str
+        content : str or bytes
+        mtime_ns : int, default -1
+            Modification time to record; −1 means unknown (a per-edit update
+            of content that may not be on disk yet).
+
+        Returns
+        -------
+        bool
+            True when indexed; False when the content exceeds
+            :attr:`max_bytes`, in which case the document is removed.
+
+        Raises
+        ------
+        TypeError
+            If ``path`` is not a str, ``content`` is neither str nor bytes,
+            or ``mtime_ns`` is not an int.
+        ValueError
+            If ``path`` contains a NUL character.
+        """
+        path = _check_path(path)
+        content = _check_content(content)
+        mtime_ns = _check_mtime(mtime_ns)
+        size = _core.utf8_length(content)
+        with self._write_lock:
+            view = self._view
+            slot = view.table.slot_of.get(path)
+            if self.max_bytes is not None and size > self.max_bytes:
+                if slot is not None:
+                    self._live.remove(slot)
+                    self._maybe_merge()
+                return False
+            if slot is None:
+                slot = self._live.add_slot(path, mtime_ns, size)
+                view.table.append(path)
+                self._view = _View(view.table, slot + 1, self._live.generation)
+            self._live.put(slot, content, mtime_ns)
+            self._maybe_merge()
+        return True
+
+    def remove(self, path: str) -> bool:
+        """Remove the document at ``path``; False when it is not indexed.
+
+        Raises
+        ------
+        TypeError
+            If ``path`` is not a str.
+        ValueError
+            If ``path`` contains a NUL character.
+        """
+        path = _check_path(path)
+        with self._write_lock:
+            slot = self._view.table.slot_of.get(path)
+            if slot is None or not self._live.remove(slot):
+                return False
+            self._maybe_merge()
+        return True
+
+    def merge(self) -> bool:
+        """Fold pending updates and removals into a new compact base segment.
+
+        Searches go on while the new segment is built and pause only for the
+        swap.  Returns False when there was nothing to merge.
+        """
+        with self._write_lock:
+            live = self._live
+            if live.pending_postings == 0 and live.n_live == live.n_slots:
+                return False
+            old_slots = live.merge()
+            self._view = _View(self._view.table.compacted(old_slots), len(old_slots), live.generation)
+        return True
+
+    def _maybe_merge(self) -> None:
+        ratio = -1.0 if self.merge_ratio is None else float(self.merge_ratio)
+        if self._live.needs_merge(ratio, int(self.merge_min_postings)):
+            self.merge()
+
+    # --- persistence ----------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the index atomically to the directory ``path`` (created if needed).
+
+        Merges pending changes first.  See :func:`codelex.store.save_index`.
+        """
+        from codelex.store import save_index
+
+        save_index(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, mmap: bool = True, verify: bool = True) -> WordIndex:
+        """Load an index written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The index directory (or its ``index.clx`` file).
+        mmap : bool, default True
+            Map the arrays instead of reading them; a cold start then costs
+            the checks below, not a parse of the index.
+        verify : bool, default True
+            Check the checksum of every array (xxh3; a flipped byte anywhere
+            is detected).  The structural checks always run.
+
+        Raises
+        ------
+        codelex.IndexFormatError
+            With a one-line reason, for anything that is not an intact index
+            of this format version.
+        """
+        from codelex.store import load_index
+
+        return load_index(cls, path, mmap=mmap, verify=verify)
 
     # --- introspection --------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._paths)
+        return int(self._live.n_live)
 
     def __contains__(self, path: object) -> bool:
-        return path in self._doc_of
+        if not isinstance(path, str):
+            return False
+        slot = self._view.table.slot_of.get(path)
+        return slot is not None and self._live.alive(slot)
 
     def __repr__(self) -> str:
-        return f"<WordIndex files={len(self)} terms={int(np.count_nonzero(self._df))}>"
+        return f"<WordIndex files={len(self)}>"
 
     @property
     def files(self) -> list[str]:
-        """Indexed paths, in document order."""
-        return list(self._paths)
+        """Indexed paths, in document order (indexing order; a re-added path keeps its place)."""
+        view = self._view
+        paths = view.table.paths
+        return [paths[s] for s in self._live.live_slots().tolist() if s < view.n]
+
+    def file_info(self, path: str) -> FileInfo:
+        """What was recorded when ``path`` was indexed (``KeyError`` when absent)."""
+        slot = self._view.table.slot_of.get(path) if isinstance(path, str) else None
+        if slot is None or not self._live.alive(slot):
+            raise KeyError(path)
+        mtime, size = self._live.file_info(slot)
+        return FileInfo(int(mtime), int(size), int(self._live.doc_len(slot)))
+
+    def document_length(self, path: str) -> int:
+        """Token occurrences of an indexed file (``KeyError`` when absent)."""
+        return self.file_info(path).tokens
 
     def stats(self) -> dict[str, int]:
         """Sizes of the index.
@@ -162,28 +453,26 @@ class WordIndex:
         dict
             ``files``; ``tokens`` (distinct tokens with postings);
             ``postings`` (one per token, file and line, as the original
-            counts them); ``term_doc_pairs`` (stored postings, one per token
-            and file); ``total_tokens`` (token occurrences, repeats counted);
-            ``index_bytes`` (the numpy arrays: postings, lines, lengths,
-            forward index, document frequencies); ``vocabulary_bytes`` (the
-            term dictionary: strings, offsets and hash table).
+            counts them); ``term_doc_pairs`` (one per token and file);
+            ``total_tokens`` (token occurrences, repeats counted);
+            ``pending_postings`` (delta postings and removed ones awaiting a
+            merge); ``index_bytes`` (posting arrays, delta and document
+            table); ``vocabulary_bytes`` (the term dictionary).  The first
+            five equal those of a fresh build over the same documents; the
+            byte counts depend on history (the dictionary keeps the terms of
+            removed documents until a rebuild).
         """
-        arrays = self._arrays
-        index_bytes = sum(int(a.nbytes) for a in arrays.values() if a is not None)
-        index_bytes += int(self._df.nbytes) + int(self._path_rank.nbytes)
+        c = self._live.counts()
         return {
-            "files": len(self._paths),
-            "tokens": int(np.count_nonzero(self._df)),
-            "postings": int(arrays["post_tf"].sum(dtype=np.uint64)),
-            "term_doc_pairs": int(arrays["post_doc"].shape[0]),
-            "total_tokens": self._total_tokens,
-            "index_bytes": index_bytes,
+            "files": c["live_docs"],
+            "tokens": c["terms"],
+            "postings": c["line_postings"],
+            "term_doc_pairs": c["pairs"],
+            "total_tokens": c["total_tokens"],
+            "pending_postings": int(self._live.pending_postings),
+            "index_bytes": c["base_bytes"] + c["delta_bytes"] + c["table_bytes"],
             "vocabulary_bytes": int(self._vocab.memory_bytes()),
         }
-
-    def document_length(self, path: str) -> int:
-        """Token occurrences of an indexed file (``KeyError`` when absent)."""
-        return int(self._arrays["doc_len"][self._doc_of[path]])
 
     # --- search ---------------------------------------------------------------
 
@@ -231,100 +520,112 @@ class WordIndex:
         parsed = parse_query(query)
         if not isinstance(limit, int):
             raise TypeError(f"limit must be int, not {type(limit).__name__}")
-        mask = self._mask(parsed.filters, paths, lang)
-        if limit <= 0 or not parsed.tokens:
-            return []
-        if mask is not None and not mask.any():
-            return []
-        mult = self._multiplier(demote_test_vendor, demote_docs, centrality)
-        return self._searcher.search_hits(list(parsed.tokens), limit, self._paths, mask, mult)
-
-    # --- filters and priors ---------------------------------------------------
-
-    def _filter_mask(self, flt: Filter) -> np.ndarray:
-        """Documents matching the un-negated condition of one filter (cached)."""
-        key = (flt.key, flt.value)
-        mask = self._mask_cache.get(key)
-        if mask is not None:
-            try:
-                self._mask_cache.move_to_end(key)
-            except KeyError:  # evicted by a concurrent search; the mask is still valid
-                pass
-            return mask
-        if flt.key == "lang":
-            mask = self._kind_id == _KIND_IDS[resolve_kind(flt.value)]
-        elif flt.key == "ext":
-            want = "." + flt.value.lstrip(".").lower()
-            mask = np.fromiter((e == want for e in self._ext), dtype=bool, count=len(self._ext))
-        else:
-            needle = flt.value.replace("\\", "/")
-            if _WINDOWS:
-                needle = needle.lower()
-                mask = np.fromiter((needle in p.lower() for p in self._paths), dtype=bool, count=len(self._paths))
-            else:
-                mask = np.fromiter((needle in p for p in self._paths), dtype=bool, count=len(self._paths))
-        self._remember(key, mask)
-        return mask
-
-    def _remember(self, key, mask: np.ndarray) -> None:
-        self._mask_cache[key] = mask
-        while len(self._mask_cache) > 256:
-            try:
-                self._mask_cache.popitem(last=False)
-            except KeyError:  # emptied by a concurrent search
-                break
-
-    def _mask(self, filters: Sequence[Filter], paths, lang) -> np.ndarray | None:
-        validate_filters(filters)
+        validate_filters(parsed.filters)
+        lang_kind = None
         if lang is not None:
             if not isinstance(lang, str):
                 raise TypeError(f"lang must be str, not {type(lang).__name__}")
             lang_kind = resolve_kind(lang, inline=False)
         predicate = paths_predicate(paths)
-        if not filters and lang is None and predicate is None:
+        if limit <= 0 or not parsed.tokens:
+            return []
+        tokens = list(parsed.tokens)
+        hits = self._search_view(self._view, parsed.filters, paths, predicate, lang_kind, tokens, limit,
+                                 centrality, demote_test_vendor, demote_docs)
+        if hits is None:
+            # A writer changed the slot layout under us: wait until it has
+            # published the new one, then search again, still holding the lock.
+            with self._write_lock:
+                hits = self._search_view(self._view, parsed.filters, paths, predicate, lang_kind, tokens, limit,
+                                         centrality, demote_test_vendor, demote_docs)
+        return hits
+
+    def _search_view(self, view: _View, filters, paths, predicate, lang_kind, tokens, limit, centrality,
+                     demote_test_vendor, demote_docs) -> list[Hit] | None:
+        mask = self._mask(view, filters, paths, predicate, lang_kind)
+        if mask is not None and not mask.any():
+            return []
+        mult = self._multiplier(view, demote_test_vendor, demote_docs, centrality)
+        return self._live.search_hits(tokens, limit, view.table.paths, view.generation, mask, mult)
+
+    # --- filters and priors ---------------------------------------------------
+
+    def _filter_mask(self, view: _View, flt: Filter) -> np.ndarray:
+        """Slots matching the un-negated condition of one filter (cached)."""
+        table = view.table
+        if flt.key == "lang":
+            kind_id = _KIND_IDS[resolve_kind(flt.value)]
+            return table.mask(("lang", kind_id), view.n, lambda a, b: table.kind(b)[a:b] == kind_id)
+        if flt.key == "ext":
+            want = "." + flt.value.lstrip(".").lower()
+            return table.mask(
+                ("ext", want),
+                view.n,
+                lambda a, b: np.fromiter((e == want for e in table.ext(b)[a:b]), dtype=bool, count=b - a),
+            )
+        needle = flt.value.replace("\\", "/")
+        if _WINDOWS:
+            needle = needle.lower()
+
+            def compute(a: int, b: int) -> np.ndarray:
+                return np.fromiter((needle in p.lower() for p in table.paths[a:b]), dtype=bool, count=b - a)
+        else:
+
+            def compute(a: int, b: int) -> np.ndarray:
+                return np.fromiter((needle in p for p in table.paths[a:b]), dtype=bool, count=b - a)
+
+        return table.mask(("file", needle), view.n, compute)
+
+    def _mask(self, view: _View, filters: Sequence[Filter], paths, predicate, lang_kind) -> np.ndarray | None:
+        if not filters and lang_kind is None and predicate is None:
             return None
-        n = len(self._paths)
+        n = view.n
         mask = np.ones(n, dtype=bool)
         groups: dict[str, np.ndarray] = {}
         for flt in filters:
-            m = self._filter_mask(flt)
+            m = self._filter_mask(view, flt)
             if flt.negated:
                 mask &= ~m
             else:
                 groups[flt.key] = groups[flt.key] | m if flt.key in groups else m.copy()
         for m in groups.values():
             mask &= m
-        if lang is not None:
-            mask &= self._kind_id == _KIND_IDS[lang_kind]
+        if lang_kind is not None:
+            mask &= view.table.kind(n) == _KIND_IDS[lang_kind]
         if predicate is not None:
             key = ("paths", tuple(paths) if not isinstance(paths, str) else (paths,))
-            pm = self._mask_cache.get(key)
-            if pm is None:
-                pm = np.fromiter((predicate(p) for p in self._paths), dtype=bool, count=n)
-                self._remember(key, pm)
-            mask &= pm
+            table = view.table
+            mask &= table.mask(
+                key, n, lambda a, b: np.fromiter((predicate(p) for p in table.paths[a:b]), dtype=bool, count=b - a)
+            )
         return mask.view(np.uint8)
 
-    def _multiplier(self, demote_test_vendor: bool, demote_docs: bool, centrality) -> np.ndarray | None:
+    def _multiplier(self, view: _View, demote_test_vendor: bool, demote_docs: bool, centrality) -> np.ndarray | None:
+        table = view.table
+        n = view.n
         key = (bool(demote_test_vendor), bool(demote_docs))
-        base = self._mult_cache.get(key)
-        if base is None:
-            base = np.ones(len(self._paths), dtype=np.float64)
+        base = table.priors.get(key)
+        if base is None or len(base) < n:
+            flags = table.flags(n)
+            base = np.ones(n, dtype=np.float64)
             if demote_test_vendor:
-                base[(self._flags & FLAG_TEST_VENDOR) != 0] *= TEST_VENDOR_FACTOR
+                base[(flags & FLAG_TEST_VENDOR) != 0] *= TEST_VENDOR_FACTOR
             if demote_docs:
-                base[(self._flags & FLAG_DOC) != 0] *= DOC_FACTOR
-            self._mult_cache[key] = base
+                base[(flags & FLAG_DOC) != 0] *= DOC_FACTOR
+            table.priors[key] = base
+        elif len(base) > n:
+            base = base[:n]
         if centrality:
             mult = base.copy()
+            slot_of = table.slot_of
             for path, count in centrality.items():
-                doc = self._doc_of.get(path)
-                if doc is not None:
-                    mult[doc] *= centrality_factor(int(count or 0))
+                slot = slot_of.get(path)
+                if slot is not None and slot < n:
+                    mult[slot] *= centrality_factor(int(count or 0))
             return mult
         if not demote_test_vendor and not demote_docs:
             return None
         return base
 
 
-__all__ = ["Hit", "WordIndex"]
+__all__ = ["DEFAULT_MAX_BYTES", "FileInfo", "Hit", "WordIndex"]
