@@ -199,19 +199,68 @@ const char* validate_segment(const SegmentView& seg, size_t n_docs) noexcept {
     if (e < s || e > n_post) return "posting offsets are not monotonic";
     const int64_t ls = seg.term_line_ptr[t], le = seg.term_line_ptr[t + 1];
     if (le < ls || le > static_cast<int64_t>(seg.line_bytes)) return "line offsets are not monotonic";
-    int64_t next = 0;  // each posting's lines start where the previous one's end
     for (int64_t p = s; p < e; ++p) {
       if (seg.post_doc[p] >= n_docs) return "posting document id out of range";
       if (p > s && seg.post_doc[p] <= seg.post_doc[p - 1]) return "posting document ids not ascending";
       if (seg.post_tf[p] == 0) return "posting with zero tf";
-      if (static_cast<int64_t>(seg.post_line_off[p]) != next) return "posting line offsets are not contiguous";
-      const int64_t span = varint_span(seg.line_data + ls + next, seg.line_data + le, seg.post_tf[p]);
-      if (span < 0) return "posting lines are malformed or outside their term's line data";
-      next += span;
+      // Each line takes at least one byte: the posting's lines fit in its term's data.
+      if (ls + static_cast<int64_t>(seg.post_line_off[p]) + static_cast<int64_t>(seg.post_tf[p]) > le)
+        return "posting line offset outside its term's line data";
     }
-    if (ls + next != le) return "a term's line data has trailing bytes";
   }
   return nullptr;
+}
+
+const char* derive_line_offsets(const SegmentView& seg, std::vector<int64_t>& term_line_ptr,
+                                std::vector<uint32_t>& post_line_off) {
+  if (!seg.term_ptr || seg.term_ptr[0] != 0) return "term offsets do not start at 0";
+  const int64_t n_post = seg.term_ptr[seg.n_terms];
+  term_line_ptr.assign(seg.n_terms + 1, 0);
+  post_line_off.resize(static_cast<size_t>(std::max<int64_t>(n_post, 0)));
+  const uint8_t* data = seg.line_data;
+  const uint8_t* end = data + seg.line_bytes;
+  const uint8_t* q = data;
+  for (size_t t = 0; t < seg.n_terms; ++t) {
+    const int64_t s = seg.term_ptr[t], e = seg.term_ptr[t + 1];
+    if (e < s || e > n_post) return "posting offsets are not monotonic";
+    const uint8_t* term_start = q;
+    term_line_ptr[t] = q - data;
+    for (int64_t p = s; p < e; ++p) {
+      const int64_t rel = q - term_start;
+      if (rel > std::numeric_limits<uint32_t>::max()) return "line data of one term exceeds 4 GiB";
+      post_line_off[p] = static_cast<uint32_t>(rel);
+      uint32_t left = seg.post_tf[p];
+      if (left == 0) return "posting with zero tf";
+      // One byte per line in the common case; a continuation byte at most
+      // four times per varint (validated: the 5th byte must end it).
+      int run = 0;
+      while (left) {
+        if (q >= end) return "posting lines run past the line data";
+        if (*q++ < 0x80) {
+          --left;
+          run = 0;
+        } else if (++run == 5) {
+          return "malformed line varint";
+        }
+      }
+    }
+  }
+  term_line_ptr[seg.n_terms] = q - data;
+  if (q != end) return "line data has trailing bytes";
+  return nullptr;
+}
+
+void derive_forward(const SegmentView& seg, size_t n_docs, std::vector<int64_t>& fwd_ptr,
+                    std::vector<uint32_t>& fwd_term) {
+  const int64_t n_post = seg.term_ptr[seg.n_terms];
+  fwd_ptr.assign(n_docs + 1, 0);
+  for (int64_t p = 0; p < n_post; ++p) ++fwd_ptr[seg.post_doc[p] + 1];
+  for (size_t d = 0; d < n_docs; ++d) fwd_ptr[d + 1] += fwd_ptr[d];
+  fwd_term.resize(static_cast<size_t>(n_post));
+  std::vector<int64_t> fill(fwd_ptr.begin(), fwd_ptr.end() - 1);
+  // Terms ascending in the outer loop, so each document's list comes out sorted.
+  for (size_t t = 0; t < seg.n_terms; ++t)
+    for (int64_t p = seg.term_ptr[t]; p < seg.term_ptr[t + 1]; ++p) fwd_term[fill[seg.post_doc[p]]++] = static_cast<uint32_t>(t);
 }
 
 }  // namespace codelex

@@ -100,6 +100,19 @@ int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) noexce
 // line data).  Returns null when valid, else a static description.
 const char* validate_segment(const SegmentView& seg, size_t n_docs) noexcept;
 
+// Derives the line offsets (term_line_ptr, post_line_off) of a segment whose
+// term_ptr, post_tf and line_data are set, checking on the way that every
+// posting's lines are well-formed varints inside the line data.  Returns null
+// on success, else a static reason.  (Persisted indexes leave these offsets
+// out: they are a quarter of the posting bytes and cheap to recompute.)
+const char* derive_line_offsets(const SegmentView& seg, std::vector<int64_t>& term_line_ptr,
+                                std::vector<uint32_t>& post_line_off);
+
+// Derives the forward index (per document, its distinct terms ascending) by
+// transposing the postings of a valid segment.
+void derive_forward(const SegmentView& seg, size_t n_docs, std::vector<int64_t>& fwd_ptr,
+                    std::vector<uint32_t>& fwd_term);
+
 // Bytes taken by `count` varints starting at p (bounded by end); -1 when
 // malformed or truncated.
 int64_t varint_span(const uint8_t* p, const uint8_t* end, uint32_t count) noexcept;

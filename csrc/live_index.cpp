@@ -18,8 +18,8 @@ BaseArrays base_arrays_of(const BuiltSegment& s) {
   b.seg.line_data = s.line_data.data();
   b.seg.line_bytes = s.line_data.size();
   b.doc_len = s.doc_len.data();
-  b.fwd_ptr = s.fwd_ptr.data();
-  b.fwd_term = s.fwd_term.data();
+  b.fwd_ptr = s.fwd_ptr.empty() ? nullptr : s.fwd_ptr.data();
+  b.fwd_term = s.fwd_ptr.empty() ? nullptr : s.fwd_term.data();
   b.n_docs = s.doc_len.size();
   return b;
 }
@@ -41,31 +41,6 @@ void reserve_one_more(std::vector<T>& v) {
   if (v.size() == v.capacity()) v.reserve(std::max<size_t>(8, v.capacity() * 2));
 }
 
-// Checks the forward index against the postings: document d's forward list
-// must be exactly the terms whose postings contain d, ascending, and its
-// length must cover its postings' tf.
-const char* validate_forward(const BaseArrays& b) {
-  const SegmentView& seg = b.seg;
-  const int64_t n_pairs = seg.term_ptr[seg.n_terms];
-  if (b.fwd_ptr[0] != 0) return "forward offsets do not start at 0";
-  for (size_t d = 0; d < b.n_docs; ++d)
-    if (b.fwd_ptr[d + 1] < b.fwd_ptr[d]) return "forward offsets are not monotonic";
-  if (b.fwd_ptr[b.n_docs] != n_pairs) return "forward index and postings disagree in size";
-  std::vector<int64_t> cursor(b.fwd_ptr, b.fwd_ptr + b.n_docs);
-  std::vector<uint64_t> tf_sum(b.n_docs, 0);
-  for (size_t t = 0; t < seg.n_terms; ++t) {
-    for (int64_t p = seg.term_ptr[t]; p < seg.term_ptr[t + 1]; ++p) {
-      const uint32_t d = seg.post_doc[p];  // in range: validate_segment ran first
-      const int64_t k = cursor[d]++;
-      if (k >= b.fwd_ptr[d + 1] || b.fwd_term[k] != t) return "forward index does not match the postings";
-      tf_sum[d] += seg.post_tf[p];
-    }
-  }
-  for (size_t d = 0; d < b.n_docs; ++d)
-    if (b.doc_len[d] < tf_sum[d]) return "document length is smaller than its postings";
-  return nullptr;
-}
-
 }  // namespace
 
 LiveIndex::LiveIndex() {
@@ -80,6 +55,10 @@ void LiveIndex::clear_locked() {
   base_ = base_arrays_of(*owned_);
   base_live_.clear();
   dead_base_docs_ = dead_base_pairs_ = 0;
+  fwd_ptr_ = nullptr;
+  fwd_term_ = nullptr;
+  fwd_ptr_owned_.clear();
+  fwd_term_owned_.clear();
   doc_len_.clear();
   alive_.clear();
   gen_.clear();
@@ -99,11 +78,12 @@ void LiveIndex::clear_locked() {
 }
 
 const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegment> owned, const SlotArrays& slots,
-                               size_t n_terms) {
-  const char* err = validate_segment(base.seg, base.n_docs);
+                               size_t n_terms, bool trusted) {
+  const char* err = nullptr;
+  if (!base.seg.term_ptr || !base.seg.term_line_ptr) err = "missing term offsets";
   if (!err && (!base.doc_len && base.n_docs)) err = "missing document lengths";
-  if (!err && (!base.fwd_ptr || (!base.fwd_term && base.fwd_ptr[base.n_docs] > 0))) err = "missing forward index";
-  if (!err) err = validate_forward(base);
+  if (!err && base.n_docs >= std::numeric_limits<uint32_t>::max()) err = "too many documents";
+  if (!err && !trusted) err = validate_segment(base.seg, base.n_docs);
   if (!err && !slots.path_off) err = "missing path offsets";
   if (!err && slots.path_bytes && !slots.path_blob) err = "missing path data";
   if (!err && slots.path_off[0] != 0) err = "path offsets do not start at 0";
@@ -111,7 +91,6 @@ const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegm
     if (slots.path_off[d + 1] < slots.path_off[d]) err = "path offsets are not monotonic";
   if (!err && slots.path_off[base.n_docs] != slots.path_bytes) err = "path offsets do not end at the path data size";
   if (!err && base.n_docs && (!slots.mtime_ns || !slots.size)) err = "missing file metadata";
-  if (!err && base.n_docs >= std::numeric_limits<uint32_t>::max()) err = "too many documents";
   if (err) return err;  // nothing changed
   // Build the new tables first, then swap them in under the lock.
   std::vector<uint32_t> df(std::max(n_terms, base.seg.n_terms), 0);
@@ -129,6 +108,9 @@ const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegm
   clear_locked();
   owned_ = std::move(owned);
   base_ = base;
+  // Only a segment built here brings a forward index it can vouch for.
+  fwd_ptr_ = trusted ? base.fwd_ptr : nullptr;
+  fwd_term_ = trusted ? base.fwd_term : nullptr;
   base_live_.assign(base.n_docs, 1);
   doc_len_.swap(doc_len);
   alive_.assign(base.n_docs, 1);
@@ -179,13 +161,25 @@ uint32_t LiveIndex::add_slot(const char* path, size_t n, int64_t mtime_ns, uint6
   return static_cast<uint32_t>(slot);
 }
 
+void LiveIndex::ensure_forward() {
+  if (fwd_ptr_) return;
+  std::vector<int64_t> ptr;
+  std::vector<uint32_t> terms;
+  derive_forward(base_.seg, base_.n_docs, ptr, terms);
+  std::unique_lock<std::shared_mutex> lock(rw_);  // counts() reads the pointers
+  fwd_ptr_owned_.swap(ptr);
+  fwd_term_owned_.swap(terms);
+  fwd_term_ = fwd_term_owned_.data();
+  fwd_ptr_ = fwd_ptr_owned_.data();
+}
+
 void LiveIndex::retire_locked(uint32_t slot) {
   // A dead slot has no current postings (its generation moved on when it died).
   if (!alive_[slot]) return;
   if (++gen_[slot] > max_gen_) max_gen_ = gen_[slot];  // every delta posting of the slot is now dead
   if (slot < base_.n_docs && base_live_[slot]) {
-    const int64_t s = base_.fwd_ptr[slot], e = base_.fwd_ptr[slot + 1];
-    for (int64_t k = s; k < e; ++k) --df_[base_.fwd_term[k]];
+    const int64_t s = fwd_ptr_[slot], e = fwd_ptr_[slot + 1];  // ensure_forward() ran
+    for (int64_t k = s; k < e; ++k) --df_[fwd_term_[k]];
     base_live_[slot] = 0;
     ++dead_base_docs_;
     dead_base_pairs_ += static_cast<uint64_t>(e - s);
@@ -207,6 +201,7 @@ void LiveIndex::put(uint32_t slot, const EncodedDocument& doc, int64_t mtime_ns,
   DeltaDoc fresh;
   fresh.terms = doc.terms;
   fresh.pos.resize(n);
+  if (slot < base_.n_docs) ensure_forward();
 
   std::unique_lock<std::shared_mutex> lock(rw_);
   // Phase 1: everything that can allocate (and so throw), leaving the index
@@ -257,6 +252,7 @@ void LiveIndex::put(uint32_t slot, const EncodedDocument& doc, int64_t mtime_ns,
 
 bool LiveIndex::remove(uint32_t slot) {
   if (slot >= doc_len_.size()) return false;
+  if (slot < base_.n_docs) ensure_forward();
   std::unique_lock<std::shared_mutex> lock(rw_);
   const bool was = alive_[slot];
   retire_locked(slot);
@@ -347,21 +343,12 @@ std::unique_ptr<MergedIndex> LiveIndex::build_merged(size_t n_terms) const {
   out.term_line_ptr[n_terms] = static_cast<int64_t>(out.line_data.size());
 
   out.doc_len.resize(n_docs);
-  out.fwd_ptr.assign(1, 0);
-  out.fwd_term.reserve(pairs);
   m->path_off.assign(1, 0);
   m->mtime_ns.resize(n_docs);
   m->size.resize(n_docs);
   for (size_t d = 0; d < n_docs; ++d) {
     const uint32_t s = m->old_slot[d];
     out.doc_len[d] = doc_len_[s];
-    if (is_base_doc(s)) {
-      out.fwd_term.insert(out.fwd_term.end(), base_.fwd_term + base_.fwd_ptr[s], base_.fwd_term + base_.fwd_ptr[s + 1]);
-    } else if (delta_doc_of_[s]) {
-      const auto& terms = delta_docs_[delta_doc_of_[s] - 1].terms;
-      out.fwd_term.insert(out.fwd_term.end(), terms.begin(), terms.end());
-    }
-    out.fwd_ptr.push_back(static_cast<int64_t>(out.fwd_term.size()));
     const std::string_view p = path(s);
     m->path_blob.insert(m->path_blob.end(), p.begin(), p.end());
     m->path_off.push_back(m->path_blob.size());
@@ -385,11 +372,17 @@ void LiveIndex::install_merged(MergedIndex& m) {
   std::vector<std::vector<DeltaPosting>> old_lists;
   std::vector<uint8_t> old_lines;
   std::vector<DeltaDoc> old_docs;
+  std::vector<int64_t> old_fwd_ptr;
+  std::vector<uint32_t> old_fwd_term;
   {
     std::unique_lock<std::shared_mutex> lock(rw_);
     old_owned = std::move(owned_);
     owned_ = std::move(owned);
     base_ = b;
+    fwd_ptr_ = nullptr;  // derived again when a base document next changes
+    fwd_term_ = nullptr;
+    old_fwd_ptr.swap(fwd_ptr_owned_);
+    old_fwd_term.swap(fwd_term_owned_);
     base_live_.swap(live);
     dead_base_docs_ = dead_base_pairs_ = 0;
     doc_len_.swap(doc_len);
@@ -479,7 +472,8 @@ IndexCounts LiveIndex::counts() const {
   c.delta_bytes += delta_head_.capacity() * 4 + delta_lines_.capacity();
   for (const auto& dd : delta_docs_) c.delta_bytes += (dd.terms.capacity() + dd.pos.capacity()) * 4;
   c.base_bytes = static_cast<uint64_t>(seg.n_terms + 1) * 16 + static_cast<uint64_t>(n_base_pairs) * 12 +
-                 seg.line_bytes + base_.n_docs * 12 + static_cast<uint64_t>(base_.fwd_ptr[base_.n_docs]) * 4;
+                 seg.line_bytes + base_.n_docs * 4;
+  if (fwd_ptr_) c.base_bytes += (base_.n_docs + 1) * 8 + static_cast<uint64_t>(fwd_ptr_[base_.n_docs]) * 4;
   c.table_bytes = df_.size() * 4 + doc_len_.size() * (4 + 1 + 4 + 8 + 8 + 8 + 4) + base_live_.size() +
                   path_arena_.size();
   return c;

@@ -40,7 +40,9 @@ namespace codelex {
 struct BaseArrays {
   SegmentView seg;
   const uint32_t* doc_len = nullptr;  // n_docs
-  const int64_t* fwd_ptr = nullptr;   // n_docs + 1
+  // Forward index (n_docs + 1 offsets into the terms); optional: when null it
+  // is derived from the postings the first time a base document changes.
+  const int64_t* fwd_ptr = nullptr;
   const uint32_t* fwd_term = nullptr;
   size_t n_docs = 0;
 };
@@ -95,10 +97,11 @@ class LiveIndex {
   // Replaces everything with a base segment.  owned (may be null) is taken
   // over and must be the storage behind base.  n_terms is the vocabulary size
   // (at least the segment's).  Returns null on success, else a static reason
-  // (the index is then unchanged).  Validates every invariant that reading relies
-  // on, including that the forward index matches the postings.
+  // (the index is then unchanged).  Unless trusted (built here), validates
+  // every invariant that reading relies on, and ignores a supplied forward
+  // index (it is derived from the postings when first needed).
   const char* install(const BaseArrays& base, std::unique_ptr<BuiltSegment> owned, const SlotArrays& slots,
-                      size_t n_terms);
+                      size_t n_terms, bool trusted);
 
   // Appends an empty slot for a new path; returns its id.
   uint32_t add_slot(const char* path, size_t n, int64_t mtime_ns, uint64_t size);
@@ -165,6 +168,8 @@ class LiveIndex {
 
   void clear_locked();
   void retire_locked(uint32_t slot);
+  // Derives the base's forward index if it has none (writer only: readers never use it).
+  void ensure_forward();
   void grow_df(size_t n);
 
   mutable std::shared_mutex rw_;
@@ -174,6 +179,10 @@ class LiveIndex {
   std::vector<uint8_t> base_live_;  // n_base
   uint64_t dead_base_docs_ = 0;
   uint64_t dead_base_pairs_ = 0;
+  const int64_t* fwd_ptr_ = nullptr;  // the base's forward index, or null until derived
+  const uint32_t* fwd_term_ = nullptr;
+  std::vector<int64_t> fwd_ptr_owned_;
+  std::vector<uint32_t> fwd_term_owned_;
 
   // slot table
   std::vector<uint32_t> doc_len_;

@@ -351,11 +351,12 @@ def _exported(docs):
         lambda a: a.__setitem__("post_doc", np.full_like(a["post_doc"], 7)),
         lambda a: a.__setitem__("post_tf", a["post_tf"].astype(np.int64)),
         lambda a: a.__setitem__("post_tf", np.zeros_like(a["post_tf"])),
-        lambda a: a.__setitem__("fwd_term", a["fwd_term"][::-1].copy()),
-        lambda a: a.__setitem__("doc_len", np.zeros_like(a["doc_len"])),
+        lambda a: a.__setitem__("post_doc", a["post_doc"][::-1].copy()),
         lambda a: a.__setitem__("line_data", a["line_data"][:-1].copy()),
+        lambda a: a.__setitem__("line_data", np.append(a["line_data"], np.uint8(1))),
+        lambda a: a.__setitem__("line_data", np.full_like(a["line_data"], 0xFF)),
         lambda a: a.__setitem__("term_ptr", a["term_ptr"][::-1].copy()),
-        lambda a: a.__setitem__("post_line_off", a["post_line_off"] + 1),
+        lambda a: a.__setitem__("doc_len", a["doc_len"][:1].copy()),
     ],
 )
 def test_native_install_rejects_inconsistent_arrays(corrupt):

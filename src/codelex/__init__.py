@@ -7,7 +7,7 @@
 
 from codelex._native import _core
 from codelex.errors import CodelexError, IndexFormatError, QueryError
-from codelex.index import Hit, WordIndex
+from codelex.index import DEFAULT_MAX_BYTES, FileInfo, Hit, WordIndex
 from codelex.kinds import CODE_KINDS, KINDS, NON_CODE_KINDS
 from codelex.priors import centrality_from_reverse_deps
 from codelex.query import Filter, ParsedQuery, parse_query
@@ -15,8 +15,21 @@ from codelex.tokenize import STOPWORDS, Vocabulary, split_identifier, tokenize_d
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    # Persistence pulls in xxhash and filelock: loaded on first use only.
+    if name == "PersistScheduler":
+        from codelex.store import PersistScheduler
+
+        return PersistScheduler
+    raise AttributeError(f"module 'codelex' has no attribute {name!r}")
+
+
 __all__ = [
     "CODE_KINDS",
+    "DEFAULT_MAX_BYTES",
+    "FileInfo",
+    "PersistScheduler",
     "KINDS",
     "NON_CODE_KINDS",
     "Filter",

@@ -21,7 +21,9 @@ from codelex._cpp_tokenizer cimport (
     tokenize_line as c_tokenize_line,
 )
 from codelex._cpp_bm25 cimport Scorer, SearchHit, SearchRequest, SearchStatus
-from codelex._cpp_index_build cimport BuiltSegment, DocumentEncoder, EncodedDocument, SegmentBuilder
+from codelex._cpp_index_build cimport (
+    BuiltSegment, DocumentEncoder, EncodedDocument, SegmentBuilder, derive_line_offsets,
+)
 from codelex._cpp_live_index cimport (
     BaseArrays, IndexCounts, LiveIndex as CLiveIndex, MergedIndex, SlotArrays, base_arrays_of,
 )
@@ -424,7 +426,7 @@ cdef class LiveIndex:
             slots.size = _u64(sz)
             base = base_arrays_of(deref(seg))  # before seg is moved from
             with nogil:
-                err = self.c.install(base, move(seg), slots, n_terms)
+                err = self.c.install(base, move(seg), slots, n_terms, True)
             self.base_refs = None
             if err != NULL:
                 raise ValueError(err.decode("ascii"))
@@ -432,61 +434,53 @@ cdef class LiveIndex:
             self.write_lock.unlock()
 
     def install(self, dict arrays not None, path_blob, path_off, mtime_ns, size):
-        """Install arrays (for example memory-mapped ones) as the base, borrowing them.
+        """Install a persisted segment (for example memory-mapped arrays), borrowing them.
 
-        Raises ``ValueError`` with a one-line reason when they are inconsistent;
+        ``arrays`` holds ``term_ptr`` (int64), ``post_doc``, ``post_tf``,
+        ``doc_len`` (uint32) and ``line_data`` (uint8); the line offsets are
+        derived here and the forward index when first needed.  Raises
+        ``ValueError`` with a one-line reason when the arrays are inconsistent;
         the index is then unchanged.
         """
         term_ptr = _checked(arrays["term_ptr"], np.int64, "term_ptr")
         post_doc = _checked(arrays["post_doc"], np.uint32, "post_doc")
         post_tf = _checked(arrays["post_tf"], np.uint32, "post_tf")
-        term_line_ptr = _checked(arrays["term_line_ptr"], np.int64, "term_line_ptr")
-        post_line_off = _checked(arrays["post_line_off"], np.uint32, "post_line_off")
         line_data = _checked(arrays["line_data"], np.uint8, "line_data")
         doc_len = _checked(arrays["doc_len"], np.uint32, "doc_len")
-        fwd_ptr = _checked(arrays["fwd_ptr"], np.int64, "fwd_ptr")
-        fwd_term = _checked(arrays["fwd_term"], np.uint32, "fwd_term")
         path_blob = _checked(path_blob, np.uint8, "path_blob")
         path_off = _checked(path_off, np.uint64, "path_off")
         mtime_ns = _checked(mtime_ns, np.int64, "mtime_ns")
         size = _checked(size, np.uint64, "size")
         cdef size_t n_docs = doc_len.shape[0]
-        if term_ptr.shape[0] < 1 or term_line_ptr.shape[0] != term_ptr.shape[0]:
-            raise ValueError("term offset arrays disagree in length")
-        if term_ptr[term_ptr.shape[0] - 1] != post_doc.shape[0] or post_tf.shape[0] != post_doc.shape[0] \
-                or post_line_off.shape[0] != post_doc.shape[0]:
+        if term_ptr.shape[0] < 1:
+            raise ValueError("term offsets are empty")
+        if term_ptr[term_ptr.shape[0] - 1] != post_doc.shape[0] or post_tf.shape[0] != post_doc.shape[0]:
             raise ValueError("posting arrays disagree in length")
-        if <size_t>fwd_ptr.shape[0] != n_docs + 1 or fwd_ptr[n_docs] != fwd_term.shape[0]:
-            raise ValueError("forward arrays disagree in length")
         if <size_t>path_off.shape[0] != n_docs + 1 or <size_t>mtime_ns.shape[0] != n_docs \
                 or <size_t>size.shape[0] != n_docs:
             raise ValueError("file table and documents disagree in length")
         cdef const int64_t[::1] tp = term_ptr
         cdef const uint32_t[::1] pd = post_doc
         cdef const uint32_t[::1] pt = post_tf
-        cdef const int64_t[::1] tlp = term_line_ptr
-        cdef const uint32_t[::1] plo = post_line_off
         cdef const uint8_t[::1] ld = line_data
         cdef const uint32_t[::1] dl = doc_len
-        cdef const int64_t[::1] fp = fwd_ptr
-        cdef const uint32_t[::1] ft = fwd_term
         cdef const uint8_t[::1] pb = path_blob
         cdef const uint64_t[::1] po = path_off
         cdef const int64_t[::1] mt = mtime_ns
         cdef const uint64_t[::1] sz = size
         cdef BaseArrays base
         cdef SlotArrays slots
+        cdef unique_ptr[BuiltSegment] derived
+        derived.reset(new BuiltSegment())
         base.seg.term_ptr = &tp[0]
         base.seg.n_terms = tp.shape[0] - 1
         base.seg.post_doc = _u32(pd)
         base.seg.post_tf = _u32(pt)
-        base.seg.term_line_ptr = &tlp[0]
-        base.seg.post_line_off = _u32(plo)
         base.seg.line_data = &ld[0] if ld.shape[0] else <const uint8_t*>&_DUMMY32
         base.seg.line_bytes = ld.shape[0]
         base.doc_len = _u32(dl)
-        base.fwd_ptr = &fp[0]
-        base.fwd_term = _u32(ft)
+        base.fwd_ptr = NULL
+        base.fwd_term = NULL
         base.n_docs = n_docs
         slots.path_blob = <const char*>&pb[0] if pb.shape[0] else NULL
         slots.path_bytes = pb.shape[0]
@@ -494,16 +488,24 @@ cdef class LiveIndex:
         slots.mtime_ns = _i64(mt)
         slots.size = _u64(sz)
         cdef const char* err
-        cdef unique_ptr[BuiltSegment] none
         cdef size_t n_terms
+        with nogil:
+            err = derive_line_offsets(base.seg, deref(derived).term_line_ptr, deref(derived).post_line_off)
+        if err != NULL:
+            raise ValueError(err.decode("ascii"))
+        base.seg.term_line_ptr = deref(derived).term_line_ptr.data()
+        base.seg.post_line_off = &_DUMMY32
+        if deref(derived).post_line_off.size():
+            base.seg.post_line_off = deref(derived).post_line_off.data()
         self._lock_writer()
         try:
             with nogil:
                 self.vocab.lock.lock()
                 n_terms = self.vocab.c.size()
                 self.vocab.lock.unlock()
-                err = self.c.install(base, move(none), slots, n_terms)
-            self.base_refs = (arrays, path_blob, path_off, mtime_ns, size) if err == NULL else None
+                err = self.c.install(base, move(derived), slots, n_terms, False)
+            if err == NULL:
+                self.base_refs = (arrays, path_blob, path_off, mtime_ns, size)
         finally:
             self.write_lock.unlock()
         if err != NULL:
@@ -632,7 +634,7 @@ cdef class LiveIndex:
                 "delta_bytes": c.delta_bytes, "table_bytes": c.table_bytes}
 
     def export(self):
-        """Copies of the base and file table, for saving a merged index.
+        """Copies of the base and file table, for saving a merged index (what :meth:`install` takes).
 
         Returns ``(arrays, path_blob, path_off, mtime_ns, size)``; raises
         ``RuntimeError`` when a delta or a removal is pending (merge first).
@@ -650,12 +652,8 @@ cdef class LiveIndex:
                 "term_ptr": _array(b.seg.term_ptr, n_terms + 1, np.int64),
                 "post_doc": _array(b.seg.post_doc, n_post, np.uint32),
                 "post_tf": _array(b.seg.post_tf, n_post, np.uint32),
-                "term_line_ptr": _array(b.seg.term_line_ptr, n_terms + 1, np.int64),
-                "post_line_off": _array(b.seg.post_line_off, n_post, np.uint32),
                 "line_data": _array(b.seg.line_data, b.seg.line_bytes, np.uint8),
                 "doc_len": _array(b.doc_len, n_docs, np.uint32),
-                "fwd_ptr": _array(b.fwd_ptr, n_docs + 1, np.int64),
-                "fwd_term": _array(b.fwd_term, b.fwd_ptr[n_docs], np.uint32),
             }
             mtime = np.empty(n_docs, dtype=np.int64)
             size = np.empty(n_docs, dtype=np.uint64)

@@ -45,3 +45,5 @@ cdef extern from "index_build.hpp" namespace "codelex" nogil:
         void encode(DocumentTokenizer& tokenizer, const char* data, size_t n, EncodedDocument& out) except +
 
     const char* validate_segment(const SegmentView& seg, size_t n_docs)
+    const char* derive_line_offsets(const SegmentView& seg, vector[int64_t]& term_line_ptr,
+                                    vector[uint32_t]& post_line_off) except +

@@ -40,7 +40,7 @@ cdef extern from "live_index.hpp" namespace "codelex" nogil:
     cdef cppclass LiveIndex:
         LiveIndex() except +
         const char* install(const BaseArrays& base, unique_ptr[BuiltSegment] owned, const SlotArrays& slots,
-                            size_t n_terms) except +
+                            size_t n_terms, bool trusted) except +
         uint32_t add_slot(const char* path, size_t n, int64_t mtime_ns, uint64_t size) except +
         void put(uint32_t slot, const EncodedDocument& doc, int64_t mtime_ns, uint64_t size) except +
         bool remove(uint32_t slot) except +
