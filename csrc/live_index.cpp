@@ -259,6 +259,10 @@ bool LiveIndex::remove(uint32_t slot) {
   return was;
 }
 
+bool LiveIndex::is_compact() const noexcept {
+  return delta_postings_ == 0 && dead_base_docs_ == 0 && doc_len_.size() == base_.n_docs;
+}
+
 bool LiveIndex::needs_merge(double ratio, uint64_t min_postings) const noexcept {
   // Hard limits first: the delta's 32-bit line offsets and the slot generations.
   if (delta_lines_.size() > (1ull << 31) || max_gen_ > (1u << 31)) return true;
@@ -280,7 +284,8 @@ const DeltaPosting* LiveIndex::find_delta(uint32_t term, uint32_t slot) const no
 std::unique_ptr<MergedIndex> LiveIndex::build_merged(size_t n_terms) const {
   auto m = std::make_unique<MergedIndex>();
   const size_t n_slots = doc_len_.size();
-  n_terms = std::max({n_terms, base_.seg.n_terms, df_.size()});
+  // (df_ grows geometrically: its size is not the vocabulary's.)
+  n_terms = std::max(n_terms, base_.seg.n_terms);
   std::vector<uint32_t> new_id(n_slots, std::numeric_limits<uint32_t>::max());
   for (size_t s = 0; s < n_slots; ++s) {
     if (!alive_[s]) continue;

@@ -122,6 +122,8 @@ class LiveIndex {
   uint64_t pending_postings() const noexcept { return delta_postings_ + dead_base_pairs_; }
   uint64_t base_postings() const noexcept { return base_.seg.term_ptr ? static_cast<uint64_t>(base_.seg.term_ptr[base_.seg.n_terms]) : 0; }
   bool needs_merge(double ratio, uint64_t min_postings) const noexcept;
+  // True when the base alone holds every document (nothing for a merge to do).
+  bool is_compact() const noexcept;
 
   // --- reads (take the read lock) ---
   uint64_t generation() const;

@@ -6,10 +6,11 @@ import pytest
 
 import codelex
 import codelex.index
+import codelex.store
 import codelex.tokenize
 
 
-@pytest.mark.parametrize("module", [codelex, codelex.tokenize, codelex.index], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [codelex, codelex.tokenize, codelex.index, codelex.store], ids=lambda m: m.__name__)
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0

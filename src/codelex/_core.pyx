@@ -605,7 +605,20 @@ cdef class LiveIndex:
 
     @property
     def pending_postings(self):
-        return self.c.pending_postings()
+        self._lock_writer()
+        try:
+            return self.c.pending_postings()
+        finally:
+            self.write_lock.unlock()
+
+    @property
+    def is_compact(self):
+        """True when a merge would change nothing."""
+        self._lock_writer()
+        try:
+            return self.c.is_compact()
+        finally:
+            self.write_lock.unlock()
 
     def alive(self, uint32_t slot):
         return self.c.alive(slot)
@@ -642,7 +655,7 @@ cdef class LiveIndex:
         cdef const BaseArrays* b
         self._lock_writer()
         try:
-            if self.c.pending_postings() or self.c.n_live() != self.c.n_slots():
+            if not self.c.is_compact():
                 raise RuntimeError("the index has pending changes: merge before exporting")
             b = &self.c.base()
             n_terms = b.seg.n_terms

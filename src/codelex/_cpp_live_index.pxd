@@ -49,6 +49,7 @@ cdef extern from "live_index.hpp" namespace "codelex" nogil:
         uint64_t pending_postings()
         uint64_t base_postings()
         bool needs_merge(double ratio, uint64_t min_postings)
+        bool is_compact()
         uint64_t generation() except +
         size_t n_slots() except +
         uint64_t n_live() except +

@@ -365,7 +365,7 @@ class WordIndex:
         """
         with self._write_lock:
             live = self._live
-            if live.pending_postings == 0 and live.n_live == live.n_slots:
+            if live.is_compact:
                 return False
             old_slots = live.merge()
             self._view = _View(self._view.table.compacted(old_slots), len(old_slots), live.generation)

@@ -29,7 +29,6 @@ removes the temporary file of a crashed writer.
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import json
 import logging
@@ -129,8 +128,9 @@ def _align(n: int) -> int:
 
 
 def _index_file(path: str | os.PathLike[str]) -> Path:
+    """The index directory's file, or path itself when it names a file."""
     p = Path(path)
-    return p if p.name == INDEX_FILE and not p.is_dir() else p / INDEX_FILE
+    return p if p.is_file() else p / INDEX_FILE
 
 
 # --- save ----------------------------------------------------------------------
@@ -276,7 +276,7 @@ def load_index(cls: type[WordIndex], path: str | os.PathLike[str], *, mmap: bool
             else:
                 f.seek(0)
                 buf = f.read()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         if Path(path).is_dir():
             raise IndexFormatError(f"{path}: not a codelex index (no {INDEX_FILE})") from None
         raise IndexFormatError(f"{path}: no such index") from None
@@ -441,7 +441,6 @@ def _assemble(cls: type[WordIndex], header: dict, arrays: dict[str, np.ndarray],
 # --- debounced saving ------------------------------------------------------------
 
 _DEFAULT_DEBOUNCE_MS = 1500
-_schedulers: weakref.WeakSet[PersistScheduler] = weakref.WeakSet()
 
 
 def _debounce_from_env() -> float:
@@ -452,9 +451,77 @@ def _debounce_from_env() -> float:
         value = float(raw)
     except ValueError:
         raise ValueError(f"CODELEX_PERSIST_DEBOUNCE_MS must be a number of milliseconds >= 0, not {raw!r}") from None
-    if not value >= 0:
+    if not value >= 0 or value == float("inf"):
         raise ValueError(f"CODELEX_PERSIST_DEBOUNCE_MS must be a number of milliseconds >= 0, not {raw!r}")
     return value
+
+
+class _SaveState:
+    """What the scheduler, its thread and its finalizer share (never the scheduler itself,
+    so that an abandoned scheduler can be collected, flushing on the way out)."""
+
+    __slots__ = ("index", "path", "cond", "save_lock", "deadline", "closed")
+
+    def __init__(self, index: WordIndex, path: Path) -> None:
+        self.index = index
+        self.path = path
+        self.cond = threading.Condition()
+        self.save_lock = threading.Lock()
+        self.deadline: float | None = None
+        self.closed = False
+
+    def flush(self) -> bool:
+        with self.save_lock:
+            with self.cond:
+                if self.deadline is None:
+                    return False
+                self.deadline = None
+            try:
+                save_index(self.index, self.path)
+            except BaseException:
+                with self.cond:  # still pending: a later flush retries
+                    if self.deadline is None:
+                        self.deadline = time.monotonic()
+                raise
+            return True
+
+    def stop(self) -> None:
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
+
+
+def _final_flush(state: _SaveState) -> None:
+    """Runs when a scheduler is collected or at interpreter exit (weakref.finalize)."""
+    state.stop()
+    try:
+        state.flush()
+    except Exception as exc:  # reported, never raised from a finalizer
+        print(f"codelex: saving the index to {state.path} failed: {exc}", file=sys.stderr)
+
+
+def _worker(ref: weakref.ref, state: _SaveState) -> None:
+    while True:
+        with state.cond:
+            while not state.closed and (state.deadline is None or state.deadline > time.monotonic()):
+                state.cond.wait(None if state.deadline is None else state.deadline - time.monotonic())
+            if state.closed:
+                return
+        scheduler = ref()
+        if scheduler is None:
+            return
+        try:
+            if state.flush():
+                scheduler.saves += 1
+                scheduler.last_error = None
+        except Exception as exc:  # a background save must not kill the thread
+            scheduler.last_error = exc
+            log.warning("codelex: saving the index to %s failed: %s", state.path, exc)
+            if scheduler.on_error is not None:
+                scheduler.on_error(exc)
+            with state.cond:  # retry after another quiet window, not in a tight loop
+                state.deadline = time.monotonic() + max(scheduler.debounce_ms / 1000.0, 0.05)
+        del scheduler
 
 
 class PersistScheduler:
@@ -462,7 +529,8 @@ class PersistScheduler:
 
     Call :meth:`schedule` after each update; the index is saved once no
     call has come for ``debounce_ms``.  :meth:`flush` saves at once if a
-    save is pending; pending saves are also flushed at interpreter exit.
+    save is pending.  A pending save is also written when the scheduler is
+    closed, garbage-collected, or at interpreter exit.
 
     Parameters
     ----------
@@ -474,7 +542,8 @@ class PersistScheduler:
         0 saves immediately, in the calling thread.
     on_error : callable, optional
         Called with the exception when a background save fails (the
-        exception is also kept in :attr:`last_error` and logged).
+        exception is also kept in :attr:`last_error` and logged); the save
+        stays pending and is retried after another quiet window.
 
     Examples
     --------
@@ -485,6 +554,7 @@ class PersistScheduler:
     ...     saver.schedule()
     ...     saver.flush()
     ...     sorted(WordIndex.load(d).files)
+    True
     ['a.py', 'b.py']
     """
 
@@ -494,7 +564,7 @@ class PersistScheduler:
             raise TypeError(f"index must be a WordIndex, not {type(index).__name__}")
         if debounce_ms is None:
             debounce_ms = _debounce_from_env()
-        if isinstance(debounce_ms, bool) or not isinstance(debounce_ms, (int, float)) or not debounce_ms >= 0:
+        if isinstance(debounce_ms, bool) or not isinstance(debounce_ms, (int, float)) or not 0 <= debounce_ms < float("inf"):
             raise ValueError(f"debounce_ms must be a number >= 0, not {debounce_ms!r}")
         self.index = index
         self.path = Path(path)
@@ -502,64 +572,55 @@ class PersistScheduler:
         self.on_error = on_error
         self.last_error: BaseException | None = None
         self.saves = 0
-        self._cond = threading.Condition()
-        self._save_lock = threading.Lock()
-        self._deadline: float | None = None
-        self._closed = False
+        self._state = _SaveState(index, self.path)
         self._thread: threading.Thread | None = None
-        _schedulers.add(self)
+        self._finalizer = weakref.finalize(self, _final_flush, self._state)
 
     @property
     def pending(self) -> bool:
         """Whether a save is scheduled and not yet written."""
-        return self._deadline is not None
+        return self._state.deadline is not None
 
     def schedule(self) -> None:
         """Note that the index changed; save after the quiet window."""
-        if self._closed:
+        state = self._state
+        if state.closed:
             raise RuntimeError("the scheduler is closed")
+        with state.cond:
+            state.deadline = time.monotonic() + self.debounce_ms / 1000.0
+            if self.debounce_ms > 0:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=_worker, args=(weakref.ref(self), state),
+                                                    name="codelex-persist", daemon=True)
+                    self._thread.start()
+                state.cond.notify_all()
         if self.debounce_ms == 0:
-            with self._cond:
-                self._deadline = time.monotonic()
             self.flush()
-            return
-        with self._cond:
-            self._deadline = time.monotonic() + self.debounce_ms / 1000.0
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="codelex-persist", daemon=True)
-                self._thread.start()
-            self._cond.notify()
 
     def flush(self) -> bool:
         """Save now if a save is pending; returns whether one was written.
 
-        Raises whatever the save raises (``OSError``...).
+        Raises whatever the save raises (``OSError``...); the save then stays pending.
         """
-        with self._save_lock:
-            with self._cond:
-                if self._deadline is None:
-                    return False
-                self._deadline = None
-            try:
-                save_index(self.index, self.path)
-            except BaseException:
-                with self._cond:  # keep it pending so that a later flush retries
-                    if self._deadline is None:
-                        self._deadline = time.monotonic() + self.debounce_ms / 1000.0
-                raise
+        written = self._state.flush()
+        if written:
             self.saves += 1
             self.last_error = None
-            return True
+        return written
+
+    def cancel(self) -> None:
+        """Drop a pending save."""
+        with self._state.cond:
+            self._state.deadline = None
 
     def close(self) -> None:
         """Flush a pending save and stop the background thread."""
         try:
-            if not self._closed:
+            if not self._state.closed:
                 self.flush()
         finally:
-            with self._cond:
-                self._closed = True
-                self._cond.notify()
+            self._state.stop()
+            self._finalizer.detach()
             thread = self._thread
             if thread is not None and thread is not threading.current_thread():
                 thread.join()
@@ -569,30 +630,3 @@ class PersistScheduler:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._closed and (self._deadline is None or self._deadline > time.monotonic()):
-                    timeout = None if self._deadline is None else self._deadline - time.monotonic()
-                    self._cond.wait(timeout)
-                if self._closed:
-                    return
-            try:
-                self.flush()
-            except Exception as exc:  # a background save must not kill the thread
-                self.last_error = exc
-                log.warning("codelex: saving the index to %s failed: %s", self.path, exc)
-                if self.on_error is not None:
-                    self.on_error(exc)
-                with self._cond:  # retry after another quiet window, not in a tight loop
-                    self._cond.wait(max(self.debounce_ms / 1000.0, 0.05))
-
-
-@atexit.register
-def _flush_at_exit() -> None:
-    for scheduler in list(_schedulers):
-        try:
-            scheduler.flush()
-        except Exception as exc:  # pragma: no cover - reported, never raised at exit
-            print(f"codelex: saving the index to {scheduler.path} at exit failed: {exc}", file=sys.stderr)
