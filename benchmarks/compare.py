@@ -5,6 +5,7 @@ Usage::
     python benchmarks/compare.py tokenizer   # native vs reference tokenizer MB/s
     python benchmarks/compare.py index       # build / size / latency vs bm25s, tantivy, rank_bm25
     python benchmarks/compare.py relevance   # MRR@10 and R@10 on ../shared/eval
+    python benchmarks/compare.py incremental # per-edit updates, merges, save/load vs the original
 """
 
 from __future__ import annotations
@@ -148,6 +149,112 @@ def index_table(repeat: int = 3, engines: bool = True) -> str:
     return "\n".join(lines)
 
 
+# The original implementation on the same corpus (../shared/reference/performance-notes.md, section 6).
+ORIGINAL_UPDATE_MS = 130.0  # median of 123-146 ms
+ORIGINAL_SNAPSHOT_MB = 37.5
+ORIGINAL_LOAD_S = 0.49  # deserialize 0.42-0.56 s
+
+
+def small_edit(content: bytes, i: int) -> bytes:
+    """Insert one new line in the middle of a file (a typical single edit)."""
+    lines = content.split(b"\n")
+    mid = len(lines) // 2
+    return b"\n".join(lines[:mid] + [b"edited_value_%d = compute_edit(%d)" % (i, i)] + lines[mid:])
+
+
+def incremental_table(seed: int = 0, n_edits: int = 100, n_pending: int = 500) -> str:
+    """Per-edit update/removal latency, merges, save/load, search with a pending delta."""
+    import random
+    import tempfile
+
+    import codelex
+    from queries import query_list
+
+    docs = stdlib_corpus()
+    source = sum(len(d) for _, d in docs)
+    rng = random.Random(seed)
+    index = codelex.WordIndex.build(docs)
+    content = dict(docs)
+    paths = [p for p in index.files]
+
+    def timed(fn) -> float:
+        t = time.perf_counter_ns()
+        fn()
+        return (time.perf_counter_ns() - t) / 1e6
+
+    # First edit after a build pays nothing extra (the builder's forward index is kept).
+    edit_ms = []
+    for i, path in enumerate(rng.sample(paths, n_edits)):
+        new = small_edit(content[path], i)
+        edit_ms.append(timed(lambda: index.update(path, new)))
+        content[path] = new
+    removed = rng.sample(paths, n_edits)
+    remove_ms = [timed(lambda: index.remove(p)) for p in removed]
+    for p in removed:
+        index.update(p, content[p])
+    merge_small_ms = timed(index.merge)
+
+    # Search with a large pending delta, then merged.
+    queries = query_list(docs)
+    index.merge_ratio = None
+    for i, path in enumerate(rng.sample(paths, n_pending)):
+        content[path] = small_edit(content[path], 10_000 + i)
+        index.update(path, content[path])
+    pending = index.stats()["pending_postings"]
+    lat_pending = _latencies(lambda q: index.search(q, limit=10), queries)
+    merge_big_ms = timed(index.merge)
+    lat_merged = _latencies(lambda q: index.search(q, limit=10), queries)
+
+    with tempfile.TemporaryDirectory() as d:
+        save_ms = min(timed(lambda: index.save(d)) for _ in range(3))
+        disk = sum(f.stat().st_size for f in Path(d).iterdir())
+        loads = {}
+        for mmap in (True, False):
+            for verify in (True, False):
+                times = []
+                for _ in range(5):
+                    t = time.perf_counter_ns()
+                    loaded = codelex.WordIndex.load(d, mmap=mmap, verify=verify)
+                    times.append((time.perf_counter_ns() - t) / 1e6)
+                loads[mmap, verify] = sorted(times)[2]
+        loaded = codelex.WordIndex.load(d)
+        first_query_ms = timed(lambda: loaded.search("parse config", limit=10))
+        assert loaded.search("http request") == index.search("http request")
+        first_update_ms = timed(lambda: loaded.update(paths[0], small_edit(content[paths[0]], -1)))
+
+    p50, p95 = _pct(edit_ms, 50), _pct(edit_ms, 95)
+    rows = [
+        f"Corpus: {len(docs)} files, {source / 1e6:.1f} MB; {len(index)} indexed (the 512 KiB cap leaves "
+        f"{len(docs) - len(index)} out). Edits insert one line in the middle of a random file.",
+        "",
+        "| measure | codelex | original | original / codelex |",
+        "|---|--:|--:|--:|",
+        f"| update, {n_edits} random files: median | {p50:.3f} ms | {ORIGINAL_UPDATE_MS:.0f} ms | "
+        f"{ORIGINAL_UPDATE_MS / p50:,.0f}x |",
+        f"| update: p95 / max | {p95:.3f} / {max(edit_ms):.2f} ms | | |",
+        f"| removal, {n_edits} random files: median / p95 | {_pct(remove_ms, 50):.3f} / {_pct(remove_ms, 95):.3f} ms | | |",
+        f"| merge after {n_edits} edits + {n_edits} removals/re-adds | {merge_small_ms:.1f} ms | | |",
+        f"| merge of a {n_pending}-file delta ({pending:,} pending postings) | {merge_big_ms:.1f} ms | | |",
+        f"| save (merged; write + fsync + rename) | {save_ms:.1f} ms | | |",
+        f"| on-disk size | {disk / 1e6:.2f} MB = {disk / source:.1%} of source | {ORIGINAL_SNAPSHOT_MB} MB JSON | "
+        f"{ORIGINAL_SNAPSHOT_MB * 1e6 / disk:.1f}x |",
+        f"| load, mmap + checksums (default) | {loads[True, True]:.2f} ms | {ORIGINAL_LOAD_S * 1e3:.0f} ms | "
+        f"{ORIGINAL_LOAD_S * 1e3 / loads[True, True]:.0f}x |",
+        f"| load, mmap, no checksums | {loads[True, False]:.2f} ms | | |",
+        f"| load, read + checksums / read, no checksums | {loads[False, True]:.2f} / {loads[False, False]:.2f} ms | | |",
+        f"| first query after load | {first_query_ms:.3f} ms | | |",
+        f"| first update after load (derives the forward index) | {first_update_ms:.2f} ms | | |",
+        "",
+        f"Search with a {n_pending}-file delta pending vs merged ({len(queries)} queries, top 10): "
+        f"p50 {_pct(lat_pending, 50) * 1e6:.1f} vs {_pct(lat_merged, 50) * 1e6:.1f} µs "
+        f"(ratio {_pct(lat_pending, 50) / _pct(lat_merged, 50):.2f}), "
+        f"p95 {_pct(lat_pending, 95) * 1e6:.1f} vs {_pct(lat_merged, 95) * 1e6:.1f} µs "
+        f"(ratio {_pct(lat_pending, 95) / _pct(lat_merged, 95):.2f}), "
+        f"mean ratio {sum(lat_pending) / sum(lat_merged):.2f}.",
+    ]
+    return "\n".join(rows)
+
+
 def relevance_table(with_bm25s: bool = True) -> str:
     """MRR@10 / R@10 on ../shared/eval, next to the original's published figures."""
     import relevance as rel
@@ -196,7 +303,7 @@ def bm25s_defaults_mrr(docs, queries) -> float:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("table", choices=["tokenizer", "index", "relevance"])
+    parser.add_argument("table", choices=["tokenizer", "index", "relevance", "incremental"])
     parser.add_argument("--no-engines", action="store_true", help="codelex only (index table)")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
@@ -204,6 +311,8 @@ def main(argv=None) -> int:
         print(tokenizer_table(args.repeat))
     elif args.table == "index":
         print(index_table(engines=not args.no_engines))
+    elif args.table == "incremental":
+        print(incremental_table())
     else:
         print(relevance_table())
     return 0
