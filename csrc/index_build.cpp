@@ -7,24 +7,12 @@
 namespace codelex {
 
 void SegmentBuilder::on_token(uint32_t line, uint32_t term) {
-  if (term >= line_stamp_.size()) {
-    const size_t n = std::max<size_t>(vocab_.size(), term + 1);
-    line_stamp_.resize(n, 0);
-    doc_stamp_.resize(n, 0);
-  }
   ++cur_len_;
-  if (line != cur_line_) {
-    cur_line_ = line;
-    if (++line_serial_ == 0) {  // wrapped: forget every stamp
-      std::fill(line_stamp_.begin(), line_stamp_.end(), 0);
-      line_serial_ = 1;
-    }
-  }
-  if (line_stamp_[term] == line_serial_) return;
-  line_stamp_[term] = line_serial_;
+  if (!lines_.first_on_line(line, term)) return;
   trip_term_.push_back(term);
   trip_doc_.push_back(cur_doc_);
   trip_line_.push_back(line);
+  if (term >= doc_stamp_.size()) doc_stamp_.resize(std::max<size_t>(vocab_.size(), term + 1), 0);
   if (doc_stamp_[term] != doc_serial_) {
     doc_stamp_[term] = doc_serial_;
     fwd_term_.push_back(term);
@@ -42,7 +30,7 @@ void SegmentBuilder::begin_document() {
   if (doc_len_.size() >= std::numeric_limits<uint32_t>::max()) throw std::length_error("too many documents");
   cur_doc_ = static_cast<uint32_t>(doc_len_.size());
   cur_len_ = 0;
-  cur_line_ = 0;
+  lines_.reset();
   if (++doc_serial_ == 0) {  // wrapped: forget every stamp
     std::fill(doc_stamp_.begin(), doc_stamp_.end(), 0);
     doc_serial_ = 1;
@@ -127,25 +115,11 @@ void DocumentEncoder::encode(DocumentTokenizer& tokenizer, const char* data, siz
   out.line_off.clear();
   out.lines.clear();
   uint64_t length = 0;
-  uint32_t cur_line = 0;
+  lines_.reset();
   tokenizer.tokenize(data, n, [&](uint32_t line, uint32_t term) {
     ++length;
-    if (term >= line_stamp_.size()) line_stamp_.resize(std::max<size_t>(term + 1, line_stamp_.size() * 2), 0);
-    if (line != cur_line) {
-      cur_line = line;
-      if (++serial_ == 0) {  // wrapped: forget every stamp
-        std::fill(line_stamp_.begin(), line_stamp_.end(), 0);
-        serial_ = 1;
-      }
-    }
-    if (line_stamp_[term] == serial_) return;
-    line_stamp_[term] = serial_;
-    pairs_.push_back((static_cast<uint64_t>(term) << 32) | line);
+    if (lines_.first_on_line(line, term)) pairs_.push_back((static_cast<uint64_t>(term) << 32) | line);
   });
-  if (++serial_ == 0) {  // the next document must not see this one's stamps
-    std::fill(line_stamp_.begin(), line_stamp_.end(), 0);
-    serial_ = 1;
-  }
   if (length > std::numeric_limits<uint32_t>::max()) throw std::length_error("document has too many tokens");
   out.length = length;
   std::sort(pairs_.begin(), pairs_.end());

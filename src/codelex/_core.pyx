@@ -370,6 +370,13 @@ cdef class LiveIndex:
         with nogil:
             self.write_lock.lock()
 
+    cdef size_t _vocab_size(self) noexcept nogil:
+        cdef size_t n
+        self.vocab.lock.lock()
+        n = self.vocab.c.size()
+        self.vocab.lock.unlock()
+        return n
+
     def build(self, contents, path_blob, path_off, mtime_ns):
         """Tokenize ``contents`` into a fresh base; per-document sizes are their UTF-8 lengths."""
         cdef const uint8_t[::1] pb = np.frombuffer(path_blob, dtype=np.uint8)
@@ -500,9 +507,7 @@ cdef class LiveIndex:
         self._lock_writer()
         try:
             with nogil:
-                self.vocab.lock.lock()
-                n_terms = self.vocab.c.size()
-                self.vocab.lock.unlock()
+                n_terms = self._vocab_size()
                 err = self.c.install(base, move(derived), slots, n_terms, False)
             if err == NULL:
                 self.base_refs = (arrays, path_blob, path_off, mtime_ns, size)
@@ -575,9 +580,7 @@ cdef class LiveIndex:
         self._lock_writer()
         try:
             with nogil:
-                self.vocab.lock.lock()
-                n_terms = self.vocab.c.size()
-                self.vocab.lock.unlock()
+                n_terms = self._vocab_size()
                 merged = self.c.build_merged(n_terms)
             old = _array(deref(merged).old_slot.data(), deref(merged).old_slot.size(), np.uint32)
             with nogil:
@@ -603,20 +606,11 @@ cdef class LiveIndex:
     def n_live(self):
         return self.c.n_live()
 
-    @property
-    def pending_postings(self):
+    def merge_state(self):
+        """``(pending_postings, is_compact)``: what a merge would fold in, and whether it would change anything."""
         self._lock_writer()
         try:
-            return self.c.pending_postings()
-        finally:
-            self.write_lock.unlock()
-
-    @property
-    def is_compact(self):
-        """True when a merge would change nothing."""
-        self._lock_writer()
-        try:
-            return self.c.is_compact()
+            return self.c.pending_postings(), self.c.is_compact()
         finally:
             self.write_lock.unlock()
 

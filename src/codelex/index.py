@@ -365,7 +365,7 @@ class WordIndex:
         """
         with self._write_lock:
             live = self._live
-            if live.is_compact:
+            if live.merge_state()[1]:
                 return False
             old_slots = live.merge()
             self._view = _View(self._view.table.compacted(old_slots), len(old_slots), live.generation)
@@ -469,7 +469,7 @@ class WordIndex:
             "postings": c["line_postings"],
             "term_doc_pairs": c["pairs"],
             "total_tokens": c["total_tokens"],
-            "pending_postings": int(self._live.pending_postings),
+            "pending_postings": int(self._live.merge_state()[0]),
             "index_bytes": c["base_bytes"] + c["delta_bytes"] + c["table_bytes"],
             "vocabulary_bytes": int(self._vocab.memory_bytes()),
         }
