@@ -95,7 +95,7 @@ def index_table(repeat: int = 3, engines: bool = True) -> str:
     build_times = []
     for _ in range(repeat):
         t = time.perf_counter()
-        index = codelex.WordIndex.build(docs)
+        index = codelex.WordIndex.build(docs, max_bytes=None)
         build_times.append(time.perf_counter() - t)
     build_s = sorted(build_times)[len(build_times) // 2]
     stats = index.stats()
@@ -149,6 +149,9 @@ def index_table(repeat: int = 3, engines: bool = True) -> str:
     return "\n".join(lines)
 
 
+# The stdlib corpus is all 1,790 files (as the original was measured), so the
+# benchmarks lift the 512 KiB per-file cap that the project walk applies.
+
 # The original implementation on the same corpus (../shared/reference/performance-notes.md, section 6).
 ORIGINAL_UPDATE_MS = 130.0  # median of 123-146 ms
 ORIGINAL_SNAPSHOT_MB = 37.5
@@ -173,7 +176,7 @@ def incremental_table(seed: int = 0, n_edits: int = 100, n_pending: int = 500) -
     docs = stdlib_corpus()
     source = sum(len(d) for _, d in docs)
     rng = random.Random(seed)
-    index = codelex.WordIndex.build(docs)
+    index = codelex.WordIndex.build(docs, max_bytes=None)
     content = dict(docs)
     paths = [p for p in index.files]
 
@@ -224,8 +227,8 @@ def incremental_table(seed: int = 0, n_edits: int = 100, n_pending: int = 500) -
 
     p50, p95 = _pct(edit_ms, 50), _pct(edit_ms, 95)
     rows = [
-        f"Corpus: {len(docs)} files, {source / 1e6:.1f} MB; {len(index)} indexed (the 512 KiB cap leaves "
-        f"{len(docs) - len(index)} out). Edits insert one line in the middle of a random file.",
+        f"Corpus: {len(docs)} files, {source / 1e6:.1f} MB, all indexed. Edits insert one line in the middle of "
+        f"a random file.",
         "",
         "| measure | codelex | original | original / codelex |",
         "|---|--:|--:|--:|",

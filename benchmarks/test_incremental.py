@@ -15,7 +15,7 @@ from compare import small_edit
 
 @pytest.fixture
 def live_index(stdlib_docs):
-    index = codelex.WordIndex.build(stdlib_docs)
+    index = codelex.WordIndex.build(stdlib_docs, max_bytes=None)
     index.merge_ratio = None  # measure updates alone; merges are measured below
     return index
 

@@ -135,7 +135,11 @@ class _DocTable:
         paths = self.paths
         table = _DocTable([paths[i] for i in keep], self._flags[keep], self._kind[keep])
         n = len(keep)
-        for key, mask in list(self.masks.items()):
+        try:
+            cached = list(self.masks.items())
+        except RuntimeError:  # resized by a concurrent search: start the new table cold
+            cached = []
+        for key, mask in cached:
             if len(mask) >= (int(keep[-1]) + 1 if n else 0):
                 table.masks[key] = mask[keep]
         return table

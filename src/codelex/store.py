@@ -29,6 +29,7 @@ removes the temporary file of a crashed writer.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -252,9 +253,15 @@ def _remove_stale_temporaries(directory: Path) -> None:
 def _fsync_directory(directory: Path) -> None:
     if os.name == "nt":  # directories cannot be opened for fsync on Windows
         return
-    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
     try:
         os.fsync(fd)
+    except OSError as exc:  # some file systems cannot fsync a directory; the rename still stands
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF, errno.EACCES):
+            raise
     finally:
         os.close(fd)
 
