@@ -19,7 +19,7 @@ def test_search_a_directory(tmp_path):
     ranked = [ln for ln in result.stdout.splitlines() if ln.lstrip()[:2] in ("1.", "2.")]
     first = ranked[0]
     assert "src/auth.py:1" in first and "authenticate_user" in first
-    assert "2 files indexed" in result.stderr
+    assert "2 files; open" in result.stderr and (tmp_path / ".codelex" / "index.clx").is_file()
 
 
 def test_exit_codes(tmp_path):

@@ -16,13 +16,23 @@ from codelex.tokenize import STOPWORDS, Vocabulary, split_identifier, tokenize_d
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
-    # Persistence pulls in xxhash and filelock: loaded on first use only.
-    if name == "PersistScheduler":
-        from codelex.store import PersistScheduler
+_LAZY = {
+    # Persistence pulls in xxhash and filelock, the project its walk: loaded on first use only.
+    "PersistScheduler": "codelex.store",
+    "Project": "codelex.project",
+    "SearchResult": "codelex.project",
+    "Coverage": "codelex.project",
+    "RefreshReport": "codelex.project",
+}
 
-        return PersistScheduler
-    raise AttributeError(f"module 'codelex' has no attribute {name!r}")
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'codelex' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 
 __all__ = [
@@ -30,6 +40,10 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "FileInfo",
     "PersistScheduler",
+    "Project",
+    "SearchResult",
+    "Coverage",
+    "RefreshReport",
     "KINDS",
     "NON_CODE_KINDS",
     "Filter",

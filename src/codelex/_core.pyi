@@ -44,13 +44,7 @@ class LiveIndex:
     n_slots: int
     n_live: int
     def __init__(self, vocab: Vocabulary) -> None: ...
-    def build(
-        self,
-        contents: Iterable[str | bytes],
-        path_blob: bytes,
-        path_off: npt.NDArray[np.uint64],
-        mtime_ns: npt.NDArray[np.int64],
-    ) -> None: ...
+    def build(self, items: Iterable[tuple[str, str | bytes, int]]) -> list[str]: ...
     def install(
         self,
         arrays: dict[str, np.ndarray],

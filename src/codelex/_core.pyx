@@ -377,46 +377,45 @@ cdef class LiveIndex:
         self.vocab.lock.unlock()
         return n
 
-    def build(self, contents, path_blob, path_off, mtime_ns):
-        """Tokenize ``contents`` into a fresh base; per-document sizes are their UTF-8 lengths."""
-        cdef const uint8_t[::1] pb = np.frombuffer(path_blob, dtype=np.uint8)
-        cdef const uint64_t[::1] po = _checked(path_off, np.uint64, "path_off")
-        cdef const int64_t[::1] mt = _checked(mtime_ns, np.int64, "mtime_ns")
-        cdef size_t n_docs = mt.shape[0]
-        if <size_t>po.shape[0] != n_docs + 1:
-            raise ValueError("path offsets and mtimes disagree in length")
-        sizes = np.zeros(n_docs, dtype=np.uint64)
-        cdef uint64_t[::1] sz = sizes
+    def build(self, items):
+        """Tokenize ``(path, content, mtime_ns)`` items (distinct paths) into a fresh base.
+
+        Streams: each content is tokenized (GIL released) as it arrives and
+        not kept; sizes are the contents' UTF-8 lengths.
+        """
         cdef unique_ptr[BuiltSegment] seg
         cdef SegmentBuilder* builder
         cdef list keep
         cdef Py_ssize_t n
         cdef const char* data
-        cdef size_t i = 0
         cdef SlotArrays slots
         cdef BaseArrays base
         cdef const char* err
         cdef size_t n_terms
+        cdef list paths = []
+        cdef list mtimes = []
+        cdef list sizes = []
+        cdef const uint8_t[::1] pbv
+        cdef const uint64_t[::1] pov
         self._lock_writer()
         try:
             seg.reset(new BuiltSegment())
             builder = new SegmentBuilder(self.vocab.c)
             try:
-                for content in contents:
-                    if i >= n_docs:
-                        raise ValueError("more contents than paths")
+                for path, content, mtime in items:
+                    if not isinstance(path, str):
+                        raise TypeError(f"path must be str, not {type(path).__name__}")
                     keep = []
                     data = _utf8(content, &n, keep, "content")
-                    sz[i] = n
-                    i += 1
+                    paths.append(path)
+                    mtimes.append(mtime)
+                    sizes.append(n)
                     with nogil:
                         self.vocab.lock.lock()
                         try:
                             builder.add_document(data, n)
                         finally:
                             self.vocab.lock.unlock()
-                if i != n_docs:
-                    raise ValueError("fewer contents than paths")
                 with nogil:
                     self.vocab.lock.lock()
                     try:
@@ -426,11 +425,16 @@ cdef class LiveIndex:
                         self.vocab.lock.unlock()
             finally:
                 del builder
-            slots.path_blob = <const char*>&pb[0] if pb.shape[0] else NULL
-            slots.path_bytes = pb.shape[0]
-            slots.path_off = &po[0]
-            slots.mtime_ns = _i64(mt)
-            slots.size = _u64(sz)
+            blob, offsets = encode_paths(paths)
+            mtime_arr = np.array(mtimes, dtype=np.int64)
+            size_arr = np.array(sizes, dtype=np.uint64)
+            pbv = np.frombuffer(blob, dtype=np.uint8)
+            pov = offsets
+            slots.path_blob = <const char*>&pbv[0] if pbv.shape[0] else NULL
+            slots.path_bytes = pbv.shape[0]
+            slots.path_off = &pov[0]
+            slots.mtime_ns = _i64(mtime_arr)
+            slots.size = _u64(size_arr)
             base = base_arrays_of(deref(seg))  # before seg is moved from
             with nogil:
                 err = self.c.install(base, move(seg), slots, n_terms, True)
@@ -439,6 +443,7 @@ cdef class LiveIndex:
                 raise ValueError(err.decode("ascii"))
         finally:
             self.write_lock.unlock()
+        return paths
 
     def install(self, dict arrays not None, path_blob, path_off, mtime_ns, size):
         """Install a persisted segment (for example memory-mapped arrays), borrowing them.

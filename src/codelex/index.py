@@ -238,6 +238,8 @@ class WordIndex:
         self._live = _core.LiveIndex(self._vocab)
         self._write_lock = threading.RLock()
         self._view = _View(_DocTable([]), 0, self._live.generation)
+        #: Free-form JSON-compatible data saved with the index (see :meth:`save`).
+        self.metadata: dict = {}
 
     # --- construction ---------------------------------------------------------
 
@@ -254,9 +256,10 @@ class WordIndex:
         ----------
         docs : iterable of tuples
             Paths are stored as given (``/``-separated, project-relative when
-            they come from a project); a repeated path keeps its last content.
-            Bytes are decoded as UTF-8, ill-formed sequences acting as
-            separators.  ``mtime_ns`` (default −1, unknown) is recorded for
+            they come from a project); a repeated path keeps its first
+            position and its last content.  Bytes are decoded as UTF-8,
+            ill-formed sequences acting as separators.  Contents are
+            tokenized as they arrive and not kept, so a generator streams.  ``mtime_ns`` (default −1, unknown) is recorded for
             staleness checks (see :meth:`file_info`).
         max_bytes : int or None, default 512 KiB
             Larger documents are left out.
@@ -274,22 +277,34 @@ class WordIndex:
             If a path contains a NUL character.
         """
         self = cls(max_bytes=max_bytes)
-        latest: dict[str, tuple[str | bytes, int]] = {}
-        for item in docs:
-            if not isinstance(item, tuple) or len(item) not in (2, 3):
-                raise TypeError("docs must be (path, content) or (path, content, mtime_ns) tuples")
-            path = _check_path(item[0])
-            content = _check_content(item[1])
-            mtime = _check_mtime(item[2]) if len(item) == 3 else -1
-            if self.max_bytes is not None and _core.utf8_length(content) > self.max_bytes:
-                latest.pop(path, None)
-                continue
-            latest[path] = (content, mtime)
-        paths = list(latest)
-        blob, offsets = _core.encode_paths(paths)
-        mtimes = np.fromiter((m for _, m in latest.values()), dtype=np.int64, count=len(paths))
-        self._live.build((c for c, _ in latest.values()), blob, offsets, mtimes)
+        cap = self.max_bytes
+        seen: set[str] = set()
+        later: list[tuple[str, str | bytes, int]] = []  # repeated paths: applied as updates
+
+        def first_occurrences():
+            for item in docs:
+                if not isinstance(item, tuple) or len(item) not in (2, 3):
+                    raise TypeError("docs must be (path, content) or (path, content, mtime_ns) tuples")
+                path = _check_path(item[0])
+                content = _check_content(item[1])
+                mtime = _check_mtime(item[2]) if len(item) == 3 else -1
+                if path in seen:
+                    later.append((path, content, mtime))
+                    continue
+                if cap is not None and _core.utf8_length(content) > cap:
+                    later.append((path, content, mtime))  # removes an earlier occurrence, if any
+                    continue
+                seen.add(path)
+                yield path, content, mtime
+
+        paths = self._live.build(first_occurrences())
         self._view = _View(_DocTable(paths), len(paths), self._live.generation)
+        if later:
+            merge_ratio, self.merge_ratio = self.merge_ratio, None
+            for path, content, mtime in later:
+                self.update(path, content, mtime_ns=mtime)
+            self.merge_ratio = merge_ratio
+            self.merge()
         return self
 
     # --- incremental maintenance ----------------------------------------------
@@ -385,7 +400,8 @@ class WordIndex:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the index atomically to the directory ``path`` (created if needed).
 
-        Merges pending changes first.  See :func:`codelex.store.save_index`.
+        Merges pending changes first; :attr:`metadata` (JSON-compatible) is
+        saved with it.  See :mod:`codelex.store` for the format.
         """
         from codelex.store import save_index
 

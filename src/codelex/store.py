@@ -162,6 +162,7 @@ def save_index(index: WordIndex, path: str | os.PathLike[str]) -> Path:
         flags = view.table.flags(view.n).copy()
         kind = view.table.kind(view.n).copy()
         max_bytes = index.max_bytes
+        metadata = dict(index.metadata)
     path_blob, path_offsets = _core.encode_paths(paths)
     term_ptr = arrays.pop("term_ptr")
     df = np.diff(term_ptr)
@@ -188,6 +189,7 @@ def save_index(index: WordIndex, path: str | os.PathLike[str]) -> Path:
         "files": len(paths),
         "terms": len(vocab_offsets) - 1,
         "created_unix": time.time(),
+        "metadata": metadata,
     }
     target = directory / INDEX_FILE
     with FileLock(str(directory / LOCK_FILE)):
@@ -442,6 +444,10 @@ def _assemble(cls: type[WordIndex], header: dict, arrays: dict[str, np.ndarray],
     except ValueError as exc:
         raise IndexFormatError(f"corrupt index: {exc}") from None
     index._view = _View(table, n, index._live.generation)
+    metadata = header.get("metadata", {})
+    index.metadata = dict(metadata) if isinstance(metadata, dict) else {}
+    created = header.get("created_unix")
+    index.metadata["saved_at"] = created if isinstance(created, (int, float)) else None
     return index
 
 
