@@ -1,6 +1,7 @@
 #include "index_build.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -12,18 +13,11 @@ void SegmentBuilder::on_token(uint32_t line, uint32_t term) {
   trip_term_.push_back(term);
   trip_doc_.push_back(cur_doc_);
   trip_line_.push_back(line);
-  if (term >= doc_stamp_.size()) doc_stamp_.resize(std::max<size_t>(vocab_.size(), term + 1), 0);
-  if (doc_stamp_[term] != doc_serial_) {
-    doc_stamp_[term] = doc_serial_;
-    fwd_term_.push_back(term);
-  }
 }
 
 void SegmentBuilder::end_document() {
   if (cur_len_ > std::numeric_limits<uint32_t>::max()) throw std::length_error("document has too many tokens");
   doc_len_.push_back(static_cast<uint32_t>(cur_len_));
-  std::sort(fwd_term_.begin() + fwd_ptr_.back(), fwd_term_.end());
-  fwd_ptr_.push_back(static_cast<int64_t>(fwd_term_.size()));
 }
 
 void SegmentBuilder::begin_document() {
@@ -31,10 +25,6 @@ void SegmentBuilder::begin_document() {
   cur_doc_ = static_cast<uint32_t>(doc_len_.size());
   cur_len_ = 0;
   lines_.reset();
-  if (++doc_serial_ == 0) {  // wrapped: forget every stamp
-    std::fill(doc_stamp_.begin(), doc_stamp_.end(), 0);
-    doc_serial_ = 1;
-  }
 }
 
 uint32_t SegmentBuilder::add_document(const char* data, size_t n) {
@@ -44,26 +34,38 @@ uint32_t SegmentBuilder::add_document(const char* data, size_t n) {
   return cur_doc_;
 }
 
-void SegmentBuilder::finish(BuiltSegment& out) {
-  const size_t n_terms = vocab_.size();
+void SegmentBuilder::finish(ChunkSegment& out) {
   const size_t n_trip = trip_term_.size();
+  // The chunk's distinct terms, ascending, and a dense index for each.
+  out.terms.clear();
+  for (uint32_t t : trip_term_) {
+    if (t >= term_slot_.size()) term_slot_.resize(std::max<size_t>(t + 1, term_slot_.size() * 2), 0);
+    if (!term_slot_[t]) {
+      term_slot_[t] = 1;
+      out.terms.push_back(t);
+    }
+  }
+  std::sort(out.terms.begin(), out.terms.end());
+  const size_t n_terms = out.terms.size();
+  for (size_t i = 0; i < n_terms; ++i) term_slot_[out.terms[i]] = static_cast<uint32_t>(i + 1);
   // Counting sort of the triples by term; stable, so each term's triples stay
   // in (doc, line) order.
   std::vector<int64_t> start(n_terms + 1, 0);
-  for (uint32_t t : trip_term_) ++start[t + 1];
-  for (size_t t = 0; t < n_terms; ++t) start[t + 1] += start[t];
+  for (uint32_t t : trip_term_) ++start[term_slot_[t]];
+  for (size_t i = 0; i < n_terms; ++i) start[i + 1] += start[i];
   std::vector<uint32_t> sdoc(n_trip), sline(n_trip);
   {
     std::vector<int64_t> fill(start.begin(), start.end() - 1);
     for (size_t i = 0; i < n_trip; ++i) {
-      const int64_t k = fill[trip_term_[i]]++;
+      const int64_t k = fill[term_slot_[trip_term_[i]] - 1]++;
       sdoc[k] = trip_doc_[i];
       sline[k] = trip_line_[i];
     }
   }
-  std::vector<uint32_t>().swap(trip_term_);
-  std::vector<uint32_t>().swap(trip_doc_);
-  std::vector<uint32_t>().swap(trip_line_);
+  for (uint32_t t : out.terms) term_slot_[t] = 0;
+  trip_term_.clear();  // capacity kept for the next chunk
+  trip_doc_.clear();
+  trip_line_.clear();
 
   out.term_ptr.assign(n_terms + 1, 0);
   out.term_line_ptr.assign(n_terms + 1, 0);
@@ -71,41 +73,100 @@ void SegmentBuilder::finish(BuiltSegment& out) {
   out.post_tf.clear();
   out.post_line_off.clear();
   out.line_data.clear();
-  out.post_doc.reserve(fwd_term_.size());
-  out.post_tf.reserve(fwd_term_.size());
-  out.post_line_off.reserve(fwd_term_.size());
   out.line_data.reserve(n_trip + n_trip / 4);
-  for (size_t t = 0; t < n_terms; ++t) {
+  for (size_t i = 0; i < n_terms; ++i) {
     const int64_t line_base = static_cast<int64_t>(out.line_data.size());
-    out.term_line_ptr[t] = line_base;
-    int64_t i = start[t];
-    const int64_t e = start[t + 1];
-    while (i < e) {
-      const uint32_t d = sdoc[i];
+    out.term_line_ptr[i] = line_base;
+    int64_t k = start[i];
+    const int64_t e = start[i + 1];
+    while (k < e) {
+      const uint32_t d = sdoc[k];
       out.post_doc.push_back(d);
       const int64_t rel = static_cast<int64_t>(out.line_data.size()) - line_base;
       if (rel > std::numeric_limits<uint32_t>::max()) throw std::length_error("line data of one term exceeds 4 GiB");
       out.post_line_off.push_back(static_cast<uint32_t>(rel));
       uint32_t prev = 0, tf = 0;
-      while (i < e && sdoc[i] == d) {
-        put_varint(out.line_data, sline[i] - prev);
-        prev = sline[i];
+      while (k < e && sdoc[k] == d) {
+        put_varint(out.line_data, sline[k] - prev);
+        prev = sline[k];
         ++tf;
-        ++i;
+        ++k;
       }
       out.post_tf.push_back(tf);
     }
-    out.term_ptr[t + 1] = static_cast<int64_t>(out.post_doc.size());
+    out.term_ptr[i + 1] = static_cast<int64_t>(out.post_doc.size());
   }
   out.term_line_ptr[n_terms] = static_cast<int64_t>(out.line_data.size());
-  out.line_data.shrink_to_fit();
-  vocab_.shrink_to_fit();
   out.doc_len.swap(doc_len_);
-  out.fwd_ptr.swap(fwd_ptr_);
-  out.fwd_term.swap(fwd_term_);
   doc_len_.clear();
-  fwd_ptr_.assign(1, 0);
-  fwd_term_.clear();
+}
+
+void concat_chunks(std::vector<ChunkSegment>& chunks, const std::vector<const std::vector<uint32_t>*>& remaps,
+                   size_t n_terms, BuiltSegment& out) {
+  if (remaps.size() != chunks.size()) throw std::invalid_argument("one remap per chunk");
+  auto global = [&remaps](size_t c, uint32_t t) -> uint32_t {
+    const std::vector<uint32_t>* remap = remaps[c];
+    if (!remap) return t;
+    if (t >= remap->size()) throw std::out_of_range("chunk term outside its vocabulary");
+    return (*remap)[t];
+  };
+  for (size_t c = 0; c < chunks.size(); ++c)
+    for (uint32_t t : chunks[c].terms) n_terms = std::max<size_t>(n_terms, static_cast<size_t>(global(c, t)) + 1);
+  // Sizes per term over all chunks, then each chunk's blocks scattered into
+  // place: chunks in document order, so each term's postings stay ascending.
+  out.term_ptr.assign(n_terms + 1, 0);
+  out.term_line_ptr.assign(n_terms + 1, 0);
+  size_t n_docs = 0;
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    const ChunkSegment& ch = chunks[c];
+    for (size_t i = 0; i < ch.terms.size(); ++i) {
+      const uint32_t g = global(c, ch.terms[i]);
+      out.term_ptr[g + 1] += ch.term_ptr[i + 1] - ch.term_ptr[i];
+      out.term_line_ptr[g + 1] += ch.term_line_ptr[i + 1] - ch.term_line_ptr[i];
+    }
+    n_docs += ch.doc_len.size();
+  }
+  if (n_docs > std::numeric_limits<uint32_t>::max()) throw std::length_error("too many documents");
+  for (size_t t = 0; t < n_terms; ++t) {
+    if (out.term_line_ptr[t + 1] > static_cast<int64_t>(std::numeric_limits<uint32_t>::max()))
+      throw std::length_error("line data of one term exceeds 4 GiB");
+    out.term_ptr[t + 1] += out.term_ptr[t];
+    out.term_line_ptr[t + 1] += out.term_line_ptr[t];
+  }
+  const size_t n_post = static_cast<size_t>(out.term_ptr[n_terms]);
+  out.post_doc.resize(n_post);
+  out.post_tf.resize(n_post);
+  out.post_line_off.resize(n_post);
+  out.line_data.resize(static_cast<size_t>(out.term_line_ptr[n_terms]));
+  out.doc_len.clear();
+  out.doc_len.reserve(n_docs);
+  out.fwd_ptr.clear();
+  out.fwd_term.clear();
+  std::vector<int64_t> fill_post(out.term_ptr.begin(), out.term_ptr.end() - 1);
+  std::vector<int64_t> fill_line(out.term_line_ptr.begin(), out.term_line_ptr.end() - 1);
+  uint32_t doc_base = 0;
+  for (size_t ci = 0; ci < chunks.size(); ++ci) {
+    ChunkSegment& c = chunks[ci];
+    for (size_t i = 0; i < c.terms.size(); ++i) {
+      const uint32_t t = global(ci, c.terms[i]);
+      const int64_t s = c.term_ptr[i], e = c.term_ptr[i + 1];
+      const int64_t p0 = fill_post[t];
+      // Offsets of this block's lines relative to the output term's start.
+      const uint32_t shift = static_cast<uint32_t>(fill_line[t] - out.term_line_ptr[t]);
+      for (int64_t p = s; p < e; ++p) {
+        out.post_doc[p0 + (p - s)] = c.post_doc[p] + doc_base;
+        out.post_tf[p0 + (p - s)] = c.post_tf[p];
+        out.post_line_off[p0 + (p - s)] = c.post_line_off[p] + shift;
+      }
+      fill_post[t] += e - s;
+      const int64_t ls = c.term_line_ptr[i], le = c.term_line_ptr[i + 1];
+      if (le > ls) std::memcpy(out.line_data.data() + fill_line[t], c.line_data.data() + ls, static_cast<size_t>(le - ls));
+      fill_line[t] += le - ls;
+    }
+    out.doc_len.insert(out.doc_len.end(), c.doc_len.begin(), c.doc_len.end());
+    doc_base += static_cast<uint32_t>(c.doc_len.size());
+    c = ChunkSegment();  // free the chunk now
+  }
 }
 
 void DocumentEncoder::encode(DocumentTokenizer& tokenizer, const char* data, size_t n, EncodedDocument& out) {

@@ -70,36 +70,54 @@ class LineDeduper {
   uint32_t serial_ = 0, line_ = 0;
 };
 
-// Accumulates documents, then lays them out as a segment.
+// The segment of a chunk of consecutive documents, over the terms it uses
+// only (sparse), with chunk-local document ids.  Chunks are built in parallel
+// and concatenated into one BuiltSegment.
+struct ChunkSegment {
+  std::vector<uint32_t> terms;          // distinct term ids, ascending
+  std::vector<int64_t> term_ptr;        // terms.size() + 1
+  std::vector<int64_t> term_line_ptr;   // terms.size() + 1
+  std::vector<uint32_t> post_doc;       // chunk-local, ascending within a term
+  std::vector<uint32_t> post_tf;
+  std::vector<uint32_t> post_line_off;  // relative to the term's line start
+  std::vector<uint8_t> line_data;
+  std::vector<uint32_t> doc_len;
+};
+
+// Accumulates documents, then lays them out as a chunk segment.  Not
+// thread-safe: parallel builds give each thread its own builder and
+// vocabulary, and the chunks' term ids are remapped when they are joined.
 class SegmentBuilder {
  public:
-  explicit SegmentBuilder(Vocabulary& vocab) : vocab_(vocab), tokenizer_(vocab) {}
+  explicit SegmentBuilder(Vocabulary& vocab) : tokenizer_(vocab) {}
 
   // Tokenizes and adds a document; returns its id (0, 1, ... in call order).
   uint32_t add_document(const char* data, size_t n);
   size_t n_docs() const noexcept { return doc_len_.size(); }
-  // Lays out the segment over all vocabulary terms and resets the builder.
-  void finish(BuiltSegment& out);
+  // Lays out the documents added so far and resets the builder for the next chunk.
+  void finish(ChunkSegment& out);
 
  private:
   void begin_document();
   void on_token(uint32_t line, uint32_t term);
   void end_document();
 
-  Vocabulary& vocab_;
   DocumentTokenizer tokenizer_;
   // (term, doc, line) triples, one per distinct token per line.
   std::vector<uint32_t> trip_term_, trip_doc_, trip_line_;
   std::vector<uint32_t> doc_len_;
-  std::vector<int64_t> fwd_ptr_{0};
-  std::vector<uint32_t> fwd_term_;
   LineDeduper lines_;
-  // doc_stamp_[t] == doc_serial_ means "already in this document's forward list".
-  std::vector<uint32_t> doc_stamp_;
-  uint32_t doc_serial_ = 0;
+  std::vector<uint32_t> term_slot_;  // term -> 1 + index among the chunk's terms (0 outside finish)
   uint32_t cur_doc_ = 0;
   uint64_t cur_len_ = 0;
 };
+
+// Concatenates chunks (in document order) into one dense segment, without a
+// forward index.  remaps[c] maps chunk c's term ids to the output's (null:
+// the same ids); n_terms is at least the output vocabulary size.  Frees each
+// chunk as soon as it is copied.
+void concat_chunks(std::vector<ChunkSegment>& chunks, const std::vector<const std::vector<uint32_t>*>& remaps,
+                   size_t n_terms, BuiltSegment& out);
 
 // One document's postings, ready to be added to a live index: its distinct
 // terms (ascending) with tf (distinct lines) and their lines as varint deltas.

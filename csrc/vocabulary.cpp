@@ -143,4 +143,18 @@ bool Vocabulary::assign(const char* blob, size_t blob_len, const uint64_t* offse
   return true;
 }
 
+void Vocabulary::intern_all(const Vocabulary& other, std::vector<uint32_t>& remap) {
+  const size_t n = other.size();
+  remap.resize(n);
+  size_t want = slots_.size();
+  while (want < 2 * (count_ + n)) want *= 2;  // one rehash instead of many
+  if (want != slots_.size()) rehash(want);
+  arena_.reserve(arena_.size() + other.arena_.size());
+  offsets_.reserve(offsets_.size() + n);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string_view t = other.term(static_cast<uint32_t>(i));
+    remap[i] = intern(t.data(), t.size());
+  }
+}
+
 }  // namespace codelex

@@ -38,6 +38,8 @@ class Vocabulary {
   void clear();
   // Releases spare capacity (after a bulk build).
   void shrink_to_fit();
+  // Interns every term of other; remap[i] is the id here of other's term i.
+  void intern_all(const Vocabulary& other, std::vector<uint32_t>& remap);
 
  private:
   void rehash(size_t slots);

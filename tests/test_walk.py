@@ -247,3 +247,15 @@ def test_read_progress_and_cancellation(tmp_path):
     calls = iter(range(10**6))
     stopped = list(read_files(root, files, should_continue=lambda: next(calls) < 10))
     assert len(stopped) == 10
+
+
+@pytest.mark.parametrize("use_git", [False, pytest.param(True, marks=pytest.mark.skipif(not HAS_GIT, reason="git"))])
+def test_extra_ignore_patterns(tree, use_git):
+    if use_git:
+        git(tree, "init", "-q")
+    result = list_files(tree, use_git=use_git, ignore=["src/", "!src/app.py", "*.md"])
+    paths = {f.path for f in result.files}
+    assert "README.md" not in paths and not any(p.startswith("src/") for p in paths)
+    assert "Dockerfile" in paths
+    with pytest.raises(TypeError):
+        list_files(tree, ignore=[3])

@@ -38,13 +38,23 @@ class Hit:
     def __init__(self, file: str, score: float, hits: int, start_line: int, end_line: int = -1) -> None: ...
     def to_dict(self) -> dict[str, object]: ...
 
+class Chunk:
+    vocab: Vocabulary
+    sizes: list[int]
+    n_docs: int
+
+class ChunkBuilder:
+    vocab: Vocabulary
+    def __init__(self) -> None: ...
+    def build(self, contents: list[str | bytes]) -> Chunk: ...
+
 class LiveIndex:
     vocab: Vocabulary
     generation: int
     n_slots: int
     n_live: int
     def __init__(self, vocab: Vocabulary) -> None: ...
-    def build(self, items: Iterable[tuple[str, str | bytes, int]]) -> list[str]: ...
+    def install_chunks(self, chunks: list[Chunk], paths: list[str], mtime_ns: list[int]) -> None: ...
     def install(
         self,
         arrays: dict[str, np.ndarray],

@@ -22,7 +22,7 @@ from codelex._cpp_tokenizer cimport (
 )
 from codelex._cpp_bm25 cimport Scorer, SearchHit, SearchRequest, SearchStatus
 from codelex._cpp_index_build cimport (
-    BuiltSegment, DocumentEncoder, EncodedDocument, SegmentBuilder, derive_line_offsets,
+    BuiltSegment, ChunkSegment, DocumentEncoder, EncodedDocument, SegmentBuilder, concat_chunks, derive_line_offsets,
 )
 from codelex._cpp_live_index cimport (
     BaseArrays, IndexCounts, LiveIndex as CLiveIndex, MergedIndex, SlotArrays, base_arrays_of,
@@ -35,10 +35,7 @@ import numpy as np
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
 
-cdef extern from "<mutex>" namespace "std" nogil:
-    cdef cppclass mutex:
-        void lock()
-        void unlock()
+from libcpp.mutex cimport mutex
 
 # Inputs at least this long are tokenized with the GIL released (and private
 # scratch buffers); shorter ones reuse the module's scratch under the GIL.
@@ -337,6 +334,74 @@ def utf8_length(content):
     return n
 
 
+cdef class Chunk:
+    """The segment of consecutive documents built by a :class:`ChunkBuilder` (private).
+
+    Its term ids are those of the builder's own vocabulary.
+    """
+
+    cdef ChunkSegment* seg
+    cdef readonly Vocabulary vocab
+    cdef readonly list sizes  # UTF-8 bytes per document
+
+    def __dealloc__(self):
+        del self.seg
+
+    @property
+    def n_docs(self):
+        return len(self.sizes)
+
+
+cdef class ChunkBuilder:
+    """Tokenizes chunks of documents into chunk segments (private).
+
+    Each builder interns into a vocabulary of its own, so builders on
+    different threads never contend; :meth:`LiveIndex.install_chunks` maps
+    the chunks' term ids onto the index's vocabulary.  Tokenization runs with
+    the GIL released.  One thread at a time per builder.
+    """
+
+    cdef SegmentBuilder* builder
+    cdef readonly Vocabulary vocab
+    cdef mutex busy
+
+    def __cinit__(self):
+        self.vocab = Vocabulary()
+        self.builder = new SegmentBuilder(self.vocab.c)
+
+    def __dealloc__(self):
+        del self.builder
+
+    def build(self, list contents not None):
+        """Tokenize ``contents`` (str or bytes each) into a :class:`Chunk`."""
+        cdef list keep = []
+        cdef vector[const char*] data
+        cdef vector[size_t] lengths
+        cdef Py_ssize_t n
+        cdef size_t i
+        for content in contents:
+            data.push_back(_utf8(content, &n, keep, "content"))
+            lengths.push_back(n)
+        cdef Chunk chunk = Chunk.__new__(Chunk)
+        chunk.seg = new ChunkSegment()
+        chunk.vocab = self.vocab
+        chunk.sizes = [lengths[i] for i in range(lengths.size())]
+        cdef bint failed = True
+        with nogil:
+            self.busy.lock()
+            try:
+                for i in range(data.size()):
+                    self.builder.add_document(data[i], lengths[i])
+                self.builder.finish(deref(chunk.seg))
+                failed = False
+            finally:
+                if failed:  # drop the half-filled builder
+                    del self.builder
+                    self.builder = new SegmentBuilder(self.vocab.c)
+                self.busy.unlock()
+        return chunk
+
+
 cdef class LiveIndex:
     """The native live index (private; see :class:`codelex.WordIndex`).
 
@@ -377,59 +442,71 @@ cdef class LiveIndex:
         self.vocab.lock.unlock()
         return n
 
-    def build(self, items):
-        """Tokenize ``(path, content, mtime_ns)`` items (distinct paths) into a fresh base.
+    def install_chunks(self, list chunks not None, list paths not None, mtime_ns):
+        """Concatenate built chunks (in document order) into a fresh base.
 
-        Streams: each content is tokenized (GIL released) as it arrives and
-        not kept; sizes are the contents' UTF-8 lengths.
+        ``paths`` and ``mtime_ns`` describe the chunks' documents in order;
+        each chunk is consumed.
         """
+        cdef vector[ChunkSegment] segs
+        cdef vector[const vector[uint32_t]*] remap_of_chunk
+        cdef vector[vector[uint32_t]] remaps
+        cdef Vocabulary chunk_vocab
+        cdef size_t ki
         cdef unique_ptr[BuiltSegment] seg
-        cdef SegmentBuilder* builder
-        cdef list keep
-        cdef Py_ssize_t n
-        cdef const char* data
         cdef SlotArrays slots
         cdef BaseArrays base
         cdef const char* err
         cdef size_t n_terms
-        cdef list paths = []
-        cdef list mtimes = []
-        cdef list sizes = []
+        cdef Chunk chunk
         cdef const uint8_t[::1] pbv
         cdef const uint64_t[::1] pov
+        mtime_arr = np.asarray(mtime_ns, dtype=np.int64)
+        sizes = []
+        for obj in chunks:
+            chunk = <Chunk?>obj
+            if chunk.seg == NULL:
+                raise ValueError("a chunk was already consumed")
+            sizes.extend(chunk.sizes)
+        if len(sizes) != len(paths) or mtime_arr.shape[0] != len(paths):
+            raise ValueError("chunks, paths and mtimes disagree in length")
+        size_arr = np.array(sizes, dtype=np.uint64)
+        blob, offsets = encode_paths(paths)
+        pbv = np.frombuffer(blob, dtype=np.uint8)
+        pov = offsets
+        # One remap per distinct chunk vocabulary, in order of first use.
+        vocabs = []
+        for obj in chunks:
+            vocab = (<Chunk>obj).vocab
+            if not any(vocab is v for v in vocabs):
+                vocabs.append(vocab)
+        remaps.resize(len(vocabs))
         self._lock_writer()
         try:
-            seg.reset(new BuiltSegment())
-            builder = new SegmentBuilder(self.vocab.c)
-            try:
-                for path, content, mtime in items:
-                    if not isinstance(path, str):
-                        raise TypeError(f"path must be str, not {type(path).__name__}")
-                    keep = []
-                    data = _utf8(content, &n, keep, "content")
-                    paths.append(path)
-                    mtimes.append(mtime)
-                    sizes.append(n)
-                    with nogil:
-                        self.vocab.lock.lock()
-                        try:
-                            builder.add_document(data, n)
-                        finally:
-                            self.vocab.lock.unlock()
+            for k, vocab in enumerate(vocabs):
+                chunk_vocab = vocab
+                ki = k
                 with nogil:
                     self.vocab.lock.lock()
                     try:
-                        builder.finish(deref(seg))
-                        n_terms = self.vocab.c.size()
+                        self.vocab.c.intern_all(chunk_vocab.c, remaps[ki])
                     finally:
                         self.vocab.lock.unlock()
-            finally:
-                del builder
-            blob, offsets = encode_paths(paths)
-            mtime_arr = np.array(mtimes, dtype=np.int64)
-            size_arr = np.array(sizes, dtype=np.uint64)
-            pbv = np.frombuffer(blob, dtype=np.uint8)
-            pov = offsets
+            for obj in chunks:
+                chunk = <Chunk>obj
+                k = next(i for i, v in enumerate(vocabs) if v is chunk.vocab)
+                remap_of_chunk.push_back(&remaps[k])
+                segs.push_back(move(deref(chunk.seg)))
+                del chunk.seg
+                chunk.seg = NULL
+            seg.reset(new BuiltSegment())
+            with nogil:
+                n_terms = self._vocab_size()
+                concat_chunks(segs, remap_of_chunk, n_terms, deref(seg))
+                self.vocab.lock.lock()
+                self.vocab.c.shrink_to_fit()
+                n_terms = self.vocab.c.size()
+                self.vocab.lock.unlock()
             slots.path_blob = <const char*>&pbv[0] if pbv.shape[0] else NULL
             slots.path_bytes = pbv.shape[0]
             slots.path_off = &pov[0]
@@ -443,7 +520,6 @@ cdef class LiveIndex:
                 raise ValueError(err.decode("ascii"))
         finally:
             self.write_lock.unlock()
-        return paths
 
     def install(self, dict arrays not None, path_blob, path_off, mtime_ns, size):
         """Install a persisted segment (for example memory-mapped arrays), borrowing them.

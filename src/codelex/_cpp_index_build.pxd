@@ -27,11 +27,18 @@ cdef extern from "index_build.hpp" namespace "codelex" nogil:
         vector[int64_t] fwd_ptr
         vector[uint32_t] fwd_term
 
+    cdef cppclass ChunkSegment:
+        vector[uint32_t] terms
+        vector[uint32_t] doc_len
+
     cdef cppclass SegmentBuilder:
         SegmentBuilder(Vocabulary& vocab) except +
         uint32_t add_document(const char* data, size_t n) except +
         size_t n_docs()
-        void finish(BuiltSegment& out) except +
+        void finish(ChunkSegment& out) except +
+
+    void concat_chunks(vector[ChunkSegment]& chunks, const vector[const vector[uint32_t]*]& remaps, size_t n_terms,
+                       BuiltSegment& out) except +
 
     cdef cppclass EncodedDocument:
         vector[uint32_t] terms

@@ -15,3 +15,4 @@ cdef extern from "vocabulary.hpp" namespace "codelex" nogil:
         bool assign(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n) except +
         void clear()
         void shrink_to_fit()
+        void intern_all(const Vocabulary& other, vector[uint32_t]& remap) except +

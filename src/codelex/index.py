@@ -249,6 +249,7 @@ class WordIndex:
         docs: Iterable[tuple[str, str | bytes] | tuple[str, str | bytes, int]],
         *,
         max_bytes: int | None = DEFAULT_MAX_BYTES,
+        workers: int | None = None,
     ) -> WordIndex:
         """Build an index from ``(path, content)`` or ``(path, content, mtime_ns)`` items.
 
@@ -263,6 +264,11 @@ class WordIndex:
             staleness checks (see :meth:`file_info`).
         max_bytes : int or None, default 512 KiB
             Larger documents are left out.
+        workers : int, optional
+            Threads tokenizing in parallel (default: the number of CPUs, at
+            most 8).  Documents are cut into chunks of about 8 MB; each
+            chunk's segment is built on a worker and the chunks are then
+            concatenated, so the result does not depend on ``workers``.
 
         Returns
         -------
@@ -297,7 +303,7 @@ class WordIndex:
                 seen.add(path)
                 yield path, content, mtime
 
-        paths = self._live.build(first_occurrences())
+        paths = self._build_chunks(first_occurrences(), workers)
         self._view = _View(_DocTable(paths), len(paths), self._live.generation)
         if later:
             merge_ratio, self.merge_ratio = self.merge_ratio, None
@@ -306,6 +312,58 @@ class WordIndex:
             self.merge_ratio = merge_ratio
             self.merge()
         return self
+
+    _CHUNK_BYTES = 8 << 20
+    _CHUNK_DOCS = 4096
+
+    def _build_chunks(self, items, workers: int | None) -> list[str]:
+        """Tokenize ``(path, content, mtime)`` items on worker threads, chunk by chunk."""
+        if workers is None:
+            workers = min(8, os.cpu_count() or 1)
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be a positive int, not {workers!r}")
+        import collections
+        import queue
+        from concurrent.futures import ThreadPoolExecutor
+
+        builders: queue.SimpleQueue = queue.SimpleQueue()
+        for _ in range(workers):
+            builders.put(_core.ChunkBuilder())
+
+        def run(contents: list) -> object:
+            builder = builders.get()
+            try:
+                return builder.build(contents)
+            finally:
+                builders.put(builder)
+
+        paths: list[str] = []
+        mtimes: list[int] = []
+        chunks: list = []
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="codelex-build") as pool:
+            running: collections.deque = collections.deque()
+            batch: list = []
+            batch_bytes = 0
+            try:
+                for path, content, mtime in items:
+                    paths.append(path)
+                    mtimes.append(mtime)
+                    batch.append(content)
+                    batch_bytes += len(content)
+                    if batch_bytes >= self._CHUNK_BYTES or len(batch) >= self._CHUNK_DOCS:
+                        running.append(pool.submit(run, batch))
+                        batch, batch_bytes = [], 0
+                        while len(running) > workers:  # bound the contents held in memory
+                            chunks.append(running.popleft().result())
+                if batch or not running:
+                    running.append(pool.submit(run, batch))
+                while running:
+                    chunks.append(running.popleft().result())
+            finally:
+                for fut in running:
+                    fut.cancel()
+        self._live.install_chunks(chunks, paths, mtimes)
+        return paths
 
     # --- incremental maintenance ----------------------------------------------
 

@@ -176,8 +176,9 @@ def _home_reason(root: Path) -> str | None:
 
 class _RootState:
     def __init__(self, root: Path, index_dir: Path | None, max_files: int | None, max_bytes: int | None,
-                 use_git: bool | None) -> None:
+                 use_git: bool | None, ignore: tuple[str, ...]) -> None:
         self.root = root
+        self.ignore = ignore
         self.explicit_dir = index_dir
         self.max_files = max_files
         self.max_bytes = max_bytes
@@ -253,6 +254,9 @@ class Project:
         :class:`codelex.PersistScheduler`).
     use_git : bool or None
         See :func:`codelex.walk.list_files`.
+    ignore : sequence of str
+        Extra gitignore-style patterns (relative to the root), on top of the
+        repository's own ignore files.
 
     Examples
     --------
@@ -276,6 +280,7 @@ class Project:
         progress: ProgressCallback | None = None,
         debounce_ms: float | None = None,
         use_git: bool | None = None,
+        ignore: Sequence[str] = (),
     ) -> None:
         if max_files is not None and (isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 0):
             raise ValueError(f"max_files must be a non-negative int or None, not {max_files!r}")
@@ -286,8 +291,11 @@ class Project:
             raise NotADirectoryError(f"not a directory: {root}")
         self.root = resolved
         explicit = Path(index_dir).expanduser().resolve() if index_dir is not None else None
-        key = (resolved, explicit, max_files, max_bytes, use_git)
-        self._state = _state_for(key, lambda: _RootState(resolved, explicit, max_files, max_bytes, use_git))
+        patterns = (ignore,) if isinstance(ignore, str) else tuple(ignore)
+        if any(not isinstance(p, str) for p in patterns):
+            raise TypeError("ignore patterns must be str")
+        key = (resolved, explicit, max_files, max_bytes, use_git, patterns)
+        self._state = _state_for(key, lambda: _RootState(resolved, explicit, max_files, max_bytes, use_git, patterns))
         self.progress = progress
         self.debounce_ms = debounce_ms
 
@@ -417,7 +425,8 @@ class Project:
         if not full:
             index, reason = self._load_saved()
         self._check(job)
-        walk = list_files(state.root, max_bytes=state.max_bytes, max_files=state.max_files, use_git=state.use_git)
+        walk = list_files(state.root, max_bytes=state.max_bytes, max_files=state.max_files, use_git=state.use_git,
+                          ignore=state.ignore)
         self._check(job)
         report = None
         if index is not None:
@@ -430,7 +439,7 @@ class Project:
         changed = report.mode == "full" or report.refreshed or report.added or report.dropped \
             or index.metadata.get("truncated") != walk.truncated
         index.metadata.update(root=str(state.root), truncated=walk.truncated, generated_at=time.time(),
-                              max_files=state.max_files, max_bytes=state.max_bytes)
+                              max_files=state.max_files, max_bytes=state.max_bytes, ignore=list(state.ignore))
         self._publish(job, index, walk, report)
         if changed:
             report.saved = self._save(index)
@@ -453,7 +462,8 @@ class Project:
                 log.warning("codelex: cannot read the saved index in %s (%s); rebuilding", directory, exc)
                 return None, f"unreadable-index: {exc}"
             meta = index.metadata
-            if meta.get("max_files") != state.max_files or meta.get("max_bytes") != state.max_bytes:
+            if meta.get("max_files") != state.max_files or meta.get("max_bytes") != state.max_bytes \
+                    or meta.get("ignore", []) != list(state.ignore):
                 return None, "options-changed"
             state.saved_dir = directory
             return index, None

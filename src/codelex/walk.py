@@ -90,7 +90,9 @@ _GENERATED_HEADER = re.compile(
 BINARY_PROBE_BYTES = 8192
 
 _EXCLUDED_NAMES = frozenset(d.lower() for d in EXCLUDED_DIRS if not any(c in d for c in "*?["))
-_EXCLUDED_GLOBS = tuple(d.lower() for d in EXCLUDED_DIRS if any(c in d for c in "*?["))
+_EXCLUDED_GLOB = re.compile(
+    "|".join(fnmatch.translate(d.lower()) for d in EXCLUDED_DIRS if any(c in d for c in "*?[")) or "(?!)"
+)
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,7 @@ class WalkResult:
 
 def _excluded_dir(name: str) -> bool:
     low = name.lower()
-    return low in _EXCLUDED_NAMES or any(fnmatch.fnmatchcase(low, g) for g in _EXCLUDED_GLOBS)
+    return low in _EXCLUDED_NAMES or _EXCLUDED_GLOB.match(low) is not None
 
 
 def _dir_reason(name: str) -> str | None:
@@ -173,7 +175,11 @@ def path_skip_reason(path: str) -> str | None:
         reason = _dir_reason(part)
         if reason is not None:
             return "excluded-dir" if reason == "excluded" else reason
-    base = parts[-1]
+    return _file_skip_reason(parts[-1])
+
+
+def _file_skip_reason(base: str) -> str | None:
+    """The rules on a file's own name (its directories already passed)."""
     if base.lower() in LOCKFILES:
         return "lockfile"
     if kind_of(base) is None and extname(base).lower() not in _EXTRA_EXTENSIONS:
@@ -198,7 +204,9 @@ def content_skip_reason(data: bytes) -> str | None:
     """``binary`` (a NUL byte in the first 8 KiB), ``generated`` (a strong header marker) or None."""
     if b"\x00" in data[:BINARY_PROBE_BYTES]:
         return "binary"
-    if _GENERATED_HEADER.search(data[:HEADER_PROBE_BYTES]):
+    head = data[:HEADER_PROBE_BYTES]
+    # Every marker mentions "generat": a plain substring test spares the regex for most files.
+    if b"generat" in head.lower() and _GENERATED_HEADER.search(head):
         return "generated"
     return None
 
@@ -221,10 +229,11 @@ def _git_files(root: Path) -> list[str] | None:
 
 
 class _IgnoreChain:
-    """The ``.gitignore`` files from the root down to the current directory."""
+    """The ``.gitignore`` files from the root down to the current directory, then the caller's patterns."""
 
-    def __init__(self) -> None:
-        self._specs: list[tuple[str, object]] = []  # (directory prefix, spec)
+    def __init__(self, extra=None) -> None:
+        self._specs: list[tuple[str, object, re.Pattern | None]] = []  # (directory prefix, spec, prefilter)
+        self._extra = extra
 
     def push(self, prefix: str, directory: str) -> bool:
         try:
@@ -234,7 +243,8 @@ class _IgnoreChain:
             return False
         from pathspec import GitIgnoreSpec
 
-        self._specs.append((prefix, GitIgnoreSpec.from_lines(lines)))
+        spec = GitIgnoreSpec.from_lines(lines)
+        self._specs.append((prefix, spec, _any_pattern(spec)))
         return True
 
     def pop(self) -> None:
@@ -243,18 +253,57 @@ class _IgnoreChain:
     def ignored(self, path: str, is_dir: bool) -> bool:
         """The last matching rule of the deepest ``.gitignore`` wins, as in git."""
         verdict = False
-        for prefix, spec in self._specs:
-            rel = path[len(prefix):] + ("/" if is_dir else "")
+        suffix = "/" if is_dir else ""
+        for prefix, spec, any_pattern in self._specs:
+            rel = path[len(prefix):] + suffix
+            if any_pattern is not None and any_pattern.search(rel) is None:
+                continue  # no pattern of this file matches: no verdict
             result = spec.check_file(rel)
+            if result.include is not None:
+                verdict = result.include
+        if self._extra is not None:
+            result = self._extra.check_file(path + suffix)
             if result.include is not None:
                 verdict = result.include
         return verdict
 
 
-def _walk_tree(root: Path, result: WalkResult) -> list[tuple[str, os.stat_result]]:
+_NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
+
+
+def _any_pattern(spec) -> re.Pattern | None:
+    """One regex matching wherever some pattern of ``spec`` matches (a prefilter).
+
+    pathspec checks patterns one by one in Python, which dominates a walk of
+    a large tree; most paths match none, and this alternation of the same
+    compiled expressions says so in one C-level search.  The exact verdict
+    (last match, directory priority) still comes from pathspec.
+    """
+    parts = []
+    flags = None
+    for pattern in getattr(spec, "patterns", ()):
+        regex = getattr(pattern, "regex", None)
+        if getattr(pattern, "include", None) is None or regex is None:
+            continue
+        if not isinstance(regex.pattern, str) or "(?P=" in regex.pattern:
+            return None
+        if flags is None:
+            flags = regex.flags
+        elif regex.flags != flags:
+            return None
+        parts.append("(?:" + _NAMED_GROUP.sub("(?:", regex.pattern) + ")")
+    if not parts:
+        return re.compile(r"(?!)")  # matches nothing
+    try:
+        return re.compile("|".join(parts), flags or 0)
+    except re.error:
+        return None
+
+
+def _walk_tree(root: Path, result: WalkResult, extra) -> list[tuple[str, os.stat_result]]:
     """Depth-first, sorted, honouring .gitignore files; returns (path, lstat) of regular files."""
     out: list[tuple[str, os.stat_result]] = []
-    chain = _IgnoreChain()
+    chain = _IgnoreChain(extra)
     # Stack of (directory path, prefix), with None markers where an ignore file is popped.
     stack: list[tuple[str, str] | None] = [(str(root), "")]
     while stack:
@@ -310,6 +359,7 @@ def list_files(
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     max_files: int | None = None,
     use_git: bool | None = None,
+    ignore: Iterable[str] = (),
 ) -> WalkResult:
     """Choose the files of ``root`` to index, from paths and ``lstat`` alone.
 
@@ -326,6 +376,9 @@ def list_files(
         ``None`` (default) asks git when the root is in a work tree and
         walks otherwise; ``False`` always walks (honouring ``.gitignore``
         files); ``True`` requires git.
+    ignore : iterable of str
+        Extra gitignore-style patterns, relative to the root, applied after
+        (and so overriding) the repository's own ignore rules.
 
     Returns
     -------
@@ -342,6 +395,14 @@ def list_files(
     if not root.is_dir():
         raise NotADirectoryError(f"not a directory: {root}")
     result = WalkResult(root=root)
+    patterns = [p for p in ignore]
+    if any(not isinstance(p, str) for p in patterns):
+        raise TypeError("ignore patterns must be str")
+    extra = None
+    if patterns:
+        from pathspec import GitIgnoreSpec
+
+        extra = GitIgnoreSpec.from_lines(patterns)
     listed: list[tuple[str, os.stat_result | None]]
     git_paths = _git_files(root) if use_git is not False else None
     if use_git and git_paths is None:
@@ -352,6 +413,9 @@ def list_files(
         root_s = str(root)
         for rel in git_paths:
             if _is_pruned(rel, result):
+                continue
+            if extra is not None and _ignored_by(extra, rel):
+                result.skipped["ignored"] += 1
                 continue
             try:
                 st = os.lstat(os.path.join(root_s, rel))
@@ -364,7 +428,7 @@ def list_files(
             listed.append((rel, st))
         listed.sort(key=lambda x: x[0])
     else:
-        listed = _walk_tree(root, result)
+        listed = _walk_tree(root, result, extra)
     present = {rel for rel, _ in listed}
     chosen: list[SourceFile] = []
     for rel, st in listed:
@@ -374,7 +438,7 @@ def list_files(
         if not stat.S_ISREG(st.st_mode):
             result.skipped["not-a-file"] += 1  # submodules, sockets, fifos...
             continue
-        reason = path_skip_reason(rel)
+        reason = _file_skip_reason(rel.rsplit("/", 1)[-1])  # directories were pruned already
         if reason is None and _is_twin(rel, present):
             reason = "build-artifact"
         if reason is None and max_bytes is not None and st.st_size > max_bytes:
@@ -393,6 +457,15 @@ def list_files(
         chosen = [f for f in chosen if f.path in keep]
     result.files = chosen
     return result
+
+
+def _ignored_by(spec, rel: str) -> bool:
+    """Whether the caller's patterns exclude rel or one of its directories (git mode)."""
+    parts = rel.split("/")
+    for i in range(1, len(parts)):
+        if spec.check_file("/".join(parts[:i]) + "/").include:
+            return True
+    return bool(spec.check_file(rel).include)
 
 
 def _is_pruned(rel: str, result: WalkResult) -> bool:
