@@ -324,3 +324,24 @@ def test_bad_arguments(tmp_path):
         Project(tmp_path, max_files=-1)
     with pytest.raises(ValueError):
         Project(tmp_path, max_bytes="big")
+
+
+@pytest.mark.skipif(__import__("shutil").which("git") is None, reason="git")
+def test_git_work_tree(tmp_path):
+    import subprocess
+
+    root = make_repo(tmp_path / "repo")
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", HOME=str(tmp_path))
+    subprocess.run(["git", "-C", str(root), "init", "-q"], check=True, env=env)
+    (root / ".gitignore").write_text("src/pkg3/\n")
+    with Project(root) as p:
+        p.open()
+        assert not any(f.startswith("src/pkg3/") for f in p.index.files)
+        assert not any(f.startswith(".codelex") for f in p.index.files)
+    (root / "src/pkg0/mod00.py").write_text("def renamed_in_git(): pass\n")
+    (root / "src/pkg1/untracked.py").write_text("untracked_but_visible = 1\n")
+    with Project(root) as p:
+        p.open()
+        assert p.last_report.mode == "incremental"
+        assert results(p) == fresh_results(root)
+        assert "src/pkg1/untracked.py" in p.index
