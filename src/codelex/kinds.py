@@ -70,12 +70,17 @@ def extname(path: str) -> str:
     return base[dot:]
 
 
+# The special names as one expression (one match per file on the walk's hot path).
+_SPECIAL = re.compile("|".join(f"(?P<k{i}>{p.pattern})" for i, (p, _) in enumerate(_SPECIAL_NAMES)))
+_SPECIAL_KIND = {f"k{i}": kind for i, (_, kind) in enumerate(_SPECIAL_NAMES)}
+
+
 def kind_of(path: str) -> str | None:
     """The kind of a file, from its special name or its lowercased extension."""
     base = path.rsplit("/", 1)[-1]
-    for pattern, kind in _SPECIAL_NAMES:
-        if pattern.fullmatch(base):
-            return kind
+    m = _SPECIAL.fullmatch(base)
+    if m is not None:
+        return _SPECIAL_KIND[m.lastgroup]
     return EXTENSION_KIND.get(extname(base).lower())
 
 

@@ -411,8 +411,9 @@ def list_files(
         result.source = "git"
         listed = []
         root_s = str(root)
+        pruned_dirs: dict[str, str | None] = {}
         for rel in git_paths:
-            if _is_pruned(rel, result):
+            if _is_pruned(rel, result, pruned_dirs):
                 continue
             if extra is not None and _ignored_by(extra, rel):
                 result.skipped["ignored"] += 1
@@ -468,13 +469,27 @@ def _ignored_by(spec, rel: str) -> bool:
     return bool(spec.check_file(rel).include)
 
 
-def _is_pruned(rel: str, result: WalkResult) -> bool:
-    """In git mode: a file under an excluded or generated directory (counted per file)."""
-    for part in rel.split("/")[:-1]:
-        reason = _dir_reason(part)
+def _pruned_reason(directory: str, cache: dict[str, str | None]) -> str | None:
+    """Why ``directory`` (or one of its ancestors) is pruned; memoized per directory."""
+    if directory in cache:
+        return cache[directory]
+    parent, _, name = directory.rpartition("/")
+    reason = _pruned_reason(parent, cache) if parent else None
+    if reason is None:
+        reason = _dir_reason(name)
         if reason is not None:
-            result.skipped["excluded-dir" if reason == "excluded" else "generated"] += 1
-            return True
+            reason = "excluded-dir" if reason == "excluded" else "generated"
+    cache[directory] = reason
+    return reason
+
+
+def _is_pruned(rel: str, result: WalkResult, cache: dict[str, str | None]) -> bool:
+    """In git mode: a file under an excluded or generated directory (counted per file)."""
+    directory = rel.rpartition("/")[0]
+    reason = _pruned_reason(directory, cache) if directory else None
+    if reason is not None:
+        result.skipped[reason] += 1
+        return True
     return False
 
 
