@@ -161,6 +161,57 @@ def _prepare_local_dir(directory: Path) -> bool:
         return False
 
 
+def _diff(index: WordIndex, current: dict) -> tuple[list[str], list[str], list[str]]:
+    """``(added, removed, stale)`` paths between an index and the files on disk now.
+
+    A file is stale when its size or ``mtime_ns`` differs from what the index
+    recorded (per-edit updates record −1, so they count as stale).
+    """
+    old = index.files
+    old_set = set(old)
+    added = [p for p in current if p not in old_set]
+    removed = [p for p in old if p not in current]
+    stale = []
+    for path, f in current.items():
+        if path in old_set:
+            info = index.file_info(path)
+            if info.mtime_ns != f.mtime_ns or info.size != f.size:
+                stale.append(path)
+    return added, removed, stale
+
+
+def format_age(seconds: float) -> str:
+    """``42s``, ``7m``, ``3h`` or ``2d``: an age rounded to its largest unit."""
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{round(seconds)}s"
+    if seconds < 3600:
+        return f"{round(seconds / 60)}m"
+    if seconds < 86400:
+        return f"{round(seconds / 3600)}h"
+    return f"{round(seconds / 86400)}d"
+
+
+def best_line_text(root: str | os.PathLike[str], hit: Hit, max_chars: int = 200) -> str:
+    """The text of a hit's best line, stripped and cut to ``max_chars`` ("" when unreadable)."""
+    try:
+        with open(os.path.join(root, hit.file), "rb") as f:
+            for number, line in enumerate(f, 1):
+                if number == hit.start_line:
+                    return line.decode("utf-8", "replace").strip()[:max_chars]
+    except OSError:
+        pass
+    return ""
+
+
+def _signature(directory: Path) -> tuple | None:
+    try:
+        st = os.stat(directory / "index.clx")
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def _home_reason(root: Path) -> str | None:
     try:
         home = Path.home().resolve()
@@ -196,6 +247,9 @@ class _RootState:
         self.pending_edits: list[tuple[str, object]] = []
         self.saver = None
         self.saved_dir: Path | None = None
+        # Tells this process's saves from another's (see Project.reload_if_changed).
+        self.writer = f"{os.getpid()}:{id(self):x}"
+        self.disk_signature: tuple | None = None
 
     # The index directory: explicit > $CODELEX_INDEX_DIR/<slug> > <root>/.codelex > user cache/<slug>.
     def candidate_dirs(self) -> list[Path]:
@@ -439,7 +493,8 @@ class Project:
         changed = report.mode == "full" or report.refreshed or report.added or report.dropped \
             or index.metadata.get("truncated") != walk.truncated
         index.metadata.update(root=str(state.root), truncated=walk.truncated, generated_at=time.time(),
-                              max_files=state.max_files, max_bytes=state.max_bytes, ignore=list(state.ignore))
+                              max_files=state.max_files, max_bytes=state.max_bytes, ignore=list(state.ignore),
+                              writer=state.writer)
         self._publish(job, index, walk, report)
         if changed:
             report.saved = self._save(index)
@@ -466,6 +521,7 @@ class Project:
                     or meta.get("ignore", []) != list(state.ignore):
                 return None, "options-changed"
             state.saved_dir = directory
+            state.disk_signature = _signature(directory)
             return index, None
         return None, None
 
@@ -477,18 +533,10 @@ class Project:
         over shared posting lists.
         """
         state = self._state
-        old = set(index.files)
         new = {f.path: f for f in walk.files}
-        added = [p for p in new if p not in old]
-        removed = [p for p in old if p not in new]
-        if (len(added) + len(removed)) / max(len(old), len(new), 1) > FILE_SET_CHURN:
+        added, removed, stale = _diff(index, new)
+        if (len(added) + len(removed)) / max(len(index), len(new), 1) > FILE_SET_CHURN:
             return None, "file-set-churn"
-        stale = []
-        for path, f in new.items():
-            if path in old:
-                info = index.file_info(path)
-                if info.mtime_ns != f.mtime_ns or info.size != f.size:
-                    stale.append(path)
         if len(stale) >= STALE_MIN_FILES and len(stale) / max(len(new), 1) > STALE_CHURN:
             return None, "stale-document-churn"
         # The working copy is private until published; a published index is
@@ -554,12 +602,87 @@ class Project:
         state = self._state
         try:
             directory = state.writable_dir()
+            index.metadata["writer"] = state.writer
             index.save(directory)
             state.saved_dir = directory
+            state.disk_signature = _signature(directory)
             return True
         except OSError as exc:
             log.warning("codelex: could not save the index of %s: %s", state.root, exc)
             return False
+
+    # --- freshness -----------------------------------------------------------------
+
+    def check(self) -> dict:
+        """Compare the index with the files on disk, changing nothing.
+
+        Returns
+        -------
+        dict
+            ``indexed`` (files in the index; None without one), ``stale``,
+            ``added`` and ``removed`` (file counts an open would refresh),
+            ``index_dir``, ``generated_at``, ``index_bytes`` (on disk).
+        """
+        state = self._state
+        index = state.index
+        directory = state.saved_dir
+        if index is None:
+            index, _ = self._load_saved()
+            directory = state.saved_dir
+        out: dict = {"index_dir": str(directory or self.index_dir), "indexed": None, "stale": None, "added": None,
+                     "removed": None, "generated_at": None, "index_bytes": None}
+        if directory is not None and (directory / "index.clx").is_file():
+            out["index_bytes"] = (directory / "index.clx").stat().st_size
+        if index is None:
+            return out
+        walk = list_files(state.root, max_bytes=state.max_bytes, max_files=state.max_files, use_git=state.use_git,
+                          ignore=state.ignore)
+        added, removed, stale = _diff(index, {f.path: f for f in walk.files})
+        out.update(indexed=len(index), stale=len(stale), added=len(added), removed=len(removed),
+                   generated_at=index.metadata.get("generated_at"))
+        return out
+
+    def reload_if_changed(self) -> bool:
+        """Adopt an index that another process saved since this one last read or wrote it.
+
+        Cheap when nothing changed (one ``stat``).  Returns True when a newer
+        index was loaded and published.
+        """
+        state = self._state
+        directory = state.saved_dir
+        if directory is None or state.status in ("building", "closed"):
+            return False
+        signature = _signature(directory)
+        if signature is None or signature == state.disk_signature:
+            return False
+        from codelex.store import read_header
+
+        try:
+            header = read_header(directory)
+        except (IndexFormatError, OSError):
+            return False
+        if header.get("metadata", {}).get("writer") == state.writer:  # our own debounced save
+            state.disk_signature = signature
+            return False
+        try:
+            index = WordIndex.load(directory)
+        except (IndexFormatError, OSError) as exc:
+            log.warning("codelex: ignoring the index another process wrote to %s: %s", directory, exc)
+            state.disk_signature = signature
+            return False
+        with state.lock:
+            if state.status in ("building", "closed"):
+                return False
+            index.metadata["writer"] = state.writer
+            state.index = index
+            state.truncated = bool(index.metadata.get("truncated"))
+            state.generated_at = index.metadata.get("generated_at")
+            state.disk_signature = signature
+            if state.saver is not None:
+                state.saver.cancel()
+                state.saver.close()
+                state.saver = None
+        return True
 
     # --- queries --------------------------------------------------------------------
 

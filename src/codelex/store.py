@@ -56,7 +56,7 @@ from codelex.tokenize import Vocabulary
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["FORMAT_VERSION", "INDEX_FILE", "PersistScheduler", "load_index", "save_index"]
+__all__ = ["FORMAT_VERSION", "INDEX_FILE", "PersistScheduler", "load_index", "read_header", "save_index"]
 
 log = logging.getLogger("codelex")
 
@@ -295,6 +295,24 @@ def load_index(cls: type[WordIndex], path: str | os.PathLike[str], *, mmap: bool
         raise IndexFormatError(f"{file}: the file changed while it was read")
     arrays = _read_arrays(header, buf, header_end, size, verify)
     return _assemble(cls, header, arrays, file)
+
+
+def read_header(path: str | os.PathLike[str]) -> dict:
+    """The verified JSON header of a saved index, without loading its arrays.
+
+    Raises
+    ------
+    codelex.IndexFormatError
+        As :func:`load_index` does for the prefix and header.
+    """
+    file = _index_file(path)
+    try:
+        with open(file, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            header, _ = _read_header(f.read(_PREFIX.size), f, size)
+    except FileNotFoundError:
+        raise IndexFormatError(f"{path}: no such index") from None
+    return header
 
 
 def _read_header(prefix: bytes, f, size: int) -> tuple[dict, int]:

@@ -1,0 +1,333 @@
+"""The ``codelex`` command line.
+
+``codelex search QUERY``, ``codelex index``, ``codelex status`` and
+``codelex mcp``.  argparse rather than click: start-up time matters for a
+command that answers in milliseconds.  Exit status as grep: 0 with results,
+1 without, 2 on errors (one line on stderr, no traceback unless ``--debug``),
+130 on Ctrl-C (a save is atomic, so an interrupt never tears the index).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main"]
+
+EXIT_FOUND, EXIT_NONE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class _Style:
+    """ANSI colours, on when writing to a terminal (or forced), as ripgrep does."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.enabled else text
+
+    def path(self, text: str) -> str:
+        return self._wrap("35", text)
+
+    def line_no(self, text: str) -> str:
+        return self._wrap("32", text)
+
+    def match(self, text: str) -> str:
+        return self._wrap("1;31", text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+
+def _use_colour(choice: str, stream) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return stream.isatty() and os.environ.get("TERM") != "dumb"
+
+
+class _Progress:
+    """A one-line progress bar on stderr for builds that last more than a second."""
+
+    def __init__(self, stream, delay: float = 1.0) -> None:
+        self.stream = stream
+        self.start = time.monotonic()
+        self.delay = delay
+        self.shown = False
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int, nbytes: int) -> None:
+        now = time.monotonic()
+        if now - self.start < self.delay or (now - self.last < 0.1 and done < total):
+            return
+        self.last = now
+        width = 30
+        filled = int(width * done / total) if total else width
+        self.stream.write(f"\r\x1b[2Kindexing [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} files, "
+                          f"{nbytes / 2**20:,.0f} MiB")
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+
+
+class _Failure(Exception):
+    """An error to report as one line on stderr (exit status 2)."""
+
+
+def _open_project(args, progress=None):
+    from codelex.project import Project
+
+    root = Path(args.root)
+    if not root.is_dir():
+        raise _Failure(f"not a directory: {args.root}")
+    try:
+        project = Project(root, progress=progress, max_bytes=args.max_bytes)
+    except (OSError, ValueError) as exc:
+        raise _Failure(str(exc)) from None
+    return project
+
+
+def _open_ready(args, progress=None):
+    project = _open_project(args, progress)
+    project.open()
+    if project.status == "refused":
+        project.close()
+        raise _Failure(f"refusing to index {project.root}: {project._state.reason}")
+    if project.status != "ready":
+        reason = project._state.reason
+        project.close()
+        raise _Failure(f"indexing {project.root} failed: {reason}")
+    return project
+
+
+def _highlighter(query_tokens: Sequence[str], style: _Style):
+    if not style.enabled or not query_tokens:
+        return lambda text: text
+    words = sorted(set(query_tokens), key=len, reverse=True)
+    pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+    return lambda text: pattern.sub(lambda m: style.match(m.group(0)), text)
+
+
+def _cmd_search(args) -> int:
+    from codelex.project import best_line_text
+    from codelex.query import parse_query, resolve_kind, validate_filters
+
+    parsed = parse_query(args.query)  # a bad query fails before any indexing
+    validate_filters(parsed.filters)
+    if args.lang is not None:
+        resolve_kind(args.lang, inline=False)
+    progress = _Progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
+    started = time.perf_counter()
+    project = _open_ready(args, progress)
+    if progress:
+        progress.clear()
+    try:
+        opened = time.perf_counter()
+        result = project.search(args.query, limit=args.limit, paths=args.path or None, lang=args.lang,
+                                demote_test_vendor=not args.no_priors, demote_docs=not args.no_priors)
+        searched = time.perf_counter()
+        root = str(project.root)
+        if args.json:
+            payload = result.to_dict()
+            for hit, entry in zip(result.results, payload["results"]):
+                entry["text"] = best_line_text(root, hit)
+            json.dump(payload, sys.stdout, ensure_ascii=False)
+            sys.stdout.write("\n")
+        else:
+            style = _Style(_use_colour(args.color, sys.stdout))
+            highlight = _highlighter(parsed.tokens, style)
+            for rank, hit in enumerate(result.results, 1):
+                text = best_line_text(root, hit)
+                print(f"{rank:>3}. {style.path(hit.file)}:{style.line_no(str(hit.start_line))}  "
+                      f"{style.dim(f'score {hit.score:.2f}, {hit.hits} hit(s)')}  {highlight(text)}")
+            if not args.quiet:
+                report = project.last_report
+                how = report.mode if report is not None else "loaded"
+                capped = " (capped)" if result.coverage.truncated else ""
+                print(f"{len(result.results)} of {result.coverage.files:,} files{capped}; index {how} in "
+                      f"{(opened - started) * 1e3:.0f} ms, query {(searched - opened) * 1e3:.2f} ms",
+                      file=sys.stderr)
+    finally:
+        project.close()
+    return EXIT_FOUND if result.results else EXIT_NONE
+
+
+def _human_bytes(n: int | None) -> str:
+    if n is None:
+        return "—"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def _cmd_index(args) -> int:
+    progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
+    project = _open_project(args, progress)
+    try:
+        started = time.perf_counter()
+        (project.rebuild if args.rebuild else project.open)()
+        if progress:
+            progress.clear()
+        if project.status != "ready":
+            raise _Failure(f"indexing {project.root} {project.status}: {project._state.reason}")
+        elapsed = time.perf_counter() - started
+        report = project.last_report
+        info = project.check() if args.json else None
+        index_file = project.index_dir / "index.clx"
+        size = index_file.stat().st_size if index_file.is_file() else None
+        summary = {
+            "root": str(project.root), "index_dir": str(project.index_dir), "mode": report.mode,
+            "reason": report.reason, "files": len(project.index), "refreshed": report.refreshed,
+            "added": report.added, "dropped": report.dropped, "skipped": dict(report.skipped),
+            "pruned_dirs": dict(report.pruned_dirs), "truncated": report.truncated, "seconds": elapsed,
+            "index_bytes": size,
+        }
+        if args.json:
+            summary["stale"] = info["stale"]
+            json.dump(summary, sys.stdout)
+            sys.stdout.write("\n")
+            return EXIT_FOUND
+        how = f"{report.mode} ({report.reason})" if report.reason else report.mode
+        print(f"{summary['files']:,} files indexed in {elapsed:.2f} s ({how}); "
+              f"{report.refreshed:,} refreshed, {report.added:,} added, {report.dropped:,} dropped")
+        skipped = ", ".join(f"{k} {v:,}" for k, v in sorted(report.skipped.items())) or "none"
+        print(f"skipped: {skipped}")
+        if report.pruned_dirs:
+            print("directories pruned: " + ", ".join(f"{k} {v:,}" for k, v in sorted(report.pruned_dirs.items())))
+        print(f"index: {project.index_dir} ({_human_bytes(size)})")
+    finally:
+        project.close()
+    return EXIT_FOUND
+
+
+def _cmd_status(args) -> int:
+    from codelex.project import format_age
+
+    project = _open_project(args)
+    try:
+        info = project.check()
+    finally:
+        project.close()
+    if args.json:
+        json.dump(dict(info, root=str(project.root)), sys.stdout)
+        sys.stdout.write("\n")
+        return EXIT_FOUND if info["indexed"] is not None else EXIT_NONE
+    print(f"root:  {project.root}")
+    print(f"index: {info['index_dir']} ({_human_bytes(info['index_bytes'])})")
+    if info["indexed"] is None:
+        print("no index yet: `codelex index` builds one")
+        return EXIT_NONE
+    when = info["generated_at"]
+    age = f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(when))} ({format_age(time.time() - when)} ago)" \
+        if when else "unknown"
+    print(f"built: {age}")
+    print(f"files: {info['indexed']:,}")
+    changes = info["stale"] + info["added"] + info["removed"]
+    if changes:
+        print(f"stale: {info['stale']:,} changed, {info['added']:,} new, {info['removed']:,} removed "
+              f"(the next search or `codelex index` refreshes them)")
+    else:
+        print("fresh: no file changed since the index was built")
+    return EXIT_FOUND
+
+
+def _cmd_mcp(args) -> int:
+    try:
+        from codelex.mcp_server import serve
+    except ImportError as exc:
+        raise _Failure(f"the MCP server needs the mcp extra: pip install 'codelex[mcp]' ({exc})") from None
+    serve()
+    return EXIT_FOUND
+
+
+def _parser() -> argparse.ArgumentParser:
+    from codelex import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="codelex",
+        description="Rank the files of a codebase for a query (identifier-aware BM25, kept fresh on disk).",
+    )
+    parser.add_argument("--version", action="version", version=f"codelex {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--root", default=".", help="the project directory (default: .)")
+    common.add_argument("--max-bytes", type=int, default=512 * 1024, metavar="N",
+                        help="skip files larger than N bytes (default: 524288)")
+    # Accepted after the command too; SUPPRESS keeps a --debug given before it.
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+
+    s = sub.add_parser("search", parents=[common], help="rank files for a query",
+                       description="Rank files for QUERY. Inline filters: lang:KIND, file:TEXT, ext:EXT, "
+                                   "negated with a leading '-'.")
+    s.add_argument("query")
+    s.add_argument("-n", "--limit", type=int, default=10, help="number of results (default: 10)")
+    s.add_argument("--lang", help="only files of this kind (see codelex.KINDS)")
+    s.add_argument("--path", action="append", metavar="GLOB", help="only paths matching GLOB (repeatable)")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.add_argument("--no-priors", action="store_true", help="do not demote tests, vendored code and docs")
+    s.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    s.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    s.set_defaults(func=_cmd_search)
+
+    i = sub.add_parser("index", parents=[common], help="build or refresh the index and summarize it")
+    i.add_argument("--rebuild", action="store_true", help="build from scratch")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=_cmd_index)
+
+    st = sub.add_parser("status", parents=[common], help="where the index is, its age, whether it is stale")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func=_cmd_status)
+
+    m = sub.add_parser("mcp", help="run the MCP server on stdio")
+    m.set_defaults(func=_cmd_mcp)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``codelex`` console script; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    if getattr(args, "max_bytes", 0) is not None and getattr(args, "max_bytes", 0) < 0:
+        print("codelex: --max-bytes must be >= 0", file=sys.stderr)
+        return EXIT_ERROR
+    from codelex.errors import CodelexError
+
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("\ncodelex: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # e.g. `codelex search x | head -1`
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_FOUND
+    except (_Failure, CodelexError, OSError, ValueError, TypeError) as exc:
+        if args.debug:
+            raise
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"codelex: {message}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

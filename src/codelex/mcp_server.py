@@ -1,0 +1,188 @@
+"""The MCP server: ``codelex mcp`` (stdio), built on the official MCP Python SDK.
+
+Tool ``symbol_search`` answers like the original's ``pilens_symbol_search``:
+numbered lines (``Top N file(s) for "<q>":``), a staleness note when the
+index is ten minutes old or more, the coverage line, then a fenced JSON
+block with ``query``, ``coverage`` and ``results`` (each with the best line's
+text and a ``suggestedNext`` step).  A cold project never blocks a call: the
+build runs in the background and the call returns the ``available: false``
+JSON with the reason and a hint.
+
+One warm :class:`~codelex.project.Project` is kept per root.  Before each
+call it checks (one ``stat``) whether another process wrote a newer index,
+and adopts it; the original could serve a stale copy for up to 20 minutes.
+
+Requires the ``mcp`` extra: ``pip install 'codelex[mcp]'``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+import time
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+
+from codelex import __version__
+from codelex.errors import QueryError
+from codelex.project import Project, SearchResult, _home_reason, best_line_text, format_age
+
+__all__ = ["STALE_AFTER_S", "build_server", "serve", "symbol_search_text"]
+
+#: An index refreshed longer ago than this gets a note (and a background refresh).
+STALE_AFTER_S = 600
+DEFAULT_LIMIT = 20
+
+_QUERY_HELP = (
+    "Words or identifiers to rank files by (identifier-aware: getUserByID matches 'get user by id'). "
+    "Inline filters: lang:KIND (e.g. lang:python), file:TEXT (path substring), ext:EXT; prefix any filter "
+    "with '-' to exclude."
+)
+
+_projects: dict[Path, Project] = {}
+_projects_lock = threading.Lock()
+
+
+def _project_for(cwd: str | None) -> Project:
+    raw = cwd if cwd else os.getcwd()
+    try:
+        root = Path(raw).expanduser().resolve()
+    except (OSError, RuntimeError) as exc:
+        raise ToolError(f"Cannot search {raw!r}: {exc}") from None
+    if not root.is_dir() or not os.access(root, os.R_OK | os.X_OK):
+        raise ToolError(f"Cannot search {raw!r}: not a readable directory. Pass the project directory as `cwd`.")
+    refused = _home_reason(root)
+    if refused is not None:
+        raise ToolError(f"Refusing to index {root}: {refused}. Pass a project directory as `cwd`.")
+    with _projects_lock:
+        project = _projects.get(root)
+        if project is None or project.status == "closed":
+            project = Project(root)
+            _projects[root] = project
+    return project
+
+
+def _limit(limit) -> int:
+    """As the original's MCP tool: a finite number becomes max(1, floor(n)); anything else 20."""
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit):
+        return DEFAULT_LIMIT
+    return max(1, math.floor(limit))
+
+
+def _coverage_line(result: SearchResult) -> str:
+    capped = " (capped — results may be incomplete)" if result.coverage.truncated else ""
+    return f"Index covers {result.coverage.files} files{capped}."
+
+
+def symbol_search_text(project: Project, query: str, limit=None, paths=None, lang=None) -> str:
+    """The tool's reply for a project (separate from the server for reuse and tests).
+
+    Raises
+    ------
+    ToolError
+        For an empty query or a malformed one (an unknown ``lang:``...).
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise ToolError("Provide a non-empty `query`.")
+    if isinstance(paths, str):
+        paths = [paths]
+    project.reload_if_changed()
+    state_before = project.status
+    if project.index is None and state_before in ("idle", "failed"):
+        project.open(wait=False)
+    try:
+        result = project.search(query, limit=_limit(limit), paths=paths or None, lang=lang)
+    except (QueryError, TypeError, ValueError) as exc:
+        raise ToolError(f'Symbol search failed for "{query}": {exc}') from None
+    if not result.available:
+        payload = {"available": False, "query": query, "hint": result.hint,
+                   "unavailableReason": result.unavailable_reason}
+        text = result.hint or "No codelex index for this workspace yet; retry shortly."
+        return f"{text}\n\n```json\n{json.dumps(payload, ensure_ascii=False)}\n```"
+
+    staleness = None
+    if result.generated_at is not None and time.time() - result.generated_at >= STALE_AFTER_S:
+        staleness = (f"Index last updated {format_age(time.time() - result.generated_at)} ago; a refresh is running in the "
+                     f"background (or run `codelex index`).")
+        if project.status == "ready":
+            project.open(wait=False)  # refresh in the background; this answer uses the current index
+    root = str(project.root)
+    results = []
+    for hit in result.results:
+        entry = hit.to_dict()
+        entry["text"] = best_line_text(root, hit)
+        entry["suggestedNext"] = {"tool": "read_file", "path": hit.file, "line": hit.start_line}
+        results.append(entry)
+    payload: dict = {"query": query, "coverage": {"files": result.coverage.files,
+                                                  "truncated": result.coverage.truncated}, "results": results}
+    if staleness:
+        payload["staleness"] = staleness
+    lines = []
+    if results:
+        lines.append(f'Top {len(results)} file(s) for "{query}":')
+        for rank, hit in enumerate(result.results, 1):
+            lines.append(f"  {rank}. {hit.file} (score {hit.score:.2f}, {hit.hits} hit(s), line {hit.start_line})")
+    else:
+        lines.append(f'No files matched "{query}".')
+    if staleness:
+        lines.extend(["", staleness])
+    lines.append(_coverage_line(result))
+    lines.extend(["", "```json", json.dumps(payload, ensure_ascii=False), "```"])
+    return "\n".join(lines)
+
+
+def build_server() -> MCPServer:
+    """The server with its tools (not yet running)."""
+    server = MCPServer(
+        "codelex",
+        version=__version__,
+        instructions=(
+            "codelex ranks the files of a codebase for a query with an identifier-aware BM25 index that it "
+            "keeps on disk and fresh. Use symbol_search to find where something is defined or used, then read "
+            "the suggested files."
+        ),
+    )
+
+    @server.tool(
+        name="symbol_search",
+        description=(
+            "Find the files of a project most relevant to a query (identifiers, words, or both), best first, with "
+            "the best-matching line of each. The first call on a project starts building its index in the "
+            "background and says so; later calls answer in milliseconds. " + _QUERY_HELP
+        ),
+        structured_output=False,
+    )
+    def symbol_search(
+        query: str,
+        cwd: str | None = None,
+        limit: float | None = None,
+        paths: list[str] | None = None,
+        lang: str | None = None,
+    ) -> CallToolResult:
+        """query: what to look for; cwd: the project directory (default: the server's working directory);
+        limit: number of files (default 20); paths: globs that scope the search (a bare directory scopes its
+        subtree); lang: a language kind such as python, jsts, go, rust, cxx."""
+        try:
+            text = symbol_search_text(_project_for(cwd), query, limit=limit, paths=paths, lang=lang)
+        except ToolError as exc:  # our own words, not the SDK's "Error executing tool ..." wrapper
+            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        return CallToolResult(content=[TextContent(type="text", text=text)])
+
+    return server
+
+
+def serve() -> None:
+    """Run the server on stdio until the client disconnects."""
+    try:
+        build_server().run("stdio")
+    finally:
+        with _projects_lock:
+            projects = list(_projects.values())
+            _projects.clear()
+        for project in projects:  # flush pending saves
+            project.close()

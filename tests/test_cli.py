@@ -1,0 +1,163 @@
+"""The ``codelex`` console script, run as a subprocess on fixture repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from codelex import WordIndex
+
+
+def _command() -> list[str]:
+    script = shutil.which("codelex", path=os.path.dirname(sys.executable))
+    return [script] if script else [sys.executable, "-m", "codelex"]
+
+
+def run(*args, cwd=None, env=None, timeout=120):
+    return subprocess.run([*_command(), *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                          env=dict(os.environ, **(env or {})), timeout=timeout)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src/auth.py").write_text("import hashlib\n\ndef authenticate_user(name, password):\n"
+                                      "    return check_password(name, password)\n")
+    (root / "src/session.ts").write_text("export class UserSession {\n  authenticate() { return true }\n}\n")
+    (root / "tests").mkdir()
+    (root / "tests/test_auth.py").write_text("def test_authenticate_user():\n    assert authenticate_user('a', 'b')\n")
+    (root / "README.md").write_text("# Demo\nHow to authenticate a user.\n")
+    (root / "image.png").write_bytes(b"\x89PNG\x00\x00authenticate")
+    return root
+
+
+def test_search_human_output(repo):
+    r = run("search", "authenticate user password", "--root", repo, "--color", "never")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split()[0] == "1."
+    assert "src/auth.py:3" in lines[0] and "def authenticate_user(name, password):" in lines[0]
+    assert "score" in lines[0] and "hit(s)" in lines[0]
+    assert not any("image.png" in ln for ln in lines)
+    assert "files" in r.stderr and "Traceback" not in r.stderr
+    assert (repo / ".codelex" / "index.clx").is_file()
+
+
+def test_search_colour_highlights_query_tokens(repo):
+    r = run("search", "authenticate", "--root", repo, "--color", "always", "-q")
+    assert r.returncode == 0
+    assert "\x1b[1;31mauthenticate\x1b[0m" in r.stdout and "\x1b[35msrc/auth.py\x1b[0m" in r.stdout
+    assert r.stderr == ""
+
+
+def test_search_json(repo):
+    r = run("search", "authenticate user password", "--root", repo, "--json", "--limit", "2")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["query"] == "authenticate user password" and doc["available"] is True
+    assert doc["coverage"] == {"files": 4, "truncated": False}
+    assert len(doc["results"]) == 2
+    first = doc["results"][0]
+    assert set(first) >= {"file", "score", "hits", "startLine", "endLine", "text"}
+    assert first["file"] == "src/auth.py" and first["startLine"] == first["endLine"] == 3
+
+
+def test_filters_and_options(repo):
+    r = run("search", "authenticate", "--root", repo, "--json", "--lang", "jsts")
+    assert [h["file"] for h in json.loads(r.stdout)["results"]] == ["src/session.ts"]
+    r = run("search", "authenticate", "--root", repo, "--json", "--path", "tests/**")
+    assert [h["file"] for h in json.loads(r.stdout)["results"]] == ["tests/test_auth.py"]
+    r = run("search", "-file:src authenticate", "--root", repo, "--json")
+    assert all(not h["file"].startswith("src/") for h in json.loads(r.stdout)["results"])
+    with_priors = json.loads(run("search", "authenticate user", "--root", repo, "--json").stdout)["results"]
+    without = json.loads(run("search", "authenticate user", "--root", repo, "--json", "--no-priors").stdout)["results"]
+    score = {h["file"]: h["score"] for h in with_priors}
+    raw = {h["file"]: h["score"] for h in without}
+    assert raw["tests/test_auth.py"] > score["tests/test_auth.py"]  # the ×0.3 test prior is off
+
+
+def test_exit_codes_and_errors(repo, tmp_path):
+    assert run("search", "kubernetes", "--root", repo).returncode == 1
+    for args, message in [
+        (("search", "lang:klingon x", "--root", repo), "Unknown lang"),
+        (("search", "x", "--root", repo, "--lang", "klingon"), "Unknown lang"),
+        (("search", "x", "--root", tmp_path / "missing"), "not a directory"),
+        (("index", "--root", tmp_path / "missing"), "not a directory"),
+        (("search", "x", "--root", repo, "--max-bytes", "-1"), "max-bytes"),
+    ]:
+        r = run(*args)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        assert message in r.stderr and "Traceback" not in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+    r = run()
+    assert r.returncode == 2
+    r = run("search", "lang:klingon x", "--root", repo, "--debug")
+    assert r.returncode != 0 and "Traceback" in r.stderr
+
+
+def test_refuses_home(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "a.py").write_text("x = 1\n")
+    r = run("search", "x", "--root", home, env={"HOME": str(home)})
+    assert r.returncode == 2 and "refusing" in r.stderr and "home directory" in r.stderr
+    assert not (home / ".codelex").exists()
+
+
+def test_index_and_status(repo):
+    r = run("status", "--root", repo)
+    assert r.returncode == 1 and "no index yet" in r.stdout
+    r = run("index", "--root", repo)
+    assert r.returncode == 0, r.stderr
+    assert "4 files indexed" in r.stdout and "full (no-index)" in r.stdout and "unsupported 1" in r.stdout
+    r = run("status", "--root", repo)
+    assert r.returncode == 0 and "files: 4" in r.stdout and "fresh" in r.stdout
+    time.sleep(0.01)
+    (repo / "src/new.py").write_text("def brand_new(): pass\n")
+    (repo / "src/auth.py").write_text("def changed(): pass\n")
+    r = run("status", "--root", repo, "--json")
+    info = json.loads(r.stdout)
+    assert (info["stale"], info["added"], info["removed"]) == (1, 1, 0)
+    r = run("index", "--root", repo, "--json")
+    summary = json.loads(r.stdout)
+    assert summary["mode"] == "incremental" and summary["refreshed"] == 1 and summary["added"] == 1
+    assert summary["stale"] == 0 and summary["files"] == 5
+    r = run("index", "--root", repo, "--rebuild")
+    assert "full (requested)" in r.stdout
+
+
+def test_module_entry_point_matches_script(repo):
+    r = subprocess.run([sys.executable, "-m", "codelex", "search", "authenticate", "--root", str(repo), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and json.loads(r.stdout)["results"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT delivery")
+def test_ctrl_c_leaves_no_torn_index(tmp_path):
+    root = tmp_path / "big"
+    for i in range(2000):
+        d = root / f"pkg{i % 20}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"m{i}.py").write_text("".join(f"def function_{i}_{j}(arg): return helper_{j}(arg)\n" for j in range(400)))
+    proc = subprocess.Popen([*_command(), "index", "--root", str(root)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err
+    assert proc.returncode in (0, 130)  # finished first, or interrupted cleanly
+    if proc.returncode == 130:
+        assert "interrupted" in err
+    index = root / ".codelex"
+    if (index / "index.clx").exists():
+        WordIndex.load(index)  # whole, never torn
+    assert not list(index.glob(".index.clx.*.tmp")) if index.exists() else True

@@ -1,0 +1,139 @@
+"""The MCP server, driven over stdio by the official SDK's own client (a real protocol round trip)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+mcp = pytest.importorskip("mcp")
+
+import anyio  # noqa: E402
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+from codelex import WordIndex  # noqa: E402
+
+
+def text_of(result) -> str:
+    return "".join(part.text for part in result.content if getattr(part, "type", "") == "text")
+
+
+def fenced_json(text: str) -> dict:
+    match = re.search(r"```json\n(.*?)\n```", text, re.S)
+    assert match, text
+    return json.loads(match.group(1))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "home" / "work" / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src/auth.ts").write_text("export function authenticateUser(name: string) {\n  return checkPassword(name)\n}\n")
+    (root / "src/db.py").write_text("def load_user(user_id):\n    return query(user_id)\n")
+    return root
+
+
+async def _session_run(repo: Path, body):
+    home = repo.parents[1]
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "codelex", "mcp"], cwd=str(repo),
+        env=dict(os.environ, HOME=str(home), CODELEX_PERSIST_DEBOUNCE_MS="0"),
+    )
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            return await body(session)
+
+
+def run_session(repo: Path, body):
+    return anyio.run(_session_run, repo, body)
+
+
+def test_round_trip(repo):
+    async def body(session):
+        tools = await session.list_tools()
+        names = {t.name for t in tools.tools}
+        assert "symbol_search" in names
+        schema = next(t for t in tools.tools if t.name == "symbol_search").input_schema
+        assert set(schema["properties"]) >= {"query", "cwd", "limit", "paths", "lang"}
+        assert schema["required"] == ["query"]
+
+        # Cold: never blocks; says a background build is running.
+        started = time.monotonic()
+        cold = await session.call_tool("symbol_search", {"query": "authenticate user"})
+        assert time.monotonic() - started < 10
+        assert not cold.is_error
+        cold_text = text_of(cold)
+        assert re.search(r"background|retry", cold_text)
+        payload = fenced_json(cold_text)
+        assert payload["available"] is False and payload["unavailableReason"] == "building"
+
+        warm = None
+        for _ in range(200):
+            warm = await session.call_tool("symbol_search", {"query": "authenticate user", "cwd": str(repo)})
+            if "Top " in text_of(warm):
+                break
+            await anyio.sleep(0.05)
+        text = text_of(warm)
+        assert not warm.is_error
+        assert text.startswith('Top 2 file(s) for "authenticate user":')
+        assert re.search(r"  1\. src/auth\.ts \(score \d+\.\d\d, 2 hit\(s\), line 1\)", text)
+        assert "Index covers 2 files." in text
+        data = fenced_json(text)
+        assert data["coverage"] == {"files": 2, "truncated": False}
+        first = data["results"][0]
+        assert first["file"] == "src/auth.ts" and first["startLine"] == first["endLine"] == 1
+        assert first["text"].startswith("export function authenticateUser")
+        assert first["suggestedNext"] == {"tool": "read_file", "path": "src/auth.ts", "line": 1}
+
+        scoped = fenced_json(text_of(await session.call_tool("symbol_search", {"query": "user", "lang": "python"})))
+        assert [r["file"] for r in scoped["results"]] == ["src/db.py"]
+        scoped = fenced_json(text_of(await session.call_tool("symbol_search", {"query": "user", "paths": ["src/*.ts"]})))
+        assert [r["file"] for r in scoped["results"]] == ["src/auth.ts"]
+        limited = fenced_json(text_of(await session.call_tool("symbol_search", {"query": "user", "limit": 0})))
+        assert len(limited["results"]) == 1  # as the original: max(1, floor(limit))
+
+        none = await session.call_tool("symbol_search", {"query": "kubernetes"})
+        assert not none.is_error
+        assert text_of(none).startswith('No files matched "kubernetes".') and "Index covers 2 files." in text_of(none)
+
+        bad = await session.call_tool("symbol_search", {"query": "lang:klingon user"})
+        assert bad.is_error and "lang" in text_of(bad) and "python" in text_of(bad)
+        empty = await session.call_tool("symbol_search", {"query": "   "})
+        assert empty.is_error and text_of(empty) == "Provide a non-empty `query`."
+        home = await session.call_tool("symbol_search", {"query": "x", "cwd": str(repo.parents[1])})
+        assert home.is_error and "home directory" in text_of(home)
+        missing = await session.call_tool("symbol_search", {"query": "x", "cwd": str(repo / "nope")})
+        assert missing.is_error and "not a readable directory" in text_of(missing)
+
+        # Another process writes a newer index: the next call serves it, not the warm copy.
+        newer = WordIndex.build([("src/other.go", "func Kubernetes() {}\n")])
+        newer.metadata.update(generated_at=time.time(), truncated=False)
+        newer.save(repo / ".codelex")
+        fresh = await session.call_tool("symbol_search", {"query": "kubernetes"})
+        assert "src/other.go" in text_of(fresh)
+        return True
+
+    assert run_session(repo, body)
+
+
+def test_staleness_note_and_background_refresh(repo):
+    from codelex.mcp_server import symbol_search_text
+    from codelex.project import Project
+
+    with Project(repo) as project:
+        project.open()
+        project._state.generated_at = time.time() - 3 * 3600  # as if refreshed three hours ago
+        text = symbol_search_text(project, "authenticate")
+        assert "\n\nIndex last updated 3h ago;" in text
+        assert text.index("Index last updated") < text.index("Index covers 2 files.")
+        assert fenced_json(text)["staleness"].startswith("Index last updated 3h ago")
+        assert project.wait(timeout=60)  # the call started a refresh in the background
+        assert time.time() - project._state.generated_at < 60
+        assert "Index last updated" not in symbol_search_text(project, "authenticate")
