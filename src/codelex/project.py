@@ -161,15 +161,33 @@ def _prepare_local_dir(directory: Path) -> bool:
         return False
 
 
+#: Reasons found on reading that stay true until the file changes: such files
+#: are remembered (path, mtime, size) so that an open does not re-read them.
+CONTENT_SKIPS = frozenset({"binary", "generated", "too-large", "not-a-file"})
+
+
+def _content_skipped(index: WordIndex) -> dict[str, list]:
+    skipped = index.metadata.get("content_skipped")
+    return skipped if isinstance(skipped, dict) else {}
+
+
 def _diff(index: WordIndex, current: dict) -> tuple[list[str], list[str], list[str]]:
     """``(added, removed, stale)`` paths between an index and the files on disk now.
 
     A file is stale when its size or ``mtime_ns`` differs from what the index
-    recorded (per-edit updates record −1, so they count as stale).
+    recorded (per-edit updates record −1, so they count as stale).  A file
+    left out for its content last time, and unchanged since, is neither.
     """
     old = index.files
     old_set = set(old)
-    added = [p for p in current if p not in old_set]
+    known_skips = _content_skipped(index)
+
+    def unchanged_skip(path: str) -> bool:
+        entry = known_skips.get(path)
+        f = current[path]
+        return isinstance(entry, list) and len(entry) >= 2 and entry[0] == f.mtime_ns and entry[1] == f.size
+
+    added = [p for p in current if p not in old_set and not unchanged_skip(p)]
     removed = [p for p in old if p not in current]
     stale = []
     for path, f in current.items():
@@ -483,6 +501,7 @@ class Project:
                           ignore=state.ignore)
         self._check(job)
         report = None
+        skips_before = dict(_content_skipped(index)) if index is not None else None
         if index is not None:
             report, churn = self._refresh(job, index, walk)
             if report is None:
@@ -491,7 +510,7 @@ class Project:
             index, report = self._full_build(job, walk, reason or "no-index")
         self._check(job)
         changed = report.mode == "full" or report.refreshed or report.added or report.dropped \
-            or index.metadata.get("truncated") != walk.truncated
+            or index.metadata.get("truncated") != walk.truncated or _content_skipped(index) != skips_before
         index.metadata.update(root=str(state.root), truncated=walk.truncated, generated_at=time.time(),
                               max_files=state.max_files, max_bytes=state.max_bytes, ignore=list(state.ignore),
                               writer=state.writer)
@@ -551,8 +570,10 @@ class Project:
         stale_set = set(stale)
         read_skipped: Counter = Counter()
         read_ok = set()
+        content_skips: dict[str, str] = {}
         for doc in read_files(state.root, to_read, max_bytes=state.max_bytes, skipped=read_skipped,
-                              progress=self.progress, should_continue=lambda: state.job == job):
+                              progress=self.progress, should_continue=lambda: state.job == job,
+                              on_skip=content_skips.__setitem__):
             index.update(doc.path, doc.content, mtime_ns=doc.mtime_ns)
             read_ok.add(doc.path)
             if doc.path in stale_set:
@@ -572,15 +593,29 @@ class Project:
                 report.dropped += 1
         report.skipped.update(read_skipped)
         report.reused = len(new) - report.refreshed - report.added - sum(read_skipped.values())
+        # Remember what was left out for its content; forget files gone or indexed now.
+        known = {p: e for p, e in _content_skipped(index).items() if p in new and p not in read_ok}
+        for p, r in content_skips.items():
+            if r in CONTENT_SKIPS:
+                known[p] = [new[p].mtime_ns, new[p].size, r]
+            else:
+                known.pop(p, None)
+        index.metadata["content_skipped"] = known  # saved with the index when it changed
         return report, None
 
     def _full_build(self, job: int, walk: WalkResult, reason: str) -> tuple[WordIndex, RefreshReport]:
         state = self._state
         skipped: Counter = Counter(walk.skipped)
+        content_skips: dict[str, str] = {}
         docs = read_files(state.root, walk.files, max_bytes=state.max_bytes, skipped=skipped,
-                          progress=self.progress, should_continue=lambda: state.job == job)
+                          progress=self.progress, should_continue=lambda: state.job == job,
+                          on_skip=content_skips.__setitem__)
         index = WordIndex.build(((d.path, d.content, d.mtime_ns) for d in docs), max_bytes=state.max_bytes)
         self._check(job)  # a superseded build stopped reading early: never publish it
+        listed = {f.path: f for f in walk.files}
+        index.metadata["content_skipped"] = {
+            p: [listed[p].mtime_ns, listed[p].size, r] for p, r in content_skips.items() if r in CONTENT_SKIPS
+        }
         report = RefreshReport(mode="full", reason=reason, files=len(index), added=len(index), skipped=skipped,
                                pruned_dirs=Counter(walk.pruned_dirs), truncated=walk.truncated)
         return index, report
