@@ -373,3 +373,20 @@ def test_files_left_out_for_their_content_are_not_reread(tmp_path, monkeypatch):
     with Project(root) as p:
         p.open()
         assert reads == ["src/blob.py"] and "src/blob.py" in p.index
+
+
+def test_background_open_serves_the_saved_index_at_once(tmp_path):
+    root = make_repo(tmp_path / "repo")
+    with Project(root) as p:
+        p.open()
+    time.sleep(0.01)
+    (root / "src/pkg0/mod00.py").write_text("def changed_since_saved(): pass\n")
+    gate = threading.Event()
+    with Project(root, progress=lambda *a: gate.wait(timeout=30)) as p:
+        p.open(wait=False)
+        r = p.search("parse config")
+        assert r.available and r.results and p.status == "building"  # the saved index answers
+        assert not p.search("changed since saved").results  # ...as saved, until the refresh lands
+        gate.set()
+        assert p.wait(timeout=60) and p.status == "ready"
+        assert p.search("changed since saved").results[0].file == "src/pkg0/mod00.py"

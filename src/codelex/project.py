@@ -408,12 +408,30 @@ class Project:
         """Load, refresh and save the index; in the background when ``wait`` is False.
 
         With ``wait=True`` this returns once the index is ready (or the build
-        was refused or failed: see :attr:`status`).  With ``wait=False`` it
-        returns at once; a build already running for this root is joined,
+        was refused or failed: see :attr:`status`).  With ``wait=False`` a
+        saved index is loaded at once (memory-mapped) and answers queries
+        while it is refreshed in the background; without one, the build runs
+        in the background.  A build already running for this root is joined,
         not repeated.
         """
+        if not wait:
+            self._adopt_saved()
         self._start(full=False, wait=wait, reason=None)
         return self
+
+    def _adopt_saved(self) -> None:
+        """Publish the saved index, if any, before its refresh starts."""
+        state = self._state
+        if state.index is not None or state.status != "idle" or _home_reason(state.root) is not None:
+            return
+        index, _ = self._load_saved()
+        if index is None:
+            return
+        with state.lock:
+            if state.index is None and state.status == "idle":
+                state.index = index
+                state.truncated = bool(index.metadata.get("truncated"))
+                state.generated_at = index.metadata.get("generated_at")
 
     def rebuild(self, wait: bool = True) -> Project:
         """Build from scratch, superseding any running build."""
