@@ -2,15 +2,22 @@
 
 Usage::
 
+    python benchmarks/compare.py suite --corpus stdlib   # codelex vs rg, bm25s, tantivy, rank_bm25
+    python benchmarks/compare.py suite --corpus linux    # (fetches linux-source-6.1 on first use)
+    python benchmarks/compare.py suite --corpus synthetic:100000
     python benchmarks/compare.py tokenizer   # native vs reference tokenizer MB/s
-    python benchmarks/compare.py index       # build / size / latency vs bm25s, tantivy, rank_bm25
     python benchmarks/compare.py relevance   # MRR@10 and R@10 on ../shared/eval
     python benchmarks/compare.py incremental # per-edit updates, merges, save/load vs the original
+
+``suite`` prints one markdown table, writes ``benchmarks/results/<corpus>.json``
+and, when matplotlib is installed, a PNG bar chart of the ratios beside it.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -80,73 +87,6 @@ def _latencies(search, prepared, reps: int = 15) -> list[float]:
 def _pct(values, q):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
-
-
-def index_table(repeat: int = 3, engines: bool = True) -> str:
-    """Build, size and latency on the stdlib corpus, codelex vs the BM25 engines."""
-    import codelex
-    from engines import Bm25s, RankBm25, Tantivy, available, codelex_tokens
-    from queries import query_list
-
-    t = time.perf_counter()
-    docs = stdlib_corpus()
-    read_s = time.perf_counter() - t
-    mb = sum(len(d) for _, d in docs) / 1e6
-    build_times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        index = codelex.WordIndex.build(docs, max_bytes=None)
-        build_times.append(time.perf_counter() - t)
-    build_s = sorted(build_times)[len(build_times) // 2]
-    stats = index.stats()
-    queries = query_list(docs)
-    lat = _latencies(lambda q: index.search(q, limit=10), queries)
-    plain = [q for q in queries if ":" not in q]
-    filtered = [q for q in queries if ":" in q]
-    lat_plain = _latencies(lambda q: index.search(q, limit=10), plain)
-    lat_filt = _latencies(lambda q: index.search(q, limit=10), filtered)
-    p50, p95 = _pct(lat, 50), _pct(lat, 95)
-    lines = [
-        f"Corpus: {len(docs)} files, {mb:.1f} MB (stdlib of Python {sys.version.split()[0]}); "
-        f"reading the files took {read_s:.3f} s (not included below). {len(queries)} queries "
-        f"({len(filtered)} filtered), top 10.",
-        "",
-        f"codelex: {stats['files']} files, {stats['tokens']:,} distinct tokens, {stats['postings']:,} postings "
-        f"(token, file, line), {stats['term_doc_pairs']:,} stored (token, file) postings; index arrays "
-        f"{stats['index_bytes'] / 2**20:.1f} MiB plus a {stats['vocabulary_bytes'] / 2**20:.1f} MiB term dictionary; build {build_s:.3f} s ({mb / build_s:.0f} MB/s); "
-        f"query p50 {p50 * 1e6:.1f} µs, p95 {p95 * 1e6:.1f} µs (plain p50 {_pct(lat_plain, 50) * 1e6:.1f} µs, "
-        f"filtered p50 {_pct(lat_filt, 50) * 1e6:.1f} µs).",
-        "",
-        "| engine | build (s) | build / codelex | query p50 (µs) | p95 (µs) | p50 / codelex |",
-        "|---|--:|--:|--:|--:|--:|",
-        f"| codelex (tokenization included, Python API, filters included) | {build_s:.3f} | 1.0 | "
-        f"{p50 * 1e6:.1f} | {p95 * 1e6:.1f} | 1.0 |",
-    ]
-    if engines:
-        tokens = codelex_tokens(docs)
-        contenders = []
-        if available("bm25s"):
-            contenders.append(Bm25s("numpy"))
-            if available("numba"):
-                contenders.append(Bm25s("numba"))
-        if available("tantivy"):
-            contenders.append(Tantivy())
-        if available("rank_bm25"):
-            contenders.append(RankBm25())
-        for eng in contenders:
-            t = time.perf_counter()
-            eng.build(docs, tokens)
-            eb = time.perf_counter() - t
-            prepared = [eng.prepare(q) for q in plain]
-            reps = 3 if eng.name == "rank_bm25" else 15
-            el = _latencies(eng.search, prepared, reps=reps)
-            ep50, ep95 = _pct(el, 50), _pct(el, 95)
-            cp50 = _pct(lat_plain, 50)
-            lines.append(
-                f"| {eng.name} (codelex tokens, build excludes tokenizing; plain queries, pre-tokenized) | "
-                f"{eb:.3f} | {eb / build_s:.1f} | {ep50 * 1e6:.1f} | {ep95 * 1e6:.1f} | {ep50 / cp50:.1f} |"
-            )
-    return "\n".join(lines)
 
 
 # The stdlib corpus is all 1,790 files (as the original was measured), so the
@@ -258,6 +198,123 @@ def incremental_table(seed: int = 0, n_edits: int = 100, n_pending: int = 500) -
     return "\n".join(rows)
 
 
+SUITE_COLUMNS = [
+    "contender", "build (s)", "build ÷ codelex", "index (MiB)", "build peak RSS (MiB)", "load (ms)",
+    "loaded RSS (MiB)", "query p50 (µs)", "p50 ÷ codelex", "query p95 (µs)", "filtered p50 (µs)", "update (ms)",
+]
+
+
+def _fmt(value, spec: str, missing: str = "—") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def suite_table(corpus: str, contenders: list[str] | None = None, timeout: float = 3600.0,
+                out_dir: Path | None = None, install_rg: bool = True) -> str:
+    """Every installed contender on one corpus; one markdown table of absolute figures and ratios."""
+    import json
+    import tempfile
+
+    from contenders import all_contenders
+    from corpus import materialize
+    from suite import query_set, run_contender
+
+    if install_rg and shutil.which("rg") is None and shutil.which("apt-get") is not None:
+        print("installing ripgrep from Debian (apt-get install ripgrep)...", file=sys.stderr)
+        subprocess.run(["apt-get", "install", "-y", "-q", "ripgrep"], capture_output=True)
+    root, paths = materialize(corpus)
+    queries = query_set(root, paths)
+    chosen = [c for c in all_contenders(corpus) if contenders is None or c.name in contenders
+              or c.name.split(" ")[0] in contenders]
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        qfile = Path(tmp) / "queries.json"
+        qfile.write_text(json.dumps(queries))
+        for i, c in enumerate(chosen):
+            if not c.installed():
+                results.append({"contender": c.name, "error": "not installed"})
+                continue
+            results.append(run_contender(c.name, corpus, Path(tmp) / f"work{i}", qfile, timeout))
+    base = next((r for r in results if r["contender"] == "codelex" and "error" not in r), None)
+    source = base["source_bytes"] if base else sum((root / p).stat().st_size for p in paths)
+    lines = [
+        f"Corpus `{corpus}`: {len(paths):,} files, {source / 2**20:,.1f} MiB; "
+        f"{sum(len(v) for k, v in queries.items() if k != 'filtered')} plain queries (natural, sampled identifiers and "
+        f"word pairs) and {len(queries['filtered'])} filtered ones; top 10. Ratios are to codelex in the same run.",
+        "",
+        "| " + " | ".join(SUITE_COLUMNS) + " |",
+        "|---|" + "--:|" * (len(SUITE_COLUMNS) - 1),
+    ]
+    for r in results:
+        if "error" in r:
+            lines.append(f"| {r['contender']} | {r['error']} |" + " |" * (len(SUITE_COLUMNS) - 2))
+            continue
+        rg = r["contender"].startswith("rg")
+        build = None if rg else r["build_s"]
+        p50 = r.get("query_p50_s")
+        update = r.get("update_ms_p50")
+        update_cell = (f"{update:.3f} (p95 {r['update_ms_p95']:.3f})" if update is not None
+                       else "—" if rg else f"{r['build_s'] * 1e3:,.0f} (rebuild)")
+        row = [
+            r["contender"],
+            _fmt(build, ".2f"),
+            _fmt(build / base["build_s"] if base and build is not None else None, ".1f"),
+            _fmt(None if rg else r["index_bytes"] / 2**20, ",.1f"),
+            _fmt(None if rg else r.get("build_peak_rss_mb"), ",.0f"),
+            _fmt(None if rg else r["load_s"] * 1e3, ",.1f"),
+            _fmt(None if rg else r.get("loaded_rss_mb"), ",.0f"),
+            _fmt(p50 * 1e6 if p50 is not None else None, ",.1f"),
+            _fmt(p50 / base["query_p50_s"] if base and p50 else None, ",.1f"),
+            _fmt(r["query_p95_s"] * 1e6 if r.get("query_p95_s") is not None else None, ",.1f"),
+            _fmt(r["filtered_p50_s"] * 1e6 if r.get("filtered_p50_s") is not None else None, ",.1f"),
+            update_cell,
+        ]
+        lines.append("| " + " | ".join(row) + " |")
+    if base:
+        lines += ["", f"codelex: index {base['index_bytes'] / source:.0%} of the source bytes; loaded process RSS "
+                      f"{base['loaded_rss_mb']:,.0f} MiB ({base['loaded_rss_mb'] * 2**20 / source:.0%} of the source; "
+                      f"{base['loaded_rss_delta_mb']:,.0f} MiB above the interpreter before loading); "
+                      f"save {base['save_s'] * 1e3:,.0f} ms."]
+    table = "\n".join(lines)
+    out_dir = out_dir or Path(__file__).parent / "results"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = corpus.replace(":", "-")
+    (out_dir / f"{stem}.json").write_text(json.dumps({"corpus": corpus, "files": len(paths), "source_bytes": source,
+                                                      "queries": queries, "results": results}, indent=1))
+    (out_dir / f"{stem}.md").write_text(table + "\n")
+    _chart(results, base, out_dir / f"{stem}.png", corpus)
+    return table
+
+
+def _chart(results: list[dict], base: dict | None, path: Path, corpus: str) -> None:
+    """Bar chart of build and query-p50 ratios to codelex (log scale), when matplotlib is installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    if base is None:
+        return
+    rows = [r for r in results if "error" not in r and r.get("query_p50_s")]
+    names = [r["contender"] for r in rows]
+    query = [r["query_p50_s"] / base["query_p50_s"] for r in rows]
+    build = [(r["build_s"] / base["build_s"]) if not r["contender"].startswith("rg") else 0 for r in rows]
+    fig, ax = plt.subplots(figsize=(10, 0.45 * len(rows) + 1.5))
+    y = range(len(rows))
+    ax.barh([i + 0.2 for i in y], query, height=0.4, label="query p50 ÷ codelex")
+    ax.barh([i - 0.2 for i in y], build, height=0.4, label="build ÷ codelex")
+    ax.set_yticks(list(y), names)
+    ax.set_xscale("log")
+    ax.axvline(1, color="black", linewidth=0.8)
+    ax.invert_yaxis()
+    ax.set_title(f"codelex benchmark suite — {corpus} (lower is better for the others; 1 = codelex)")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def relevance_table(with_bm25s: bool = True) -> str:
     """MRR@10 / R@10 on ../shared/eval, next to the original's published figures."""
     import relevance as rel
@@ -306,14 +363,19 @@ def bm25s_defaults_mrr(docs, queries) -> float:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("table", choices=["tokenizer", "index", "relevance", "incremental"])
-    parser.add_argument("--no-engines", action="store_true", help="codelex only (index table)")
+    parser.add_argument("table", choices=["suite", "tokenizer", "relevance", "incremental"])
+    parser.add_argument("--corpus", default="stdlib", help="suite: stdlib, linux or synthetic:N")
+    parser.add_argument("--contenders", help="suite: comma-separated names (default: all installed)")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="suite: seconds per contender phase")
+    parser.add_argument("--out", type=Path, help="suite: directory for the JSON/Markdown/PNG results")
+    parser.add_argument("--no-install", action="store_true", help="suite: do not apt-get install ripgrep if missing")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
-    if args.table == "tokenizer":
+    if args.table == "suite":
+        names = [n.strip() for n in args.contenders.split(",")] if args.contenders else None
+        print(suite_table(args.corpus, names, args.timeout, args.out, install_rg=not args.no_install))
+    elif args.table == "tokenizer":
         print(tokenizer_table(args.repeat))
-    elif args.table == "index":
-        print(index_table(engines=not args.no_engines))
     elif args.table == "incremental":
         print(incremental_table())
     else:

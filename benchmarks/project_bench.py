@@ -29,7 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
-BENCH_DIR = Path(os.environ.get("CODELEX_BENCH_DIR", Path.home() / ".cache" / "codelex-bench"))
+sys.path.insert(0, str(Path(__file__).parent))
+
+from corpus import BENCH_DIR, prepare_kernel  # noqa: E402
 
 _CHILD = r"""
 import json, resource, sys, time
@@ -67,27 +69,6 @@ def prepare_stdlib() -> Path:
     if not dest.exists():
         shutil.copytree(src, dest, ignore=shutil.ignore_patterns("site-packages", "__pycache__"), symlinks=True)
     return dest
-
-
-def prepare_kernel() -> Path:
-    dest = BENCH_DIR / "kernel"
-    tree = dest / "linux-source-6.1"
-    if tree.exists():
-        return tree
-    dest.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["apt-get", "download", "linux-source-6.1"], cwd=dest, check=True)
-    deb = next(dest.glob("linux-source-6.1_*.deb"))
-    subprocess.run(f"dpkg-deb --fsys-tarfile {deb.name} | tar -x --wildcards '*.tar.xz'", shell=True, cwd=dest,
-                   check=True)
-    subprocess.run(["tar", "-xJf", "usr/src/linux-source-6.1.tar.xz"], cwd=dest, check=True)
-    ignore = tree / ".gitignore"
-    text = ignore.read_text()
-    debian = ("# Debian packaging: ignore everything at the top level, since it isn't\n"
-              "# included in our repository\n#\n/*\n!/debian/\n")
-    ignore.write_text(text.replace(debian, ""))
-    shutil.rmtree(dest / "usr")
-    deb.unlink()
-    return tree
 
 
 def touch_files(root: Path, n: int) -> list[str]:

@@ -7,19 +7,34 @@ namespace codelex {
 namespace {
 
 // Same expression, same evaluation order as the reference (and the
-// original), so scores agree to the last bit without FMA contraction.
-inline double term_score(double idf, double tf, double dl, double k1, double b, double avgdl) {
-  return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl));
+// original), so scores agree to the last bit without FMA contraction; the
+// length norm k1 * (1 - b + b * dl / avgdl) comes precomputed.
+inline double term_score(double idf, double tf, double norm, double k1) {
+  return idf * tf * (k1 + 1) / (tf + norm);
 }
 
 }  // namespace
 
-template <bool kMasked, bool kDeadBase>
-void Scorer::accumulate_base(const LiveIndex& index, const SearchRequest& req, double avgdl) {
-  const SegmentView& seg = index.base().seg;
+void Scorer::refresh_norms(const LiveIndex& index, double k1, double b, double avgdl) {
+  const size_t n = index.n_slots_unlocked();
+  if (norm_version_ == index.stats_version_unlocked() && norm_.size() >= n && norm_k1_ == k1 && norm_b_ == b &&
+      norm_avgdl_ == avgdl)
+    return;
+  norm_.resize(n);
   const uint32_t* doc_len = index.doc_len_data();
+  for (size_t d = 0; d < n; ++d) norm_[d] = k1 * (1 - b + b * static_cast<double>(doc_len[d]) / avgdl);
+  norm_version_ = index.stats_version_unlocked();
+  norm_k1_ = k1;
+  norm_b_ = b;
+  norm_avgdl_ = avgdl;
+}
+
+template <bool kMasked, bool kDeadBase>
+void Scorer::accumulate_base(const LiveIndex& index, const SearchRequest& req) {
+  const SegmentView& seg = index.base().seg;
+  const double* norm = norm_.data();
   const uint8_t* base_live = index.base_live_or_null();
-  const double k1 = req.k1, b = req.b;
+  const double k1 = req.k1;
   for (const QueryTerm& q : terms_) {
     if (q.term >= seg.n_terms) continue;
     const int64_t e = seg.term_ptr[q.term + 1];
@@ -27,7 +42,7 @@ void Scorer::accumulate_base(const LiveIndex& index, const SearchRequest& req, d
       const uint32_t d = seg.post_doc[p];
       if (kDeadBase && !base_live[d]) continue;
       if (kMasked && !req.allowed[d]) continue;
-      const double s = term_score(q.idf, seg.post_tf[p], doc_len[d], k1, b, avgdl);
+      const double s = term_score(q.idf, seg.post_tf[p], norm[d], k1);
       if (hits_[d] == 0) touched_.push_back(d);
       acc_[d] += s;
       hits_[d] += seg.post_tf[p];
@@ -35,10 +50,10 @@ void Scorer::accumulate_base(const LiveIndex& index, const SearchRequest& req, d
   }
 }
 
-void Scorer::accumulate_delta(const LiveIndex& index, const SearchRequest& req, double avgdl) {
-  const uint32_t* doc_len = index.doc_len_data();
+void Scorer::accumulate_delta(const LiveIndex& index, const SearchRequest& req) {
+  const double* norm = norm_.data();
   const uint32_t* gen = index.gen_data();
-  const double k1 = req.k1, b = req.b;
+  const double k1 = req.k1;
   for (const QueryTerm& q : terms_) {
     const std::vector<DeltaPosting>* list = index.delta_list(q.term);
     if (!list) continue;
@@ -46,7 +61,7 @@ void Scorer::accumulate_delta(const LiveIndex& index, const SearchRequest& req, 
       const uint32_t d = dp.doc;
       if (dp.gen != gen[d]) continue;  // superseded or removed
       if (req.allowed && !req.allowed[d]) continue;
-      const double s = term_score(q.idf, dp.tf, doc_len[d], k1, b, avgdl);
+      const double s = term_score(q.idf, dp.tf, norm[d], k1);
       if (hits_[d] == 0) touched_.push_back(d);
       acc_[d] += s;
       hits_[d] += dp.tf;
@@ -135,13 +150,14 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
     hits_.assign(n_docs, 0);
   }
   touched_.clear();
+  refresh_norms(index, req.k1, req.b, avgdl);
   const bool dead = index.base_live_or_null() != nullptr;
   if (req.allowed) {
-    dead ? accumulate_base<true, true>(index, req, avgdl) : accumulate_base<true, false>(index, req, avgdl);
+    dead ? accumulate_base<true, true>(index, req) : accumulate_base<true, false>(index, req);
   } else {
-    dead ? accumulate_base<false, true>(index, req, avgdl) : accumulate_base<false, false>(index, req, avgdl);
+    dead ? accumulate_base<false, true>(index, req) : accumulate_base<false, false>(index, req);
   }
-  accumulate_delta(index, req, avgdl);
+  accumulate_delta(index, req);
   out.reserve(touched_.size());
   for (uint32_t d : touched_) {
     double s = acc_[d];

@@ -56,10 +56,16 @@ class Scorer {
 
  private:
   template <bool kMasked, bool kDeadBase>
-  void accumulate_base(const LiveIndex& index, const SearchRequest& req, double avgdl);
-  void accumulate_delta(const LiveIndex& index, const SearchRequest& req, double avgdl);
+  void accumulate_base(const LiveIndex& index, const SearchRequest& req);
+  void accumulate_delta(const LiveIndex& index, const SearchRequest& req);
   uint32_t best_line(const LiveIndex& index, uint32_t doc);
 
+  // Per-document length norm k1 * (1 - b + b * dl / avgdl), computed once per
+  // change of the index's statistics: one division per posting instead of two.
+  void refresh_norms(const LiveIndex& index, double k1, double b, double avgdl);
+  std::vector<double> norm_;
+  uint64_t norm_version_ = UINT64_MAX;
+  double norm_k1_ = 0, norm_b_ = 0, norm_avgdl_ = 0;
   std::vector<QueryTerm> terms_;
   std::vector<double> acc_;
   std::vector<uint32_t> hits_;

@@ -124,6 +124,7 @@ const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegm
   n_live_ = base.n_docs;
   total_tokens_ = total;
   ++generation_;
+  ++stats_version_;
   return nullptr;
 }
 
@@ -158,6 +159,7 @@ uint32_t LiveIndex::add_slot(const char* path, size_t n, int64_t mtime_ns, uint6
     throw;
   }
   ++generation_;
+  ++stats_version_;
   return static_cast<uint32_t>(slot);
 }
 
@@ -246,6 +248,7 @@ void LiveIndex::put(uint32_t slot, const EncodedDocument& doc, int64_t mtime_ns,
   total_tokens_ += doc.length;
   mtime_[slot] = mtime_ns;
   size_[slot] = size;
+  ++stats_version_;
   lock.unlock();
   // `fresh` now holds the slot's previous forward lists, freed here, outside the lock.
 }
@@ -256,6 +259,7 @@ bool LiveIndex::remove(uint32_t slot) {
   std::unique_lock<std::shared_mutex> lock(rw_);
   const bool was = alive_[slot];
   retire_locked(slot);
+  if (was) ++stats_version_;
   return was;
 }
 
@@ -406,6 +410,7 @@ void LiveIndex::install_merged(MergedIndex& m) {
     max_gen_ = 0;
     n_live_ = b.n_docs;
     ++generation_;
+    ++stats_version_;
   }
 }
 

@@ -145,6 +145,8 @@ class LiveIndex {
   std::shared_lock<std::shared_mutex> read_lock() const { return std::shared_lock<std::shared_mutex>(rw_); }
   // Unlocked accessors, for callers that hold read_lock().
   uint64_t generation_unlocked() const noexcept { return generation_; }
+  // Changes whenever a document length or the average length may have changed.
+  uint64_t stats_version_unlocked() const noexcept { return stats_version_; }
   size_t n_slots_unlocked() const noexcept { return doc_len_.size(); }
   uint64_t n_live_unlocked() const noexcept { return n_live_; }
   uint64_t total_tokens_unlocked() const noexcept { return total_tokens_; }
@@ -209,6 +211,7 @@ class LiveIndex {
   uint64_t n_live_ = 0;
   uint64_t total_tokens_ = 0;
   uint64_t generation_ = 0;
+  uint64_t stats_version_ = 0;
 };
 
 }  // namespace codelex
