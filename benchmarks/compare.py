@@ -25,6 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from corpus import stdlib_corpus  # noqa: E402
+from suite import _latencies  # noqa: E402
+from suite import pct as _pct  # noqa: E402
 
 
 def _best(fn, repeat):
@@ -67,26 +69,6 @@ def tokenizer_table(repeat: int = 5, reference_stride: int = 10) -> str:
         f"{ref_mbs:.2f} | {native_mbs / ref_mbs:.0f}x slower |",
     ]
     return "\n".join(rows)
-
-
-def _latencies(search, prepared, reps: int = 15) -> list[float]:
-    """Median seconds per query over ``reps`` runs (after one warm-up run)."""
-    out = []
-    for q in prepared:
-        search(q)
-        times = []
-        for _ in range(reps):
-            t = time.perf_counter_ns()
-            search(q)
-            times.append(time.perf_counter_ns() - t)
-        times.sort()
-        out.append(times[len(times) // 2] / 1e9)
-    return out
-
-
-def _pct(values, q):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
 
 
 # The stdlib corpus is all 1,790 files (as the original was measured), so the
@@ -144,9 +126,9 @@ def incremental_table(seed: int = 0, n_edits: int = 100, n_pending: int = 500) -
         content[path] = small_edit(content[path], 10_000 + i)
         index.update(path, content[path])
     pending = index.stats()["pending_postings"]
-    lat_pending = _latencies(lambda q: index.search(q, limit=10), queries)
+    lat_pending = _latencies(lambda q: index.search(q, limit=10), queries, 15)
     merge_big_ms = timed(index.merge)
-    lat_merged = _latencies(lambda q: index.search(q, limit=10), queries)
+    lat_merged = _latencies(lambda q: index.search(q, limit=10), queries, 15)
 
     with tempfile.TemporaryDirectory() as d:
         save_ms = min(timed(lambda: index.save(d)) for _ in range(3))

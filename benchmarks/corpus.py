@@ -130,7 +130,7 @@ def materialize(name: str) -> tuple[Path, list[str]]:
     else:
         raise ValueError(f"unknown corpus {name!r}: stdlib, linux or synthetic:N")
     directory = BENCH_DIR / "corpora" / tag
-    manifest = directory.with_suffix(".files.json")
+    manifest = directory.parent / f"{directory.name}.files.json"
     if manifest.exists():
         return directory, json.loads(manifest.read_text())
     shutil.rmtree(directory, ignore_errors=True)

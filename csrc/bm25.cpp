@@ -42,10 +42,7 @@ void Scorer::accumulate_base(const LiveIndex& index, const SearchRequest& req) {
       const uint32_t d = seg.post_doc[p];
       if (kDeadBase && !base_live[d]) continue;
       if (kMasked && !req.allowed[d]) continue;
-      const double s = term_score(q.idf, seg.post_tf[p], norm[d], k1);
-      if (hits_[d] == 0) touched_.push_back(d);
-      acc_[d] += s;
-      hits_[d] += seg.post_tf[p];
+      add(d, term_score(q.idf, seg.post_tf[p], norm[d], k1), seg.post_tf[p]);
     }
   }
 }
@@ -61,10 +58,7 @@ void Scorer::accumulate_delta(const LiveIndex& index, const SearchRequest& req) 
       const uint32_t d = dp.doc;
       if (dp.gen != gen[d]) continue;  // superseded or removed
       if (req.allowed && !req.allowed[d]) continue;
-      const double s = term_score(q.idf, dp.tf, norm[d], k1);
-      if (hits_[d] == 0) touched_.push_back(d);
-      acc_[d] += s;
-      hits_[d] += dp.tf;
+      add(d, term_score(q.idf, dp.tf, norm[d], k1), dp.tf);
     }
   }
 }
@@ -146,10 +140,16 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
   }
   if (terms_.empty()) return SearchStatus::kOk;
   if (acc_.size() < n_docs) {
-    acc_.assign(n_docs, 0.0);
-    hits_.assign(n_docs, 0);
+    acc_.resize(n_docs);
+    hits_.resize(n_docs);
+    stamp_.resize(n_docs, 0);
+    touched_.resize(n_docs);
   }
-  touched_.clear();
+  if (++epoch_ == 0) {  // wrapped: forget every stamp
+    std::fill(stamp_.begin(), stamp_.end(), 0);
+    epoch_ = 1;
+  }
+  n_touched_ = 0;
   refresh_norms(index, req.k1, req.b, avgdl);
   const bool dead = index.base_live_or_null() != nullptr;
   if (req.allowed) {
@@ -158,22 +158,28 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
     dead ? accumulate_base<false, true>(index, req) : accumulate_base<false, false>(index, req);
   }
   accumulate_delta(index, req);
-  out.reserve(touched_.size());
-  for (uint32_t d : touched_) {
-    double s = acc_[d];
-    if (req.multiplier) s *= req.multiplier[d];
-    out.push_back(SearchHit{d, hits_[d], 0, s});
-    acc_[d] = 0.0;  // reset only what was touched
-    hits_[d] = 0;
-  }
-  // Ties go to the smaller path (code-point order = UTF-8 byte order).
+  // Top-k in one pass with a bounded heap whose front is the worst kept hit:
+  // most candidates lose to it on the score alone.  Ties go to the smaller
+  // path (code-point order = UTF-8 byte order).
   auto better = [&index](const SearchHit& a, const SearchHit& c) {
     if (a.score != c.score) return a.score > c.score;
     return index.path(a.doc) < index.path(c.doc);
   };
-  if (out.size() > req.limit) {
-    std::nth_element(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(req.limit), out.end(), better);
-    out.resize(req.limit);
+  const size_t k = std::min(req.limit, n_touched_);
+  out.reserve(k);
+  for (size_t i = 0; i < n_touched_; ++i) {
+    const uint32_t d = touched_[i];
+    double score = acc_[d];
+    if (req.multiplier) score *= req.multiplier[d];
+    const SearchHit hit{d, hits_[d], 0, score};
+    if (out.size() < k) {
+      out.push_back(hit);
+      std::push_heap(out.begin(), out.end(), better);
+    } else if (score >= out.front().score && better(hit, out.front())) {
+      std::pop_heap(out.begin(), out.end(), better);
+      out.back() = hit;
+      std::push_heap(out.begin(), out.end(), better);
+    }
   }
   std::sort(out.begin(), out.end(), better);
   for (auto& h : out) h.line = best_line(index, h.doc);

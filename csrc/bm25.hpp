@@ -66,10 +66,25 @@ class Scorer {
   std::vector<double> norm_;
   uint64_t norm_version_ = UINT64_MAX;
   double norm_k1_ = 0, norm_b_ = 0, norm_avgdl_ = 0;
+  // Adds one posting's score.  A document is new to this query when its stamp
+  // is not the current epoch; the test feeds selects instead of a branch that
+  // would mispredict on every first touch.
+  void add(uint32_t d, double score, uint32_t tf) {
+    const bool seen = stamp_[d] == epoch_;
+    stamp_[d] = epoch_;
+    touched_[n_touched_] = d;
+    n_touched_ += !seen;
+    acc_[d] = (seen ? acc_[d] : 0.0) + score;  // 0 + s == s: the reference's sum, term by term
+    hits_[d] = (seen ? hits_[d] : 0) + tf;
+  }
+
   std::vector<QueryTerm> terms_;
   std::vector<double> acc_;
   std::vector<uint32_t> hits_;
-  std::vector<uint32_t> touched_;
+  std::vector<uint32_t> stamp_;
+  uint32_t epoch_ = 0;
+  std::vector<uint32_t> touched_;  // n_docs long; the first n_touched_ are this query's documents
+  size_t n_touched_ = 0;
   struct LineCursor {
     const uint8_t* pos;
     const uint8_t* end;
