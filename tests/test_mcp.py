@@ -137,3 +137,27 @@ def test_staleness_note_and_background_refresh(repo):
         assert project.wait(timeout=60)  # the call started a refresh in the background
         assert time.time() - project._state.generated_at < 60
         assert "Index last updated" not in symbol_search_text(project, "authenticate")
+
+
+def test_docs_search_tool(repo):
+    (repo / "docs").mkdir()
+    (repo / "docs/auth.rst").write_text("Authentication\n==============\n\nUsers authenticate with a password.\n")
+
+    async def body(session):
+        names = {t.name for t in (await session.list_tools()).tools}
+        assert {"symbol_search", "docs_search"} <= names
+        hit = await session.call_tool("docs_search", {"query": "authenticate password"})
+        none = await session.call_tool("docs_search", {"query": "kubernetes"})
+        empty = await session.call_tool("docs_search", {"query": " "})
+        return hit, none, empty
+
+    hit, none, empty = run_session(repo, body)
+    text = text_of(hit)
+    assert not hit.is_error
+    assert text.startswith('Top 1 section(s) for "authenticate password":')
+    assert "docs/auth.rst#authentication — Authentication › Authentication" in text
+    data = fenced_json(text)
+    assert data["results"][0]["snippet"].startswith("Users authenticate with a password")
+    assert not none.is_error and "No documentation section matched" in text_of(none)
+    assert "symbol_search" in text_of(none)
+    assert empty.is_error and text_of(empty) == "Provide a non-empty `query`."

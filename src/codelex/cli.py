@@ -244,6 +244,47 @@ def _cmd_status(args) -> int:
     return EXIT_FOUND
 
 
+def _cmd_docs(args) -> int:
+    from codelex.docs import DocsIndex, snippet, terms
+
+    if not terms(args.query):
+        raise _Failure("the query has no searchable words (only stop words or punctuation)")
+    root = Path(args.root)
+    if not root.is_dir():
+        raise _Failure(f"not a directory: {args.root}")
+    from codelex.project import _home_reason
+
+    refused = _home_reason(root.resolve())
+    if refused:
+        raise _Failure(f"refusing to index {root.resolve()}: {refused}")
+    started = time.perf_counter()
+    index = DocsIndex.for_project(root)
+    opened = time.perf_counter()
+    hits = index.search(args.query, args.limit)
+    searched = time.perf_counter()
+    if args.json:
+        json.dump({"query": args.query, "sections": len(index), "results": [
+            {"path": h.section.path, "anchor": h.section.anchor, "title": h.section.title,
+             "heading": h.section.heading, "startLine": h.section.start_line, "endLine": h.section.end_line,
+             "score": h.score, "snippet": snippet(h.section, args.query)} for h in hits]}, sys.stdout,
+            ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        style = _Style(_use_colour(args.color, sys.stdout))
+        for rank, h in enumerate(hits, 1):
+            s = h.section
+            where = f"{s.path}#{s.anchor}" if s.anchor else s.path
+            print(f"{rank:>3}. {style.path(where)} — {s.title} › {s.heading}  {style.dim(f'(score {h.score})')}")
+            print(f"     {snippet(s, args.query)}")
+        if not hits:
+            print(f'codelex: no documentation section matched "{args.query}"; try other words, or '
+                  f"`codelex search` for code", file=sys.stderr)
+        elif not args.quiet:
+            print(f"{len(hits)} of {len(index):,} sections; docs loaded in {(opened - started) * 1e3:.0f} ms, "
+                  f"query {(searched - opened) * 1e3:.2f} ms", file=sys.stderr)
+    return EXIT_FOUND if hits else EXIT_NONE
+
+
 def _cmd_mcp(args) -> int:
     try:
         from codelex.mcp_server import serve
@@ -292,6 +333,15 @@ def _parser() -> argparse.ArgumentParser:
     st = sub.add_parser("status", parents=[common], help="where the index is, its age, whether it is stale")
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=_cmd_status)
+
+    d = sub.add_parser("docs", parents=[common], help="rank documentation sections for a question",
+                       description="Rank the sections of the project's documentation (.md, .mdx, .rst, docs/*.txt).")
+    d.add_argument("query")
+    d.add_argument("-n", "--limit", type=int, default=5, help="number of sections (default: 5)")
+    d.add_argument("--json", action="store_true")
+    d.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    d.add_argument("-q", "--quiet", action="store_true")
+    d.set_defaults(func=_cmd_docs)
 
     m = sub.add_parser("mcp", help="run the MCP server on stdio")
     m.set_defaults(func=_cmd_mcp)

@@ -32,7 +32,7 @@ from codelex import __version__
 from codelex.errors import QueryError
 from codelex.project import Project, SearchResult, _home_reason, best_line_text, format_age
 
-__all__ = ["STALE_AFTER_S", "build_server", "serve", "symbol_search_text"]
+__all__ = ["STALE_AFTER_S", "build_server", "docs_search_text", "serve", "symbol_search_text"]
 
 #: An index refreshed longer ago than this gets a note (and a background refresh).
 STALE_AFTER_S = 600
@@ -136,6 +136,52 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
     return "\n".join(lines)
 
 
+def docs_search_text(root: Path, query: str, limit=None) -> str:
+    """The ``docs_search`` reply: numbered sections with snippets, then a fenced JSON block."""
+    from codelex.docs import DocsIndex, snippet, terms
+
+    if not isinstance(query, str) or not query.strip():
+        raise ToolError("Provide a non-empty `query`.")
+    n = 5 if limit is None else _limit(limit)
+    index = _docs_index(root)
+    hits = index.search(query, n) if terms(query) else []
+    if not hits:
+        return (f'No documentation section matched "{query}" (among {len(index)} sections). '
+                "Try other words, or symbol_search to find code.")
+    lines = [f'Top {len(hits)} section(s) for "{query}":']
+    results = []
+    for rank, h in enumerate(hits, 1):
+        s = h.section
+        where = f"{s.path}#{s.anchor}" if s.anchor else s.path
+        text = snippet(s, query)
+        lines.append(f"  {rank}. {where} — {s.title} › {s.heading} (score {h.score}, lines {s.start_line}-{s.end_line})")
+        lines.append(f"     {text}")
+        results.append({"path": s.path, "anchor": s.anchor, "title": s.title, "heading": s.heading,
+                        "startLine": s.start_line, "endLine": s.end_line, "score": h.score, "snippet": text,
+                        "suggestedNext": {"tool": "read_file", "path": s.path, "line": s.start_line}})
+    lines.extend(["", "```json", json.dumps({"query": query, "sections": len(index), "results": results},
+                                           ensure_ascii=False), "```"])
+    return "\n".join(lines)
+
+
+_docs: dict[Path, tuple[float, object]] = {}
+DOCS_TTL_S = 30.0
+
+
+def _docs_index(root: Path):
+    """The project's docs, re-read from disk (cheaply: unchanged files come from the cache) every 30 s."""
+    from codelex.docs import DocsIndex
+
+    with _projects_lock:
+        entry = _docs.get(root)
+    if entry is not None and time.monotonic() - entry[0] < DOCS_TTL_S:
+        return entry[1]
+    index = DocsIndex.for_project(root)
+    with _projects_lock:
+        _docs[root] = (time.monotonic(), index)
+    return index
+
+
 def build_server() -> MCPServer:
     """The server with its tools (not yet running)."""
     server = MCPServer(
@@ -170,6 +216,24 @@ def build_server() -> MCPServer:
         try:
             text = symbol_search_text(_project_for(cwd), query, limit=limit, paths=paths, lang=lang)
         except ToolError as exc:  # our own words, not the SDK's "Error executing tool ..." wrapper
+            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        return CallToolResult(content=[TextContent(type="text", text=text)])
+
+    @server.tool(
+        name="docs_search",
+        description=(
+            "Find the sections of a project's documentation (.md, .mdx, .rst, docs/*.txt) that answer a question, "
+            "best first, with a snippet of each. Use symbol_search for code."
+        ),
+        structured_output=False,
+    )
+    def docs_search(query: str, cwd: str | None = None, limit: float | None = None) -> CallToolResult:
+        """query: the question or words; cwd: the project directory (default: the server's working directory);
+        limit: number of sections (default 5)."""
+        try:
+            project = _project_for(cwd)  # the same checks on cwd as symbol_search
+            text = docs_search_text(project.root, query, limit)
+        except ToolError as exc:
             return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
         return CallToolResult(content=[TextContent(type="text", text=text)])
 

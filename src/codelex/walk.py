@@ -363,6 +363,7 @@ def list_files(
     max_files: int | None = None,
     use_git: bool | None = None,
     ignore: Iterable[str] = (),
+    accept: Callable[[str], bool] | None = None,
 ) -> WalkResult:
     """Choose the files of ``root`` to index, from paths and ``lstat`` alone.
 
@@ -382,6 +383,10 @@ def list_files(
     ignore : iterable of str
         Extra gitignore-style patterns, relative to the root, applied after
         (and so overriding) the repository's own ignore rules.
+    accept : callable, optional
+        ``accept(path) -> bool`` replaces the file-name rules (kinds,
+        lockfiles, bundles, twins), e.g. to list documentation files;
+        directories, ignore files, symlinks and the size cap still apply.
 
     Returns
     -------
@@ -442,8 +447,11 @@ def list_files(
         if not stat.S_ISREG(st.st_mode):
             result.skipped["not-a-file"] += 1  # submodules, sockets, fifos...
             continue
-        reason = _file_skip_reason(rel.rsplit("/", 1)[-1])  # directories were pruned already
-        if reason is None and _is_twin(rel, present):
+        if accept is not None:
+            reason = None if accept(rel) else "unsupported"
+        else:
+            reason = _file_skip_reason(rel.rsplit("/", 1)[-1])  # directories were pruned already
+        if reason is None and accept is None and _is_twin(rel, present):
             reason = "build-artifact"
         if reason is None and max_bytes is not None and st.st_size > max_bytes:
             reason = "too-large"
