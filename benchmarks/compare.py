@@ -290,7 +290,7 @@ def _chart(results: list[dict], base: dict | None, path: Path, corpus: str) -> N
     ax.set_xscale("log")
     ax.axvline(1, color="black", linewidth=0.8)
     ax.invert_yaxis()
-    ax.set_title(f"codelex benchmark suite — {corpus} (lower is better for the others; 1 = codelex)")
+    ax.set_title(f"codelex benchmark suite — {corpus}: time ÷ codelex (above 1: codelex is faster)")
     ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

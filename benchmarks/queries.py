@@ -9,8 +9,8 @@ import re
 NATURAL = [
     "parse config", "http request", "read file", "socket timeout", "json decode", "thread pool",
     "unicode error", "temporary directory", "date format", "email message", "zip archive", "sql cursor",
-    "regular expression", "hash digest", "exit code", "tokenize", "abstract base class", "event loop",
-    "csv reader", "decimal context", "signal handler", "subprocess pipe", "path join", "locale encoding",
+    "regular expression", "hash digest", "exit code", "abstract base class", "event loop",
+    "signal handler", "path join", "locale encoding", "memory allocation", "device driver", "lock free queue",
 ]
 FILTERED = [
     "lang:python -file:test socket timeout", "file:asyncio/ event loop", "-file:test json decode",

@@ -23,13 +23,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from contenders import Codelex, all_contenders, contender_by_name  # noqa: E402
 from corpus import materialize  # noqa: E402
+from queries import NATURAL  # noqa: E402
 
-NATURAL = [
-    "parse config", "http request", "read file", "socket timeout", "json decode", "thread pool",
-    "unicode error", "temporary directory", "date format", "email message", "zip archive", "sql cursor",
-    "regular expression", "hash digest", "exit code", "abstract base class", "event loop",
-    "signal handler", "path join", "locale encoding", "memory allocation", "device driver", "lock free queue",
-]
 FILTERED_TEMPLATES = ["lang:{lang} {q}", "-file:test {q}", "file:{dir}/ {q}"]
 _IDENT = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{5,}\b")
 
