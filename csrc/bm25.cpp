@@ -143,7 +143,9 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
     acc_.resize(n_docs);
     hits_.resize(n_docs);
     stamp_.resize(n_docs, 0);
-    touched_.resize(n_docs);
+    // add() stores before it knows whether the document is new: one spare
+    // slot for the store that follows the last new document.
+    touched_.resize(n_docs + 1);
   }
   if (++epoch_ == 0) {  // wrapped: forget every stamp
     std::fill(stamp_.begin(), stamp_.end(), 0);

@@ -83,7 +83,7 @@ class Scorer {
   std::vector<uint32_t> hits_;
   std::vector<uint32_t> stamp_;
   uint32_t epoch_ = 0;
-  std::vector<uint32_t> touched_;  // n_docs long; the first n_touched_ are this query's documents
+  std::vector<uint32_t> touched_;  // n_docs + 1 long; the first n_touched_ are this query's documents
   size_t n_touched_ = 0;
   struct LineCursor {
     const uint8_t* pos;
