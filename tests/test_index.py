@@ -412,3 +412,13 @@ def test_readme_example_is_true():
     for i, block in enumerate(examples):
         runner.run(parser.get_doctest(block, {}, f"README[{i}]", str(readme), 0))
     assert runner.failures == 0
+
+
+def test_query_touching_every_document():
+    """Every document holds every query term (the scorer's touched list is then full)."""
+    docs = [(f"f{i:02}.py", "alpha beta\nalpha") for i in range(50)]
+    idx = WordIndex.build(docs)
+    hits = idx.search("alpha beta", limit=100)
+    assert [h.file for h in hits] == [p for p, _ in docs]  # equal scores: path order
+    assert len({h.score for h in hits}) == 1 and all(h.hits == 3 and h.start_line == 1 for h in hits)
+    assert [h.file for h in idx.search("alpha beta", limit=3)] == ["f00.py", "f01.py", "f02.py"]
