@@ -17,12 +17,11 @@ inline double term_score(double idf, double tf, double norm, double k1) {
 
 void Scorer::refresh_norms(const LiveIndex& index, double k1, double b, double avgdl) {
   const size_t n = index.n_slots_unlocked();
-  if (norm_version_ == index.stats_version_unlocked() && norm_.size() >= n && norm_k1_ == k1 && norm_b_ == b &&
+  if (norm_version_ == index.stats_version_unlocked() && docs_.size() >= n && norm_k1_ == k1 && norm_b_ == b &&
       norm_avgdl_ == avgdl)
     return;
-  norm_.resize(n);
   const uint32_t* doc_len = index.doc_len_data();
-  for (size_t d = 0; d < n; ++d) norm_[d] = k1 * (1 - b + b * static_cast<double>(doc_len[d]) / avgdl);
+  for (size_t d = 0; d < n; ++d) docs_[d].norm = k1 * (1 - b + b * static_cast<double>(doc_len[d]) / avgdl);
   norm_version_ = index.stats_version_unlocked();
   norm_k1_ = k1;
   norm_b_ = b;
@@ -32,7 +31,6 @@ void Scorer::refresh_norms(const LiveIndex& index, double k1, double b, double a
 template <bool kMasked, bool kDeadBase>
 void Scorer::accumulate_base(const LiveIndex& index, const SearchRequest& req) {
   const SegmentView& seg = index.base().seg;
-  const double* norm = norm_.data();
   const uint8_t* base_live = index.base_live_or_null();
   const double k1 = req.k1;
   for (const QueryTerm& q : terms_) {
@@ -42,13 +40,12 @@ void Scorer::accumulate_base(const LiveIndex& index, const SearchRequest& req) {
       const uint32_t d = seg.post_doc[p];
       if (kDeadBase && !base_live[d]) continue;
       if (kMasked && !req.allowed[d]) continue;
-      add(d, term_score(q.idf, seg.post_tf[p], norm[d], k1), seg.post_tf[p]);
+      add(d, term_score(q.idf, seg.post_tf[p], docs_[d].norm, k1), seg.post_tf[p]);
     }
   }
 }
 
 void Scorer::accumulate_delta(const LiveIndex& index, const SearchRequest& req) {
-  const double* norm = norm_.data();
   const uint32_t* gen = index.gen_data();
   const double k1 = req.k1;
   for (const QueryTerm& q : terms_) {
@@ -58,7 +55,7 @@ void Scorer::accumulate_delta(const LiveIndex& index, const SearchRequest& req) 
       const uint32_t d = dp.doc;
       if (dp.gen != gen[d]) continue;  // superseded or removed
       if (req.allowed && !req.allowed[d]) continue;
-      add(d, term_score(q.idf, dp.tf, norm[d], k1), dp.tf);
+      add(d, term_score(q.idf, dp.tf, docs_[d].norm, k1), dp.tf);
     }
   }
 }
@@ -139,16 +136,14 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
     terms_.push_back(QueryTerm{req.term_ids[i], bm25_idf(n, df)});
   }
   if (terms_.empty()) return SearchStatus::kOk;
-  if (acc_.size() < n_docs) {
-    acc_.resize(n_docs);
-    hits_.resize(n_docs);
-    stamp_.resize(n_docs, 0);
+  if (docs_.size() < n_docs) {
+    docs_.resize(n_docs, DocState{0.0, 0.0, 0, 0});
     // add() stores before it knows whether the document is new: one spare
     // slot for the store that follows the last new document.
     touched_.resize(n_docs + 1);
   }
   if (++epoch_ == 0) {  // wrapped: forget every stamp
-    std::fill(stamp_.begin(), stamp_.end(), 0);
+    for (auto& st : docs_) st.stamp = 0;
     epoch_ = 1;
   }
   n_touched_ = 0;
@@ -171,9 +166,9 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
   out.reserve(k);
   for (size_t i = 0; i < n_touched_; ++i) {
     const uint32_t d = touched_[i];
-    double score = acc_[d];
+    double score = docs_[d].acc;
     if (req.multiplier) score *= req.multiplier[d];
-    const SearchHit hit{d, hits_[d], 0, score};
+    const SearchHit hit{d, docs_[d].hits, 0, score};
     if (out.size() < k) {
       out.push_back(hit);
       std::push_heap(out.begin(), out.end(), better);

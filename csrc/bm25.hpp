@@ -63,25 +63,31 @@ class Scorer {
   // Per-document length norm k1 * (1 - b + b * dl / avgdl), computed once per
   // change of the index's statistics: one division per posting instead of two.
   void refresh_norms(const LiveIndex& index, double k1, double b, double avgdl);
-  std::vector<double> norm_;
   uint64_t norm_version_ = UINT64_MAX;
   double norm_k1_ = 0, norm_b_ = 0, norm_avgdl_ = 0;
   // Adds one posting's score.  A document is new to this query when its stamp
   // is not the current epoch; the test feeds selects instead of a branch that
   // would mispredict on every first touch.
   void add(uint32_t d, double score, uint32_t tf) {
-    const bool seen = stamp_[d] == epoch_;
-    stamp_[d] = epoch_;
+    DocState& st = docs_[d];
+    const bool seen = st.stamp == epoch_;
+    st.stamp = epoch_;
     touched_[n_touched_] = d;
     n_touched_ += !seen;
-    acc_[d] = (seen ? acc_[d] : 0.0) + score;  // 0 + s == s: the reference's sum, term by term
-    hits_[d] = (seen ? hits_[d] : 0) + tf;
+    st.acc = (seen ? st.acc : 0.0) + score;  // 0 + s == s: the reference's sum, term by term
+    st.hits = (seen ? st.hits : 0) + tf;
   }
 
+  // Everything a posting touches about its document, in one place: one cache
+  // line per posting instead of four scattered ones.
+  struct DocState {
+    double norm;  // k1 * (1 - b + b * dl / avgdl), per statistics version
+    double acc;
+    uint32_t hits;
+    uint32_t stamp;
+  };
   std::vector<QueryTerm> terms_;
-  std::vector<double> acc_;
-  std::vector<uint32_t> hits_;
-  std::vector<uint32_t> stamp_;
+  std::vector<DocState> docs_;
   uint32_t epoch_ = 0;
   std::vector<uint32_t> touched_;  // n_docs + 1 long; the first n_touched_ are this query's documents
   size_t n_touched_ = 0;
