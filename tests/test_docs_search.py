@@ -168,7 +168,7 @@ def test_docs_index_for_project(docs_repo):
     hits = index.search("parse config", 5)
     assert hits[0].section.heading == "Configure the parser" and hits[0].section.path == "docs/usage.rst"
     cache = docs_repo / ".codelex" / "docs.json"
-    assert cache.is_file()
+    assert cache.is_file() and (docs_repo / ".codelex" / ".gitignore").read_text().strip().endswith("*")
     (docs_repo / "docs/notes.txt").write_text("# Notes\nNothing here any more.\n")
     again = DocsIndex.for_project(docs_repo)
     assert [h.section.path for h in again.search("parser", 5)] == ["docs/usage.rst"]

@@ -381,8 +381,17 @@ class DocsIndex:
         """
         from codelex.walk import list_files, read_file, Document
 
+        from codelex.project import INDEX_DIR_NAME, _prepare_local_dir, _slug, _user_cache_dir
+
         root = Path(root).resolve()
-        directory = Path(index_dir) if index_dir is not None else root / ".codelex"
+        if index_dir is not None:
+            directory = Path(index_dir)
+        elif os.environ.get("CODELEX_INDEX_DIR"):
+            directory = Path(os.environ["CODELEX_INDEX_DIR"]) / _slug(root)
+        elif _prepare_local_dir(root / INDEX_DIR_NAME):  # created with its .gitignore, like the code index
+            directory = root / INDEX_DIR_NAME
+        else:
+            directory = _user_cache_dir() / _slug(root)
         cache_file = directory / "docs.json"
         cached: dict = {}
         try:

@@ -66,7 +66,7 @@ LOCK_FILE = "index.lock"
 _MAGIC = b"CODELEX\x00"
 _PREFIX = struct.Struct("<8sIIQ")
 _ALIGN = 64
-_MAX_HEADER = 1 << 20
+_MAX_HEADER = 1 << 28  # a sanity bound: metadata (e.g. files skipped for their content) can be large
 
 # name -> dtype; the order is the order in the file.  Small counts (document
 # frequencies, term frequencies, term lengths) are stored as one byte each,
