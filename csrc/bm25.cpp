@@ -118,6 +118,123 @@ uint32_t Scorer::best_line(const LiveIndex& index, uint32_t doc) {
   return best;
 }
 
+std::pair<uint32_t, uint32_t> Scorer::term_bounds(const LiveIndex& index, uint32_t term) {
+  const SegmentView& seg = index.base().seg;
+  // The base changes only by install or merge, which change the generation too.
+  if (bounds_base_ != seg.term_ptr || bounds_generation_ != index.generation_unlocked()) {
+    bounds_.clear();
+    bounds_base_ = seg.term_ptr;
+    bounds_generation_ = index.generation_unlocked();
+  }
+  auto it = bounds_.find(term);
+  if (it != bounds_.end()) return it->second;
+  uint32_t max_tf = 0, min_dl = UINT32_MAX;
+  const uint32_t* doc_len = index.doc_len_data();
+  for (int64_t p = seg.term_ptr[term]; p < seg.term_ptr[term + 1]; ++p) {
+    max_tf = std::max(max_tf, seg.post_tf[p]);
+    min_dl = std::min(min_dl, doc_len[seg.post_doc[p]]);
+  }
+  // A document that later left the base only lowers the true maxima: still bounds.
+  if (bounds_.size() > 65536) bounds_.clear();
+  return bounds_[term] = {max_tf, min_dl};
+}
+
+void Scorer::search_base_pruned(const LiveIndex& index, const SearchRequest& req, std::vector<SearchHit>& heap) {
+  const SegmentView& seg = index.base().seg;
+  const uint8_t* base_live = index.base_live_or_null();
+  const double k1 = req.k1;
+  auto better = [&index](const SearchHit& a, const SearchHit& c) {
+    if (a.score != c.score) return a.score > c.score;
+    return index.path(a.doc) < index.path(c.doc);
+  };
+  struct Cursor {
+    const uint32_t* doc;
+    const uint32_t* end;
+    const uint32_t* tf;
+    double idf;
+    double ub;
+    size_t query_pos;
+  };
+  std::vector<Cursor> cursors;
+  cursors.reserve(terms_.size());
+  for (size_t i = 0; i < terms_.size(); ++i) {
+    const QueryTerm& q = terms_[i];
+    if (q.term >= seg.n_terms || seg.term_ptr[q.term] == seg.term_ptr[q.term + 1]) continue;
+    const auto [max_tf, min_dl] = term_bounds(index, q.term);
+    const double norm_min = k1 * (1 - req.b + req.b * static_cast<double>(min_dl) / norm_avgdl_);
+    // The largest score any posting of the term can have, inflated a little
+    // against rounding, times the largest multiplier.
+    const double ub = term_score(q.idf, max_tf, norm_min, k1) * (1 + 1e-9) * req.multiplier_max;
+    const int64_t s = seg.term_ptr[q.term], e = seg.term_ptr[q.term + 1];
+    cursors.push_back(Cursor{seg.post_doc + s, seg.post_doc + e, seg.post_tf + s, q.idf, ub, i});
+  }
+  std::sort(cursors.begin(), cursors.end(), [](const Cursor& a, const Cursor& c) { return a.ub < c.ub; });
+  std::vector<double> prefix(cursors.size() + 1, 0.0);  // prefix[j]: sum of the j smallest bounds
+  for (size_t j = 0; j < cursors.size(); ++j) prefix[j + 1] = prefix[j] + cursors[j].ub;
+  std::vector<int> at_query_pos(terms_.size(), -1);  // query position -> cursor
+  for (size_t j = 0; j < cursors.size(); ++j) at_query_pos[cursors[j].query_pos] = static_cast<int>(j);
+  const size_t k = req.limit;
+  auto threshold = [&]() { return heap.size() < k ? -1.0 : heap.front().score; };
+  // Cursors [0, first) are non-essential: together they cannot reach the threshold.
+  size_t first = 0;
+  auto update_first = [&]() {
+    const double theta = threshold();
+    while (first < cursors.size() && prefix[first + 1] < theta) ++first;
+  };
+  update_first();
+  std::vector<uint32_t> tfs(terms_.size());
+  while (first < cursors.size()) {
+    uint32_t d = UINT32_MAX;
+    for (size_t j = first; j < cursors.size(); ++j)
+      if (cursors[j].doc < cursors[j].end && *cursors[j].doc < d) d = *cursors[j].doc;
+    if (d == UINT32_MAX) break;
+    const bool usable = (!base_live || base_live[d]) && (!req.allowed || req.allowed[d]);
+    if (usable) {
+      // The essential terms' exact contributions plus the bound of the others.
+      double bound = prefix[first];
+      for (size_t j = first; j < cursors.size(); ++j)
+        if (cursors[j].doc < cursors[j].end && *cursors[j].doc == d)
+          bound += term_score(cursors[j].idf, *cursors[j].tf, docs_[d].norm, k1) * (1 + 1e-9) * req.multiplier_max;
+      if (bound >= threshold()) {
+        for (size_t i = 0; i < terms_.size(); ++i) {
+          tfs[i] = 0;
+          const int j = at_query_pos[i];
+          if (j < 0) continue;
+          Cursor& c = cursors[static_cast<size_t>(j)];
+          if (static_cast<size_t>(j) < first) c.doc = std::lower_bound(c.doc, c.end, d), c.tf = seg.post_tf + (c.doc - seg.post_doc);
+          if (c.doc < c.end && *c.doc == d) tfs[i] = *c.tf;
+        }
+        double score = 0.0;
+        uint32_t hits = 0;
+        for (size_t i = 0; i < terms_.size(); ++i) {  // query order, as accumulate_base sums
+          if (!tfs[i]) continue;
+          score = score + term_score(terms_[i].idf, tfs[i], docs_[d].norm, k1);
+          hits += tfs[i];
+        }
+        if (req.multiplier) score *= req.multiplier[d];
+        const SearchHit hit{d, hits, 0, score};
+        if (heap.size() < k) {
+          heap.push_back(hit);
+          std::push_heap(heap.begin(), heap.end(), better);
+          if (heap.size() == k) update_first();
+        } else if (score >= heap.front().score && better(hit, heap.front())) {
+          std::pop_heap(heap.begin(), heap.end(), better);
+          heap.back() = hit;
+          std::push_heap(heap.begin(), heap.end(), better);
+          update_first();
+        }
+      }
+    }
+    for (size_t j = first; j < cursors.size(); ++j) {
+      Cursor& c = cursors[j];
+      if (c.doc < c.end && *c.doc == d) {
+        ++c.doc;
+        ++c.tf;
+      }
+    }
+  }
+}
+
 SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, std::vector<SearchHit>& out) {
   out.clear();
   auto lock = index.read_lock();
@@ -148,13 +265,18 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
   }
   n_touched_ = 0;
   refresh_norms(index, req.k1, req.b, avgdl);
-  const bool dead = index.base_live_or_null() != nullptr;
-  if (req.allowed) {
-    dead ? accumulate_base<true, true>(index, req) : accumulate_base<true, false>(index, req);
-  } else {
-    dead ? accumulate_base<false, true>(index, req) : accumulate_base<false, false>(index, req);
+  // Pruning pays off when several terms of different weights meet; one term,
+  // an unbounded multiplier or a request for the reference path: score all.
+  const bool prune = !req.exhaustive && terms_.size() >= 2 && std::isfinite(req.multiplier_max);
+  if (!prune) {
+    const bool dead = index.base_live_or_null() != nullptr;
+    if (req.allowed) {
+      dead ? accumulate_base<true, true>(index, req) : accumulate_base<true, false>(index, req);
+    } else {
+      dead ? accumulate_base<false, true>(index, req) : accumulate_base<false, false>(index, req);
+    }
   }
-  accumulate_delta(index, req);
+  accumulate_delta(index, req);  // delta documents: few, scored term at a time
   // Top-k in one pass with a bounded heap whose front is the worst kept hit:
   // most candidates lose to it on the score alone.  Ties go to the smaller
   // path (code-point order = UTF-8 byte order).
@@ -162,8 +284,8 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
     if (a.score != c.score) return a.score > c.score;
     return index.path(a.doc) < index.path(c.doc);
   };
-  const size_t k = std::min(req.limit, n_touched_);
-  out.reserve(k);
+  const size_t k = req.limit;
+  out.reserve(std::min(k, n_docs));
   for (size_t i = 0; i < n_touched_; ++i) {
     const uint32_t d = touched_[i];
     double score = docs_[d].acc;
@@ -178,6 +300,7 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
       std::push_heap(out.begin(), out.end(), better);
     }
   }
+  if (prune) search_base_pruned(index, req, out);
   std::sort(out.begin(), out.end(), better);
   for (auto& h : out) h.line = best_line(index, h.doc);
   return SearchStatus::kOk;

@@ -10,6 +10,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "live_index.hpp"
@@ -29,9 +32,11 @@ struct SearchRequest {
   size_t allowed_len = 0;
   const double* multiplier = nullptr;  // n_slots priors; null = 1
   size_t multiplier_len = 0;
+  double multiplier_max = std::numeric_limits<double>::infinity();  // bound of multiplier[]; +inf: no pruning
   size_t limit = 20;
   double k1 = 1.2;
   double b = 0.75;
+  bool exhaustive = false;  // score every posting (the reference path; tests compare the two)
 };
 
 struct SearchHit {
@@ -57,6 +62,15 @@ class Scorer {
  private:
   template <bool kMasked, bool kDeadBase>
   void accumulate_base(const LiveIndex& index, const SearchRequest& req);
+  // Document-at-a-time over the base with MaxScore pruning: only documents
+  // whose upper bound can reach the current k-th score are scored.  Scores
+  // are summed in query-term order, as in accumulate_base, so they are the same.
+  void search_base_pruned(const LiveIndex& index, const SearchRequest& req, std::vector<SearchHit>& heap);
+  // (max tf, min document length) over a base term's postings, cached per base.
+  std::pair<uint32_t, uint32_t> term_bounds(const LiveIndex& index, uint32_t term);
+  std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> bounds_;
+  const void* bounds_base_ = nullptr;
+  uint64_t bounds_generation_ = UINT64_MAX;
   void accumulate_delta(const LiveIndex& index, const SearchRequest& req);
   uint32_t best_line(const LiveIndex& index, uint32_t doc);
 

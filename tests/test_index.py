@@ -422,3 +422,34 @@ def test_query_touching_every_document():
     assert [h.file for h in hits] == [p for p, _ in docs]  # equal scores: path order
     assert len({h.score for h in hits}) == 1 and all(h.hits == 3 and h.start_line == 1 for h in hits)
     assert [h.file for h in idx.search("alpha beta", limit=3)] == ["f00.py", "f01.py", "f02.py"]
+
+
+_prune_words = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps", "zeta", "common", "common2", "rare"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    docs=st.lists(st.lists(st.lists(_prune_words, max_size=5).map(" ".join), max_size=6).map("\n".join),
+                  min_size=1, max_size=40),
+    edits=st.lists(st.tuples(st.integers(0, 39), st.lists(_prune_words, max_size=6).map(" ".join)), max_size=6),
+    removals=st.lists(st.integers(0, 39), max_size=4),
+    query=st.lists(_prune_words, min_size=2, max_size=5).map(" ".join),
+    limit=st.integers(1, 12),
+    filtered=st.booleans(),
+    central=st.booleans(),
+)
+def test_pruned_search_equals_exhaustive(docs, edits, removals, query, limit, filtered, central):
+    """MaxScore pruning returns exactly what scoring every posting returns (files, scores, hits, lines)."""
+    common = "common common2\n"
+    idx = WordIndex.build([(f"{'tests/' if i % 5 == 0 else 'src/'}f{i:02}.py", common + d) for i, d in enumerate(docs)])
+    idx.merge_ratio = None
+    for i, text in edits:  # a delta segment and dead base documents
+        idx.update(f"src/f{i % len(docs):02}.py", text)
+    for i in removals:
+        idx.remove(f"src/f{i % len(docs):02}.py")
+    q = ("-file:tests " if filtered else "") + query
+    centrality = {f"src/f{i:02}.py": i for i in range(0, len(docs), 3)} if central else None
+    pruned = idx.search(q, limit=limit, centrality=centrality)
+    idx._exhaustive = True
+    exhaustive = idx.search(q, limit=limit, centrality=centrality)
+    assert pruned == exhaustive

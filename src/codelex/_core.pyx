@@ -755,9 +755,11 @@ cdef class LiveIndex:
     # --- search ----------------------------------------------------------------
 
     def search(self, list tokens not None, Py_ssize_t limit, uint64_t generation, allowed=None,
-               multiplier=None):
+               multiplier=None, double multiplier_max=float("inf"), bint exhaustive=False):
         """Rank slots for distinct query ``tokens``: ``[(slot, score, hits, line)]``.
 
+        ``multiplier_max`` bounds ``multiplier`` from above (it enables
+        pruning; infinity disables it); ``exhaustive`` scores every posting.
         Returns ``None`` when the slot layout is no longer ``generation``.
         """
         if limit <= 0 or not tokens:
@@ -792,6 +794,8 @@ cdef class LiveIndex:
             req.limit = <size_t>limit
             req.k1 = 1.2
             req.b = 0.75
+            req.exhaustive = exhaustive
+            req.multiplier_max = 1.0 if multiplier is None else multiplier_max
             if allowed is not None:
                 allowed_view = allowed
                 req.allowed_len = allowed_view.shape[0]
@@ -811,9 +815,9 @@ cdef class LiveIndex:
             self.pool.append(box)
 
     def search_hits(self, list tokens not None, Py_ssize_t limit, list paths not None, uint64_t generation,
-                    allowed=None, multiplier=None):
+                    allowed=None, multiplier=None, double multiplier_max=float("inf"), bint exhaustive=False):
         """Like :meth:`search`, but returns :class:`Hit` objects named by ``paths[slot]``."""
-        found = self.search(tokens, limit, generation, allowed, multiplier)
+        found = self.search(tokens, limit, generation, allowed, multiplier, multiplier_max, exhaustive)
         if found is None:
             return None
         cdef list out = []

@@ -13,9 +13,11 @@ cdef extern from "bm25.hpp" namespace "codelex" nogil:
         size_t allowed_len
         const double* multiplier
         size_t multiplier_len
+        double multiplier_max
         size_t limit
         double k1
         double b
+        bint exhaustive
 
     cdef struct SearchHit:
         uint32_t doc

@@ -234,6 +234,7 @@ class WordIndex:
         self.max_bytes = _check_max_bytes(max_bytes)
         self.merge_ratio: float | None = 0.25
         self.merge_min_postings = 1 << 16
+        self._exhaustive = False  # tests: score every posting instead of pruning
         self._vocab = Vocabulary()
         self._live = _core.LiveIndex(self._vocab)
         self._write_lock = threading.RLock()
@@ -623,8 +624,9 @@ class WordIndex:
         mask = self._mask(view, filters, paths, predicate, lang_kind)
         if mask is not None and not mask.any():
             return []
-        mult = self._multiplier(view, demote_test_vendor, demote_docs, centrality)
-        return self._live.search_hits(tokens, limit, view.table.paths, view.generation, mask, mult)
+        mult, mult_max = self._multiplier(view, demote_test_vendor, demote_docs, centrality)
+        return self._live.search_hits(tokens, limit, view.table.paths, view.generation, mask, mult, mult_max,
+                                      self._exhaustive)
 
     # --- filters and priors ---------------------------------------------------
 
@@ -678,7 +680,9 @@ class WordIndex:
             )
         return mask.view(np.uint8)
 
-    def _multiplier(self, view: _View, demote_test_vendor: bool, demote_docs: bool, centrality) -> np.ndarray | None:
+    def _multiplier(self, view: _View, demote_test_vendor: bool, demote_docs: bool,
+                    centrality) -> tuple[np.ndarray | None, float]:
+        """Per-slot priors and an upper bound of them (priors never exceed 1; centrality boosts do)."""
         table = view.table
         n = view.n
         key = (bool(demote_test_vendor), bool(demote_docs))
@@ -696,14 +700,17 @@ class WordIndex:
         if centrality:
             mult = base.copy()
             slot_of = table.slot_of
+            top = 1.0
             for path, count in centrality.items():
                 slot = slot_of.get(path)
                 if slot is not None and slot < n:
-                    mult[slot] *= centrality_factor(int(count or 0))
-            return mult
+                    factor = centrality_factor(int(count or 0))
+                    mult[slot] *= factor
+                    top = max(top, factor)
+            return mult, top
         if not demote_test_vendor and not demote_docs:
-            return None
-        return base
+            return None, 1.0
+        return base, 1.0
 
 
 __all__ = ["DEFAULT_MAX_BYTES", "FileInfo", "Hit", "WordIndex"]
