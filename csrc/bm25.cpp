@@ -267,7 +267,16 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
   refresh_norms(index, req.k1, req.b, avgdl);
   // Pruning pays off when several terms of different weights meet; one term,
   // an unbounded multiplier or a request for the reference path: score all.
-  const bool prune = !req.exhaustive && terms_.size() >= 2 && std::isfinite(req.multiplier_max);
+  // Also skipped for short lists (term at a time is cheaper there) and under
+  // a mask (filtered queries keep few candidates; the threshold rises late).
+  bool prune = !req.exhaustive && terms_.size() >= 2 && std::isfinite(req.multiplier_max) && !req.allowed;
+  if (prune) {
+    const SegmentView& seg = index.base().seg;
+    int64_t postings = 0;
+    for (const QueryTerm& q : terms_)
+      if (q.term < seg.n_terms) postings += seg.term_ptr[q.term + 1] - seg.term_ptr[q.term];
+    prune = postings >= req.prune_min_postings;
+  }
   if (!prune) {
     const bool dead = index.base_live_or_null() != nullptr;
     if (req.allowed) {

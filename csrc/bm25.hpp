@@ -37,6 +37,8 @@ struct SearchRequest {
   double k1 = 1.2;
   double b = 0.75;
   bool exhaustive = false;  // score every posting (the reference path; tests compare the two)
+  // Below this many base postings in all, scoring every posting beats pruning.
+  int64_t prune_min_postings = 16384;
 };
 
 struct SearchHit {

@@ -449,6 +449,7 @@ def test_pruned_search_equals_exhaustive(docs, edits, removals, query, limit, fi
         idx.remove(f"src/f{i % len(docs):02}.py")
     q = ("-file:tests " if filtered else "") + query
     centrality = {f"src/f{i:02}.py": i for i in range(0, len(docs), 3)} if central else None
+    idx._prune_min_postings = 0  # prune however short the lists
     pruned = idx.search(q, limit=limit, centrality=centrality)
     idx._exhaustive = True
     exhaustive = idx.search(q, limit=limit, centrality=centrality)

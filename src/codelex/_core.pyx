@@ -755,7 +755,8 @@ cdef class LiveIndex:
     # --- search ----------------------------------------------------------------
 
     def search(self, list tokens not None, Py_ssize_t limit, uint64_t generation, allowed=None,
-               multiplier=None, double multiplier_max=float("inf"), bint exhaustive=False):
+               multiplier=None, double multiplier_max=float("inf"), bint exhaustive=False,
+               int64_t prune_min_postings=16384):
         """Rank slots for distinct query ``tokens``: ``[(slot, score, hits, line)]``.
 
         ``multiplier_max`` bounds ``multiplier`` from above (it enables
@@ -795,6 +796,7 @@ cdef class LiveIndex:
             req.k1 = 1.2
             req.b = 0.75
             req.exhaustive = exhaustive
+            req.prune_min_postings = prune_min_postings
             req.multiplier_max = 1.0 if multiplier is None else multiplier_max
             if allowed is not None:
                 allowed_view = allowed
@@ -815,9 +817,11 @@ cdef class LiveIndex:
             self.pool.append(box)
 
     def search_hits(self, list tokens not None, Py_ssize_t limit, list paths not None, uint64_t generation,
-                    allowed=None, multiplier=None, double multiplier_max=float("inf"), bint exhaustive=False):
+                    allowed=None, multiplier=None, double multiplier_max=float("inf"), bint exhaustive=False,
+                    int64_t prune_min_postings=16384):
         """Like :meth:`search`, but returns :class:`Hit` objects named by ``paths[slot]``."""
-        found = self.search(tokens, limit, generation, allowed, multiplier, multiplier_max, exhaustive)
+        found = self.search(tokens, limit, generation, allowed, multiplier, multiplier_max, exhaustive,
+                            prune_min_postings)
         if found is None:
             return None
         cdef list out = []

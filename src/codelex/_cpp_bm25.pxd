@@ -1,5 +1,5 @@
 # Declarations of csrc/bm25.hpp.
-from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from codelex._cpp_live_index cimport LiveIndex
@@ -18,6 +18,7 @@ cdef extern from "bm25.hpp" namespace "codelex" nogil:
         double k1
         double b
         bint exhaustive
+        int64_t prune_min_postings
 
     cdef struct SearchHit:
         uint32_t doc

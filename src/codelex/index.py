@@ -235,6 +235,7 @@ class WordIndex:
         self.merge_ratio: float | None = 0.25
         self.merge_min_postings = 1 << 16
         self._exhaustive = False  # tests: score every posting instead of pruning
+        self._prune_min_postings = 16384  # tests: 0 prunes every multi-term query
         self._vocab = Vocabulary()
         self._live = _core.LiveIndex(self._vocab)
         self._write_lock = threading.RLock()
@@ -626,7 +627,7 @@ class WordIndex:
             return []
         mult, mult_max = self._multiplier(view, demote_test_vendor, demote_docs, centrality)
         return self._live.search_hits(tokens, limit, view.table.paths, view.generation, mask, mult, mult_max,
-                                      self._exhaustive)
+                                      self._exhaustive, self._prune_min_postings)
 
     # --- filters and priors ---------------------------------------------------
 
