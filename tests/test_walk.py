@@ -198,6 +198,7 @@ def test_path_rules():
     assert path_skip_reason("src/a.py") is None
     assert path_skip_reason("node_modules/x/a.js") == "excluded-dir"
     assert path_skip_reason("A.dSYM/x.py") == "excluded-dir"
+    assert path_skip_reason("env/lib/python3.11/site-packages/pkg/x.py") == "excluded-dir"
     assert path_skip_reason("__generated__/x.ts") == "generated"
     assert path_skip_reason("yarn.lock") == "lockfile"
     assert path_skip_reason("x/go.sum") == "lockfile"

@@ -46,13 +46,13 @@ __all__ = [
 DEFAULT_MAX_BYTES = 512 * 1024
 
 #: Directory names never descended into (case-insensitive; ``*``/``?`` globs), the reference's list plus
-#: codelex's own index directory.
+#: codelex's own index directory, other tools' caches and installed packages (``site-packages``).
 EXCLUDED_DIRS: tuple[str, ...] = (
     "node_modules", ".git", "dist", "build", ".turbo", ".cache", "target", "out", ".parcel-cache", ".svelte-kit",
     ".nuxt", ".yarn", ".pnpm-store", ".gradle", ".next", ".pi-lens", ".pi", ".ruff_cache", ".worktrees", ".claude",
     ".codex", ".rescue", ".agents", ".gstack", ".superpowers", ".guardrails", ".playwright-cli", ".playwright-mcp",
     ".vscode", "venv", ".venv", "coverage", "__pycache__", ".tox", ".pytest_cache", "*.dSYM", "vendor",
-    "third_party", "third-party", "vendors", ".codelex", ".mypy_cache", ".hg", ".svn",
+    "third_party", "third-party", "vendors", ".codelex", ".mypy_cache", ".hg", ".svn", "site-packages",
 )
 #: Directory names that hold generated code.
 GENERATED_DIRS: frozenset[str] = frozenset({
