@@ -121,12 +121,9 @@ def _highlighter(query_tokens: Sequence[str], style: _Style):
 
 def _cmd_search(args) -> int:
     from codelex.project import best_line_text
-    from codelex.query import parse_query, resolve_kind, validate_filters
+    from codelex.index import check_search_args
 
-    parsed = parse_query(args.query)  # a bad query fails before any indexing
-    validate_filters(parsed.filters)
-    if args.lang is not None:
-        resolve_kind(args.lang, inline=False)
+    parsed, _, _ = check_search_args(args.query, args.limit, args.path or None, args.lang)  # before any indexing
     progress = _Progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
     started = time.perf_counter()
     project = _open_ready(args, progress)

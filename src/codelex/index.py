@@ -51,6 +51,24 @@ _NO_KIND = len(_KIND_IDS)
 _WINDOWS = os.name == "nt"
 
 
+def check_search_args(query: object, limit: object = 20, paths=None, lang: object = None):
+    """Validate the arguments of a search: ``(parsed query, lang kind or None, paths predicate or None)``.
+
+    Raises the errors :meth:`WordIndex.search` documents (``TypeError``,
+    ``codelex.QueryError``) whether or not an index exists yet.
+    """
+    parsed = parse_query(query)
+    if not isinstance(limit, int):
+        raise TypeError(f"limit must be int, not {type(limit).__name__}")
+    validate_filters(parsed.filters)
+    lang_kind = None
+    if lang is not None:
+        if not isinstance(lang, str):
+            raise TypeError(f"lang must be str, not {type(lang).__name__}")
+        lang_kind = resolve_kind(lang, inline=False)
+    return parsed, lang_kind, paths_predicate(paths)
+
+
 def _check_path(path: object) -> str:
     if not isinstance(path, str):
         raise TypeError(f"path must be str, not {type(path).__name__}")
@@ -597,16 +615,7 @@ class WordIndex:
         codelex.QueryError
             For an unknown ``lang:`` in the query or ``lang`` parameter.
         """
-        parsed = parse_query(query)
-        if not isinstance(limit, int):
-            raise TypeError(f"limit must be int, not {type(limit).__name__}")
-        validate_filters(parsed.filters)
-        lang_kind = None
-        if lang is not None:
-            if not isinstance(lang, str):
-                raise TypeError(f"lang must be str, not {type(lang).__name__}")
-            lang_kind = resolve_kind(lang, inline=False)
-        predicate = paths_predicate(paths)
+        parsed, lang_kind, predicate = check_search_args(query, limit, paths, lang)
         if limit <= 0 or not parsed.tokens:
             return []
         tokens = list(parsed.tokens)

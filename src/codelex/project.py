@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codelex.errors import IndexFormatError
-from codelex.index import Hit, WordIndex
+from codelex.index import Hit, WordIndex, check_search_args
 from codelex.walk import (
     DEFAULT_MAX_BYTES,
     Document,
@@ -761,21 +761,13 @@ class Project:
         TypeError, codelex.QueryError
             As :meth:`codelex.WordIndex.search` does, also while unavailable.
         """
-        from codelex.query import parse_query, paths_predicate, resolve_kind, validate_filters
-
         state = self._state
         index = state.index
         if index is not None:
             results = index.search(query, limit=limit, paths=paths, lang=lang, centrality=centrality,
                                    demote_test_vendor=demote_test_vendor, demote_docs=demote_docs)
             return SearchResult(True, query, results, Coverage(len(index), state.truncated), state.generated_at)
-        # Unavailable: still reject a malformed query the way an index would.
-        validate_filters(parse_query(query).filters)
-        if lang is not None:
-            if not isinstance(lang, str):
-                raise TypeError(f"lang must be str, not {type(lang).__name__}")
-            resolve_kind(lang, inline=False)
-        paths_predicate(paths)
+        check_search_args(query, limit, paths, lang)  # unavailable: still reject a malformed query
         with state.lock:
             status, reason = state.status, state.reason
         if status == "refused":
