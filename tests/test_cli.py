@@ -161,3 +161,64 @@ def test_ctrl_c_leaves_no_torn_index(tmp_path):
     if (index / "index.clx").exists():
         WordIndex.load(index)  # whole, never torn
     assert not list(index.glob(".index.clx.*.tmp")) if index.exists() else True
+
+
+# --- regressions found by adversarial probing (issue 12) ------------------------------
+
+
+def _run_bytes(*args, cwd=None, timeout=120):
+    return subprocess.run([*_command(), *args], capture_output=True, cwd=cwd, timeout=timeout)
+
+
+def test_hostile_file_names_are_escaped(tmp_path):
+    root = tmp_path / "names"
+    root.mkdir()
+    (root / os.fsdecode(b"bad\xff.py")).write_text("def probe_target(): pass\n")
+    (root / "\x1b[2Jclear.py").write_text("def probe_target(): pass\n")
+    (root / "new\nline.py").write_text("def probe_target(): pass\n")
+    (root / "ok.py").write_text("# \x1b[31mred\x1b[0m probe_target\n")
+    r = _run_bytes("search", "probe_target", "--root", str(root), "--color", "never", "-q")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode("utf-8")  # strictly valid UTF-8
+    assert "\x1b" not in out and "\r" not in out
+    assert len(out.splitlines()) == 4  # one line per file: no newline smuggled in by a name
+    assert "bad\\xff.py" in out and "\\x1b[2Jclear.py" in out and "new\\nline.py" in out
+    r = _run_bytes("search", "probe_target", "--root", str(root), "--json")
+    doc = json.loads(r.stdout.decode("utf-8"))
+    files = {h["file"] for h in doc["results"]}
+    assert files == {"bad\\xff.py", "\\x1b[2Jclear.py", "new\\nline.py", "ok.py"}
+    from codelex.render import parse_display_path
+
+    assert {parse_display_path(f) for f in files} == {os.fsdecode(b"bad\xff.py"), "\x1b[2Jclear.py",
+                                                     "new\nline.py", "ok.py"}
+
+
+def test_limits(repo):
+    r = run("search", "authenticate", "--root", repo, "-n", "9223372036854775808", "--json")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert len(json.loads(r.stdout)["results"]) == 4  # every file mentioning it
+    for bad in ("0", "-5", "x"):
+        r = run("search", "authenticate", "--root", repo, "-n", bad)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, (bad, r.stderr)
+        assert "limit" in r.stderr or "-n" in r.stderr
+    r = run("docs", "authenticate", "--root", repo, "-n", "0")
+    assert r.returncode == 2
+
+
+def test_query_that_is_only_a_negation(repo):
+    r = run("search", "-file:src", "--root", repo, "--json")
+    assert r.returncode in (0, 1), r.stderr
+    r = run("search", "--root", str(repo), "-file:tests", "authenticate", "--json")
+    assert r.returncode == 2  # two positional queries: still a usage error
+    r = run("search", "--root", str(repo), "-lang:python authenticate", "--json")
+    assert r.returncode == 0, r.stderr
+    assert all(not h["file"].endswith(".py") for h in json.loads(r.stdout)["results"])
+
+
+def test_huge_query_echo_is_truncated(repo):
+    (repo / "docs").mkdir()
+    (repo / "docs/guide.md").write_text("# Guide\nNothing here.\n")
+    query = "zebra " * 21000  # about 126 KiB (an argument is at most 128 KiB)
+    r = run("docs", query, "--root", repo)
+    assert r.returncode == 1
+    assert len(r.stderr) < 2000 and "characters" in r.stderr

@@ -454,3 +454,14 @@ def test_pruned_search_equals_exhaustive(docs, edits, removals, query, limit, fi
     idx._exhaustive = True
     exhaustive = idx.search(q, limit=limit, centrality=centrality)
     assert pruned == exhaustive
+
+
+def test_limits_clamp_and_bools_are_rejected(index_a):
+    """Regression (issue 12): a limit of 2**63 or more raised OverflowError from the binding."""
+    everything = index_a.search("user", limit=1000)
+    for huge in (2**31, 2**63, 2**64, 10**30):
+        assert index_a.search("user", limit=huge) == everything
+    assert index_a.search("user", limit=-(2**70)) == []
+    for bad in (True, False, 2.0, "3"):
+        with pytest.raises(TypeError):
+            index_a.search("user", limit=bad)

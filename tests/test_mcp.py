@@ -45,10 +45,11 @@ async def _session_run(repo: Path, body):
         command=sys.executable, args=["-m", "codelex", "mcp"], cwd=str(repo),
         env=dict(os.environ, HOME=str(home), CODELEX_PERSIST_DEBOUNCE_MS="0"),
     )
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            return await body(session)
+    with anyio.fail_after(180):  # a server that died would leave the call hanging
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await body(session)
 
 
 def run_session(repo: Path, body):
@@ -161,3 +162,42 @@ def test_docs_search_tool(repo):
     assert not none.is_error and "No documentation section matched" in text_of(none)
     assert "symbol_search" in text_of(none)
     assert empty.is_error and text_of(empty) == "Provide a non-empty `query`."
+
+
+def test_hostile_inputs_never_take_the_server_down(repo):
+    """Regression (issue 12): non-UTF-8 names, absurd limits and huge queries; a valid call after each."""
+    bad_name = os.fsdecode(b"bad\xff.py")
+    (repo / bad_name).write_text("def probe(): pass\n")
+    (repo / "docs").mkdir()
+    (repo / "docs" / os.fsdecode(b"bad\xff.md")).write_text("# Probe\nThe probe section.\n")
+    from codelex.project import Project
+
+    with Project(repo) as project:  # indexed beforehand, as `codelex index` would
+        project.open()
+
+    async def body(session):
+        out = {}
+        out["symbol"] = await session.call_tool("symbol_search", {"query": "probe"})
+        out["docs"] = await session.call_tool("docs_search", {"query": "probe section"})
+        for name, limit in (("1e300", 1e300), ("10**30", 10**30), ("2**63", 2**63)):
+            out[name] = await session.call_tool("symbol_search", {"query": "user", "limit": limit})
+        huge = "probe " + "x" * (1 << 20)
+        out["huge"] = await session.call_tool("symbol_search", {"query": huge})
+        out["after"] = await session.call_tool("symbol_search", {"query": "authenticate user"})
+        return out
+
+    out = run_session(repo, body)
+    symbol = text_of(out["symbol"])
+    assert not out["symbol"].is_error, symbol
+    assert "bad\\xff.py" in symbol
+    assert fenced_json(symbol)["results"][0]["file"] == "bad\\xff.py"
+    docs = text_of(out["docs"])
+    assert not out["docs"].is_error and "docs/bad\\xff.md" in docs
+    for name in ("1e300", "10**30", "2**63"):
+        assert not out[name].is_error, (name, text_of(out[name]))
+        assert len(fenced_json(text_of(out[name]))["results"]) == 2
+    huge = text_of(out["huge"])
+    assert not out["huge"].is_error
+    assert len(huge) < 10_000, len(huge)
+    assert "1,048,582 characters" in huge
+    assert "src/auth.ts" in text_of(out["after"]) and not out["after"].is_error

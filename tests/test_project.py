@@ -390,3 +390,33 @@ def test_background_open_serves_the_saved_index_at_once(tmp_path):
         gate.set()
         assert p.wait(timeout=60) and p.status == "ready"
         assert p.search("changed since saved").results[0].file == "src/pkg0/mod00.py"
+
+
+def test_unreadable_index_location_is_skipped(tmp_path, monkeypatch):
+    """Regression (issue 12): an unreadable shared cache made every first open fail."""
+    root = make_repo(tmp_path / "repo")
+    cache = tmp_path / "cache"
+    (cache / "codelex").mkdir(parents=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        if os.fspath(path).startswith(str(cache / "codelex") + os.sep):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    with Project(root) as p:
+        assert p.open().status == "ready"
+        assert (root / ".codelex" / "index.clx").is_file()
+        info = p.check()
+        assert info["indexed"] == 42
+    import shutil
+
+    shutil.rmtree(root / ".codelex")
+    (root / ".codelex").write_text("not a directory")  # the local candidate is unusable too
+    with Project(root) as p:
+        assert p.open().status == "ready"  # built and served, although it cannot be saved
+        assert p.search("handler").available
+        info = p.check()
+        assert any("Permission denied" in why for why in info["unreadable_dirs"].values()), info

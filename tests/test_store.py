@@ -408,3 +408,28 @@ def test_pending_save_is_flushed_at_exit(tmp_path):
     )
     subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, env=_env(), timeout=120)
     assert sorted(WordIndex.load(tmp_path).files) == ["a.py", "b.py"]
+
+
+def test_fifo_is_refused_without_blocking(tmp_path):
+    """Regression (issue 12): opening a FIFO would block until a writer came."""
+    import threading
+
+    (tmp_path / "idx").mkdir()
+    os.mkfifo(tmp_path / "idx" / "index.clx")
+    from codelex.store import read_header
+
+    for target, fn in ((tmp_path / "idx", WordIndex.load), (tmp_path / "idx" / "index.clx", WordIndex.load),
+                       (tmp_path / "idx", read_header)):
+        outcome = []
+
+        def call():
+            try:
+                fn(target)
+            except IndexFormatError as exc:
+                outcome.append(str(exc))
+
+        t = threading.Thread(target=call, daemon=True)
+        t.start()
+        t.join(10)
+        assert not t.is_alive(), f"{fn.__name__} blocked on a FIFO"
+        assert outcome and "not a regular file" in outcome[0], outcome

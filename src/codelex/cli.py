@@ -103,9 +103,9 @@ def _open_ready(args, progress=None):
     project.open()
     if project.status == "refused":
         project.close()
-        raise _Failure(f"refusing to index {project.root}: {project._state.reason}")
+        raise _Failure(f"refusing to index {project.root}: {project.status_reason}")
     if project.status != "ready":
-        reason = project._state.reason
+        reason = project.status_reason
         project.close()
         raise _Failure(f"indexing {project.root} failed: {reason}")
     return project
@@ -120,10 +120,11 @@ def _highlighter(query_tokens: Sequence[str], style: _Style):
 
 
 def _cmd_search(args) -> int:
-    from codelex.project import best_line_text
     from codelex.index import check_search_args
+    from codelex.project import best_line_text
+    from codelex.render import display_path, display_text, echo_query, wire_text
 
-    parsed, _, _ = check_search_args(args.query, args.limit, args.path or None, args.lang)  # before any indexing
+    parsed, _, _, _ = check_search_args(args.query, args.limit, args.path or None, args.lang)  # before any indexing
     progress = _Progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
     started = time.perf_counter()
     project = _open_ready(args, progress)
@@ -137,16 +138,18 @@ def _cmd_search(args) -> int:
         root = str(project.root)
         if args.json:
             payload = result.to_dict()
+            payload["query"] = echo_query(args.query)
             for hit, entry in zip(result.results, payload["results"]):
-                entry["text"] = best_line_text(root, hit)
+                entry["file"] = display_path(hit.file)
+                entry["text"] = wire_text(best_line_text(root, hit))
             json.dump(payload, sys.stdout, ensure_ascii=False)
             sys.stdout.write("\n")
         else:
             style = _Style(_use_colour(args.color, sys.stdout))
             highlight = _highlighter(parsed.tokens, style)
             for rank, hit in enumerate(result.results, 1):
-                text = best_line_text(root, hit)
-                print(f"{rank:>3}. {style.path(hit.file)}:{style.line_no(str(hit.start_line))}  "
+                text = display_text(best_line_text(root, hit))
+                print(f"{rank:>3}. {style.path(display_path(hit.file))}:{style.line_no(str(hit.start_line))}  "
                       f"{style.dim(f'score {hit.score:.2f}, {hit.hits} hit(s)')}  {highlight(text)}")
             if not args.quiet:
                 report = project.last_report
@@ -171,6 +174,8 @@ def _human_bytes(n: int | None) -> str:
 
 
 def _cmd_index(args) -> int:
+    from codelex.render import display_path
+
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     project = _open_project(args, progress)
     try:
@@ -179,14 +184,15 @@ def _cmd_index(args) -> int:
         if progress:
             progress.clear()
         if project.status != "ready":
-            raise _Failure(f"indexing {project.root} {project.status}: {project._state.reason}")
+            raise _Failure(f"indexing {project.root} {project.status}: {project.status_reason}")
         elapsed = time.perf_counter() - started
         report = project.last_report
         info = project.check() if args.json else None
         index_file = project.index_dir / "index.clx"
         size = index_file.stat().st_size if index_file.is_file() else None
         summary = {
-            "root": str(project.root), "index_dir": str(project.index_dir), "mode": report.mode,
+            "root": display_path(str(project.root)), "index_dir": display_path(str(project.index_dir)),
+            "mode": report.mode,
             "reason": report.reason, "files": len(project.index), "refreshed": report.refreshed,
             "added": report.added, "dropped": report.dropped, "skipped": dict(report.skipped),
             "pruned_dirs": dict(report.pruned_dirs), "truncated": report.truncated, "seconds": elapsed,
@@ -204,26 +210,30 @@ def _cmd_index(args) -> int:
         print(f"skipped: {skipped}")
         if report.pruned_dirs:
             print("directories pruned: " + ", ".join(f"{k} {v:,}" for k, v in sorted(report.pruned_dirs.items())))
-        print(f"index: {project.index_dir} ({_human_bytes(size)})")
+        print(f"index: {display_path(str(project.index_dir))} ({_human_bytes(size)})")
     finally:
         project.close()
     return EXIT_FOUND
 
 
 def _cmd_status(args) -> int:
-    from codelex.project import format_age
+    from codelex.render import display_path, format_age
 
     project = _open_project(args)
     try:
         info = project.check()
     finally:
         project.close()
+    unreadable = {display_path(d): why for d, why in info["unreadable_dirs"].items()}
     if args.json:
-        json.dump(dict(info, root=str(project.root)), sys.stdout)
+        json.dump(dict(info, root=display_path(str(project.root)), index_dir=display_path(info["index_dir"]),
+                       unreadable_dirs=unreadable), sys.stdout)
         sys.stdout.write("\n")
         return EXIT_FOUND if info["indexed"] is not None else EXIT_NONE
-    print(f"root:  {project.root}")
-    print(f"index: {info['index_dir']} ({_human_bytes(info['index_bytes'])})")
+    print(f"root:  {display_path(str(project.root))}")
+    print(f"index: {display_path(info['index_dir'])} ({_human_bytes(info['index_bytes'])})")
+    for directory, why in unreadable.items():
+        print(f"skipped index location: {directory} ({why})")
     if info["indexed"] is None:
         print("no index yet: `codelex index` builds one")
         return EXIT_NONE
@@ -244,14 +254,16 @@ def _cmd_status(args) -> int:
 def _cmd_docs(args) -> int:
     from codelex.docs import DocsIndex, snippet, terms
 
+    from codelex.render import display_path, display_text, echo_query, wire_text
+
     if not terms(args.query):
         raise _Failure("the query has no searchable words (only stop words or punctuation)")
     root = Path(args.root)
     if not root.is_dir():
         raise _Failure(f"not a directory: {args.root}")
-    from codelex.project import _home_reason
+    from codelex.project import refusal_reason
 
-    refused = _home_reason(root.resolve())
+    refused = refusal_reason(root.resolve())
     if refused:
         raise _Failure(f"refusing to index {root.resolve()}: {refused}")
     started = time.perf_counter()
@@ -260,21 +272,23 @@ def _cmd_docs(args) -> int:
     hits = index.search(args.query, args.limit)
     searched = time.perf_counter()
     if args.json:
-        json.dump({"query": args.query, "sections": len(index), "results": [
-            {"path": h.section.path, "anchor": h.section.anchor, "title": h.section.title,
-             "heading": h.section.heading, "startLine": h.section.start_line, "endLine": h.section.end_line,
-             "score": h.score, "snippet": snippet(h.section, args.query)} for h in hits]}, sys.stdout,
+        json.dump({"query": echo_query(args.query), "sections": len(index), "results": [
+            {"path": display_path(h.section.path), "anchor": wire_text(h.section.anchor),
+             "title": wire_text(h.section.title), "heading": wire_text(h.section.heading),
+             "startLine": h.section.start_line, "endLine": h.section.end_line,
+             "score": h.score, "snippet": wire_text(snippet(h.section, args.query))} for h in hits]}, sys.stdout,
             ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         style = _Style(_use_colour(args.color, sys.stdout))
         for rank, h in enumerate(hits, 1):
             s = h.section
-            where = f"{s.path}#{s.anchor}" if s.anchor else s.path
-            print(f"{rank:>3}. {style.path(where)} — {s.title} › {s.heading}  {style.dim(f'(score {h.score})')}")
-            print(f"     {snippet(s, args.query)}")
+            where = display_path(f"{s.path}#{s.anchor}" if s.anchor else s.path)
+            print(f"{rank:>3}. {style.path(where)} — {display_text(s.title)} › {display_text(s.heading)}  "
+                  f"{style.dim(f'(score {h.score})')}")
+            print(f"     {display_text(snippet(s, args.query))}")
         if not hits:
-            print(f'codelex: no documentation section matched "{args.query}"; try other words, or '
+            print(f'codelex: no documentation section matched "{echo_query(args.query)}"; try other words, or '
                   f"`codelex search` for code", file=sys.stderr)
         elif not args.quiet:
             print(f"{len(hits)} of {len(index):,} sections; docs loaded in {(opened - started) * 1e3:.0f} ms, "
@@ -291,10 +305,58 @@ def _cmd_mcp(args) -> int:
     return EXIT_FOUND
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors as one line on stderr (exit status 2), like every other error."""
+
+    def error(self, message: str):  # type: ignore[override]
+        from codelex.render import display_text
+
+        for placeholder, original in _PLACEHOLDERS.items():
+            message = message.replace(placeholder, original)
+        self.exit(EXIT_ERROR, f"codelex: {display_text(message)} (see `{self.prog} --help`)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
+    return value
+
+
+# A query argument that is only a negated filter (``-file:test``) is the
+# query, not an option: argparse would take it for an unknown flag.
+_NEGATED_FILTER = re.compile(r"-(?:lang|file|ext):", re.IGNORECASE)
+_QUERY_COMMANDS = ("search", "docs")
+
+
+def _protect_negations(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Replace query arguments that start with ``-KEY:`` by placeholders argparse takes as positional."""
+    if not any(a in _QUERY_COMMANDS for a in argv):
+        return argv, {}
+    out, originals = [], {}
+    for i, arg in enumerate(argv):
+        if _NEGATED_FILTER.match(arg) and (i == 0 or argv[i - 1] not in _VALUE_OPTIONS) and "--" not in argv[:i]:
+            placeholder = f"\x00query{len(originals)}"
+            originals[placeholder] = arg
+            out.append(placeholder)
+        else:
+            out.append(arg)
+    return out, originals
+
+
+_PLACEHOLDERS: dict[str, str] = {}  # placeholder -> original argument, for error messages
+
+# Options that take a value (an argument right after one of these is its value, never a query).
+_VALUE_OPTIONS = frozenset({"--root", "--max-bytes", "-n", "--limit", "--lang", "--path", "--color"})
+
+
 def _parser() -> argparse.ArgumentParser:
     from codelex import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="codelex",
         description="Rank the files of a codebase for a query (identifier-aware BM25, kept fresh on disk).",
     )
@@ -302,7 +364,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--root", default=".", help="the project directory (default: .)")
     common.add_argument("--max-bytes", type=int, default=512 * 1024, metavar="N",
                         help="skip files larger than N bytes (default: 524288)")
@@ -313,7 +375,7 @@ def _parser() -> argparse.ArgumentParser:
                        description="Rank files for QUERY. Inline filters: lang:KIND, file:TEXT, ext:EXT, "
                                    "negated with a leading '-'.")
     s.add_argument("query")
-    s.add_argument("-n", "--limit", type=int, default=10, help="number of results (default: 10)")
+    s.add_argument("-n", "--limit", type=_positive_int, default=10, help="number of results (default: 10)")
     s.add_argument("--lang", help="only files of this kind (see codelex.KINDS)")
     s.add_argument("--path", action="append", metavar="GLOB", help="only paths matching GLOB (repeatable)")
     s.add_argument("--json", action="store_true", help="print one JSON document")
@@ -334,7 +396,7 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("docs", parents=[common], help="rank documentation sections for a question",
                        description="Rank the sections of the project's documentation (.md, .mdx, .rst, docs/*.txt).")
     d.add_argument("query")
-    d.add_argument("-n", "--limit", type=int, default=5, help="number of sections (default: 5)")
+    d.add_argument("-n", "--limit", type=_positive_int, default=5, help="number of sections (default: 5)")
     d.add_argument("--json", action="store_true")
     d.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     d.add_argument("-q", "--quiet", action="store_true")
@@ -347,8 +409,17 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``codelex`` console script; returns the exit status."""
+    for stream in (sys.stdout, sys.stderr):  # a stray lone surrogate must never crash a write
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
     parser = _parser()
+    argv, originals = _protect_negations(list(sys.argv[1:] if argv is None else argv))
+    _PLACEHOLDERS.update(originals)
     args = parser.parse_args(argv)
+    if originals and isinstance(getattr(args, "query", None), str):
+        args.query = originals.get(args.query, args.query)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
@@ -371,8 +442,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (_Failure, CodelexError, OSError, ValueError, TypeError) as exc:
         if args.debug:
             raise
+        from codelex.render import display_text
+
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"codelex: {message}", file=sys.stderr)
+        print(f"codelex: {display_text(message)}", file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -38,7 +38,7 @@ from codelex.priors import (
     centrality_factor,
     prior_flags,
 )
-from codelex.query import Filter, parse_query, paths_predicate, resolve_kind, validate_filters
+from codelex.query import Filter, check_limit, parse_query, paths_predicate, resolve_kind, validate_filters
 from codelex.tokenize import Vocabulary
 
 Hit = _core.Hit
@@ -52,21 +52,22 @@ _WINDOWS = os.name == "nt"
 
 
 def check_search_args(query: object, limit: object = 20, paths=None, lang: object = None):
-    """Validate the arguments of a search: ``(parsed query, lang kind or None, paths predicate or None)``.
+    """Validate the arguments of a search: ``(parsed query, limit, lang kind or None, paths predicate or None)``.
+
+    The limit comes back clamped (see :func:`codelex.query.check_limit`).
 
     Raises the errors :meth:`WordIndex.search` documents (``TypeError``,
     ``codelex.QueryError``) whether or not an index exists yet.
     """
     parsed = parse_query(query)
-    if not isinstance(limit, int):
-        raise TypeError(f"limit must be int, not {type(limit).__name__}")
+    limit = check_limit(limit)
     validate_filters(parsed.filters)
     lang_kind = None
     if lang is not None:
         if not isinstance(lang, str):
             raise TypeError(f"lang must be str, not {type(lang).__name__}")
         lang_kind = resolve_kind(lang, inline=False)
-    return parsed, lang_kind, paths_predicate(paths)
+    return parsed, limit, lang_kind, paths_predicate(paths)
 
 
 def _check_path(path: object) -> str:
@@ -615,7 +616,7 @@ class WordIndex:
         codelex.QueryError
             For an unknown ``lang:`` in the query or ``lang`` parameter.
         """
-        parsed, lang_kind, predicate = check_search_args(query, limit, paths, lang)
+        parsed, limit, lang_kind, predicate = check_search_args(query, limit, paths, lang)
         if limit <= 0 or not parsed.tokens:
             return []
         tokens = list(parsed.tokens)

@@ -30,7 +30,9 @@ from mcp.types import CallToolResult, TextContent
 
 from codelex import __version__
 from codelex.errors import QueryError
-from codelex.project import Project, SearchResult, _home_reason, best_line_text, format_age
+from codelex.project import Project, SearchResult, best_line_text, refusal_reason
+from codelex.query import MAX_LIMIT
+from codelex.render import display_path, display_text, echo_query, format_age, wire_text
 
 __all__ = ["STALE_AFTER_S", "build_server", "docs_search_text", "serve", "symbol_search_text"]
 
@@ -53,12 +55,14 @@ def _project_for(cwd: str | None) -> Project:
     try:
         root = Path(raw).expanduser().resolve()
     except (OSError, RuntimeError) as exc:
-        raise ToolError(f"Cannot search {raw!r}: {exc}") from None
+        raise ToolError(f"Cannot search {echo_query(repr(raw))}: {exc}") from None
     if not root.is_dir() or not os.access(root, os.R_OK | os.X_OK):
-        raise ToolError(f"Cannot search {raw!r}: not a readable directory. Pass the project directory as `cwd`.")
-    refused = _home_reason(root)
+        raise ToolError(f"Cannot search {echo_query(repr(raw))}: not a readable directory. "
+                        "Pass the project directory as `cwd`.")
+    refused = refusal_reason(root)
     if refused is not None:
-        raise ToolError(f"Refusing to index {root}: {refused}. Pass a project directory as `cwd`.")
+        raise ToolError(f"Refusing to index {display_path(str(root))}: {display_text(refused)}. "
+                        "Pass a project directory as `cwd`.")
     with _projects_lock:
         project = _projects.get(root)
         if project is None or project.status == "closed":
@@ -67,11 +71,12 @@ def _project_for(cwd: str | None) -> Project:
     return project
 
 
-def _limit(limit) -> int:
-    """As the original's MCP tool: a finite number becomes max(1, floor(n)); anything else 20."""
+def _limit(limit, default: int = DEFAULT_LIMIT) -> int:
+    """As the original's MCP tool: a finite number becomes max(1, floor(n)), clamped to
+    :data:`codelex.query.MAX_LIMIT`; anything else the default."""
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit):
-        return DEFAULT_LIMIT
-    return max(1, math.floor(limit))
+        return default
+    return max(1, min(math.floor(limit), MAX_LIMIT))
 
 
 def _coverage_line(result: SearchResult) -> str:
@@ -95,12 +100,13 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
     state_before = project.status
     if project.index is None and state_before in ("idle", "failed"):
         project.open(wait=False)
+    echo = echo_query(query)
     try:
         result = project.search(query, limit=_limit(limit), paths=paths or None, lang=lang)
     except (QueryError, TypeError, ValueError) as exc:
-        raise ToolError(f'Symbol search failed for "{query}": {exc}') from None
+        raise ToolError(f'Symbol search failed for "{echo}": {display_text(str(exc))}') from None
     if not result.available:
-        payload = {"available": False, "query": query, "hint": result.hint,
+        payload = {"available": False, "query": echo, "hint": result.hint,
                    "unavailableReason": result.unavailable_reason}
         text = result.hint or "No codelex index for this workspace yet; retry shortly."
         return f"{text}\n\n```json\n{json.dumps(payload, ensure_ascii=False)}\n```"
@@ -115,20 +121,21 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
     results = []
     for hit in result.results:
         entry = hit.to_dict()
-        entry["text"] = best_line_text(root, hit)
-        entry["suggestedNext"] = {"tool": "read_file", "path": hit.file, "line": hit.start_line}
+        entry["file"] = display_path(hit.file)
+        entry["text"] = display_text(best_line_text(root, hit))
+        entry["suggestedNext"] = {"tool": "read_file", "path": entry["file"], "line": hit.start_line}
         results.append(entry)
-    payload: dict = {"query": query, "coverage": {"files": result.coverage.files,
+    payload: dict = {"query": echo, "coverage": {"files": result.coverage.files,
                                                   "truncated": result.coverage.truncated}, "results": results}
     if staleness:
         payload["staleness"] = staleness
     lines = []
     if results:
-        lines.append(f'Top {len(results)} file(s) for "{query}":')
-        for rank, hit in enumerate(result.results, 1):
-            lines.append(f"  {rank}. {hit.file} (score {hit.score:.2f}, {hit.hits} hit(s), line {hit.start_line})")
+        lines.append(f'Top {len(results)} file(s) for "{echo}":')
+        for rank, (hit, entry) in enumerate(zip(result.results, results), 1):
+            lines.append(f"  {rank}. {entry['file']} (score {hit.score:.2f}, {hit.hits} hit(s), line {hit.start_line})")
     else:
-        lines.append(f'No files matched "{query}".')
+        lines.append(f'No files matched "{echo}".')
     if staleness:
         lines.extend(["", staleness])
     lines.append(_coverage_line(result))
@@ -142,24 +149,27 @@ def docs_search_text(root: Path, query: str, limit=None) -> str:
 
     if not isinstance(query, str) or not query.strip():
         raise ToolError("Provide a non-empty `query`.")
-    n = 5 if limit is None else _limit(limit)
+    n = _limit(limit, 5)
+    echo = echo_query(query)
     index = _docs_index(root)
     hits = index.search(query, n) if terms(query) else []
     if not hits:
-        return (f'No documentation section matched "{query}" (among {len(index)} sections). '
+        return (f'No documentation section matched "{echo}" (among {len(index)} sections). '
                 "Try other words, or symbol_search to find code.")
-    lines = [f'Top {len(hits)} section(s) for "{query}":']
+    lines = [f'Top {len(hits)} section(s) for "{echo}":']
     results = []
     for rank, h in enumerate(hits, 1):
         s = h.section
-        where = f"{s.path}#{s.anchor}" if s.anchor else s.path
-        text = snippet(s, query)
-        lines.append(f"  {rank}. {where} — {s.title} › {s.heading} (score {h.score}, lines {s.start_line}-{s.end_line})")
+        path = display_path(s.path)
+        where = f"{path}#{display_text(s.anchor)}" if s.anchor else path
+        text = display_text(snippet(s, query))
+        title, heading = display_text(s.title), display_text(s.heading)
+        lines.append(f"  {rank}. {where} — {title} › {heading} (score {h.score}, lines {s.start_line}-{s.end_line})")
         lines.append(f"     {text}")
-        results.append({"path": s.path, "anchor": s.anchor, "title": s.title, "heading": s.heading,
+        results.append({"path": path, "anchor": display_text(s.anchor), "title": title, "heading": heading,
                         "startLine": s.start_line, "endLine": s.end_line, "score": h.score, "snippet": text,
-                        "suggestedNext": {"tool": "read_file", "path": s.path, "line": s.start_line}})
-    lines.extend(["", "```json", json.dumps({"query": query, "sections": len(index), "results": results},
+                        "suggestedNext": {"tool": "read_file", "path": path, "line": s.start_line}})
+    lines.extend(["", "```json", json.dumps({"query": echo, "sections": len(index), "results": results},
                                            ensure_ascii=False), "```"])
     return "\n".join(lines)
 
@@ -180,6 +190,11 @@ def _docs_index(root: Path):
     with _projects_lock:
         _docs[root] = (time.monotonic(), index)
     return index
+
+
+def _result(text: str, *, error: bool = False) -> CallToolResult:
+    """A tool result whose text always serializes (no lone surrogate can reach the writer)."""
+    return CallToolResult(content=[TextContent(type="text", text=wire_text(text))], is_error=error)
 
 
 def build_server() -> MCPServer:
@@ -216,8 +231,8 @@ def build_server() -> MCPServer:
         try:
             text = symbol_search_text(_project_for(cwd), query, limit=limit, paths=paths, lang=lang)
         except ToolError as exc:  # our own words, not the SDK's "Error executing tool ..." wrapper
-            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
-        return CallToolResult(content=[TextContent(type="text", text=text)])
+            return _result(str(exc), error=True)
+        return _result(text)
 
     @server.tool(
         name="docs_search",
@@ -234,8 +249,8 @@ def build_server() -> MCPServer:
             project = _project_for(cwd)  # the same checks on cwd as symbol_search
             text = docs_search_text(project.root, query, limit)
         except ToolError as exc:
-            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
-        return CallToolResult(content=[TextContent(type="text", text=text)])
+            return _result(str(exc), error=True)
+        return _result(text)
 
     return server
 

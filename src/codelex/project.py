@@ -15,6 +15,7 @@ import hashlib
 import logging
 import os
 import re
+import stat
 import threading
 import time
 import weakref
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from codelex.errors import IndexFormatError
 from codelex.index import Hit, WordIndex, check_search_args
+from codelex.render import format_age  # noqa: F401  (re-exported for older imports)
 from codelex.walk import (
     DEFAULT_MAX_BYTES,
     Document,
@@ -36,7 +38,7 @@ from codelex.walk import (
     read_files,
 )
 
-__all__ = ["Coverage", "Project", "RefreshReport", "SearchResult"]
+__all__ = ["Coverage", "Project", "RefreshReport", "SearchResult", "refusal_reason"]
 
 log = logging.getLogger("codelex")
 
@@ -198,18 +200,6 @@ def _diff(index: WordIndex, current: dict) -> tuple[list[str], list[str], list[s
     return added, removed, stale
 
 
-def format_age(seconds: float) -> str:
-    """``42s``, ``7m``, ``3h`` or ``2d``: an age rounded to its largest unit."""
-    seconds = max(0.0, seconds)
-    if seconds < 60:
-        return f"{round(seconds)}s"
-    if seconds < 3600:
-        return f"{round(seconds / 60)}m"
-    if seconds < 86400:
-        return f"{round(seconds / 3600)}h"
-    return f"{round(seconds / 86400)}d"
-
-
 def best_line_text(root: str | os.PathLike[str], hit: Hit, max_chars: int = 200) -> str:
     """The text of a hit's best line, stripped and cut to ``max_chars`` ("" when unreadable)."""
     try:
@@ -222,6 +212,23 @@ def best_line_text(root: str | os.PathLike[str], hit: Hit, max_chars: int = 200)
     return ""
 
 
+def _probe_index(directory: Path) -> tuple[os.stat_result | None, str | None]:
+    """``(stat of the index file, None)``, ``(None, None)`` when absent, ``(None, why)`` when unreadable.
+
+    A candidate location that cannot be examined (an unreadable shared cache,
+    say) is skipped, never fatal.
+    """
+    try:
+        st = os.stat(directory / "index.clx")
+    except (FileNotFoundError, NotADirectoryError):
+        return None, None
+    except OSError as exc:
+        return None, exc.strerror or type(exc).__name__
+    if not stat.S_ISREG(st.st_mode):
+        return None, "not a regular file"
+    return st, None
+
+
 def _signature(directory: Path) -> tuple | None:
     try:
         st = os.stat(directory / "index.clx")
@@ -230,7 +237,12 @@ def _signature(directory: Path) -> tuple | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _home_reason(root: Path) -> str | None:
+def refusal_reason(root: Path) -> str | None:
+    """Why codelex refuses to index ``root`` (a resolved path), or None.
+
+    Roots at or above the home directory are refused: indexing them would
+    read a user's whole account.
+    """
     try:
         home = Path.home().resolve()
     except (RuntimeError, OSError):
@@ -268,6 +280,8 @@ class _RootState:
         # Tells this process's saves from another's (see Project.reload_if_changed).
         self.writer = f"{os.getpid()}:{id(self):x}"
         self.disk_signature: tuple | None = None
+        # Candidate index locations that could not be examined, with the reason (shown by status).
+        self.unreadable_dirs: dict[str, str] = {}
 
     # The index directory: explicit > $CODELEX_INDEX_DIR/<slug> > <root>/.codelex > user cache/<slug>.
     def candidate_dirs(self) -> list[Path]:
@@ -383,6 +397,11 @@ class Project:
         return self._state.status
 
     @property
+    def status_reason(self) -> str | None:
+        """Why the project is ``refused`` or ``failed`` (None otherwise)."""
+        return self._state.reason
+
+    @property
     def index(self) -> WordIndex | None:
         """The current index (None until one is available)."""
         return self._state.index
@@ -422,7 +441,7 @@ class Project:
     def _adopt_saved(self) -> None:
         """Publish the saved index, if any, before its refresh starts."""
         state = self._state
-        if state.index is not None or state.status != "idle" or _home_reason(state.root) is not None:
+        if state.index is not None or state.status != "idle" or refusal_reason(state.root) is not None:
             return
         index, _ = self._load_saved()
         if index is None:
@@ -460,7 +479,7 @@ class Project:
         with state.lock:
             if state.status == "closed":
                 raise RuntimeError("the project is closed")
-            refused = _home_reason(state.root)
+            refused = refusal_reason(state.root)
             if refused is not None:
                 state.status, state.reason = "refused", refused
                 state.done.notify_all()
@@ -543,7 +562,12 @@ class Project:
         if current is not None:  # warm: refresh the index in memory rather than the file
             return current, None
         for directory in state.candidate_dirs():
-            if not (directory / "index.clx").is_file():
+            found, why = _probe_index(directory)
+            if why is not None:
+                if str(directory) not in state.unreadable_dirs:
+                    log.warning("codelex: skipping the index location %s: %s", directory, why)
+                state.unreadable_dirs[str(directory)] = why
+            if found is None:
                 continue
             try:
                 index = WordIndex.load(directory)
@@ -683,9 +707,12 @@ class Project:
             index, _ = self._load_saved()
             directory = state.saved_dir
         out: dict = {"index_dir": str(directory or self.index_dir), "indexed": None, "stale": None, "added": None,
-                     "removed": None, "generated_at": None, "index_bytes": None}
-        if directory is not None and (directory / "index.clx").is_file():
-            out["index_bytes"] = (directory / "index.clx").stat().st_size
+                     "removed": None, "generated_at": None, "index_bytes": None,
+                     "unreadable_dirs": dict(state.unreadable_dirs)}
+        if directory is not None:
+            found, _ = _probe_index(directory)
+            if found is not None:
+                out["index_bytes"] = found.st_size
         if index is None:
             return out
         walk = list_files(state.root, max_bytes=state.max_bytes, max_files=state.max_files, use_git=state.use_git,

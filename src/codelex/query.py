@@ -21,6 +21,8 @@ from codelex.kinds import KINDS, extname, kind_of, supported_kinds
 from codelex.tokenize import tokenize_line
 
 FILTER_KEYS = ("lang", "file", "ext")
+#: Larger limits are clamped to this (no index holds more files; native code takes a signed 32-bit count).
+MAX_LIMIT = 2**31 - 1
 _PIECE_RE = re.compile(r"^(-)?([A-Za-z][A-Za-z0-9_-]*):(.+)$", re.DOTALL)
 _WINDOWS = os.name == "nt"
 
@@ -87,6 +89,13 @@ def _parse_cached(text: str) -> ParsedQuery:
             continue
         filters.append(Filter(m.group(2).lower(), m.group(3), bool(m.group(1))))
     return ParsedQuery(" ".join(terms), tuple(filters))
+
+
+def check_limit(limit: object) -> int:
+    """Validate a result limit: an int (not a bool), clamped to ``[0, MAX_LIMIT]``; ``<= 0`` means none."""
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"limit must be int, not {type(limit).__name__}")
+    return max(0, min(limit, MAX_LIMIT))
 
 
 def resolve_kind(value: str, *, inline: bool = True) -> str:
@@ -221,6 +230,8 @@ def paths_predicate(patterns: Iterable[str] | None):
 __all__ = [
     "Filter",
     "ParsedQuery",
+    "MAX_LIMIT",
+    "check_limit",
     "filter_matches",
     "filters_predicate",
     "glob_regex",

@@ -35,6 +35,7 @@ import json
 import logging
 import mmap as _mmap
 import os
+import stat
 import struct
 import sys
 import threading
@@ -129,9 +130,39 @@ def _align(n: int) -> int:
 
 
 def _index_file(path: str | os.PathLike[str]) -> Path:
-    """The index directory's file, or path itself when it names a file."""
+    """The index directory's file, or path itself when it names anything but a directory."""
     p = Path(path)
-    return p if p.is_file() else p / INDEX_FILE
+    return p / INDEX_FILE if _is_dir(p) else p
+
+
+def _is_dir(p: Path) -> bool:
+    """Like ``Path.is_dir``, but False (not an exception) for an unreadable path."""
+    try:
+        return stat.S_ISDIR(os.stat(p).st_mode)
+    except OSError:
+        return False
+
+
+def _open_regular(file: Path):
+    """Open ``file`` for reading, refusing anything but a regular file before a read can block.
+
+    ``O_NONBLOCK`` makes opening a FIFO return at once instead of waiting for
+    a writer; the file type is then checked on the open descriptor.
+    """
+    fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+                 | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(file))
+        if not stat.S_ISREG(mode):
+            raise IndexFormatError(f"{file}: not a regular file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 # --- save ----------------------------------------------------------------------
@@ -150,7 +181,7 @@ def save_index(index: WordIndex, path: str | os.PathLike[str]) -> Path:
         When the directory cannot be created or written.
     """
     directory = Path(path)
-    if directory.name == INDEX_FILE and not directory.is_dir():
+    if directory.name == INDEX_FILE and not _is_dir(directory):
         directory = directory.parent
     directory.mkdir(parents=True, exist_ok=True)
     with index._write_lock:
@@ -276,7 +307,7 @@ def load_index(cls: type[WordIndex], path: str | os.PathLike[str], *, mmap: bool
     """Load an index written by :func:`save_index` (see :meth:`WordIndex.load`)."""
     file = _index_file(path)
     try:
-        with open(file, "rb") as f:
+        with _open_regular(file) as f:
             size = os.fstat(f.fileno()).st_size
             prefix = f.read(_PREFIX.size)
             header, header_end = _read_header(prefix, f, size)
@@ -293,7 +324,7 @@ def load_index(cls: type[WordIndex], path: str | os.PathLike[str], *, mmap: bool
             arrays = _read_arrays(header, buf, header_end, size, verify,
                                   f.fileno() if isinstance(buf, _mmap.mmap) else None)
     except (FileNotFoundError, NotADirectoryError):
-        if Path(path).is_dir():
+        if _is_dir(Path(path)):
             raise IndexFormatError(f"{path}: not a codelex index (no {INDEX_FILE})") from None
         raise IndexFormatError(f"{path}: no such index") from None
     except IsADirectoryError:
@@ -332,11 +363,13 @@ def read_header(path: str | os.PathLike[str]) -> dict:
     """
     file = _index_file(path)
     try:
-        with open(file, "rb") as f:
+        with _open_regular(file) as f:
             size = os.fstat(f.fileno()).st_size
             header, _ = _read_header(f.read(_PREFIX.size), f, size)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise IndexFormatError(f"{path}: no such index") from None
+    except IsADirectoryError:
+        raise IndexFormatError(f"{file}: is a directory, not an index file") from None
     return header
 
 

@@ -1,0 +1,143 @@
+"""Presentation: how paths, text and queries leave the process (CLI, ``--json``, MCP).
+
+One rule for every surface:
+
+- **Paths** are rendered by :func:`display_path`: each character that is
+  printable stays as it is; a backslash becomes ``\\\\``; newline, tab and
+  carriage return become ``\\n``, ``\\t``, ``\\r``; any other control or
+  non-printable character, and every byte of a file name that is not valid
+  UTF-8 (held as a ``surrogateescape`` code point, as :func:`os.fsdecode`
+  gives it), becomes ``\\xHH`` per byte.  The form is plain, valid UTF-8,
+  cannot move a terminal's cursor, and is reversible: :func:`parse_display_path`
+  gives the path back, so a tool that takes a path (``codelex show``, the MCP
+  tools) accepts what another printed.
+- **Free text** shown to a person (a best line, an echoed query) goes through
+  :func:`display_text`: the same escapes except that backslashes stay.
+- **Echoed queries** are cut by :func:`echo_query` to 200 characters, with an
+  ellipsis and the original length.
+- :func:`wire_text` is the last guard before bytes leave: whatever lone
+  surrogate is left becomes ``\\xHH``, so encoding to UTF-8 can never fail.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "ECHO_MAX_CHARS",
+    "display_path",
+    "display_text",
+    "echo_query",
+    "format_age",
+    "parse_display_path",
+    "wire_text",
+]
+
+#: Longest query echoed back verbatim (a longer one is cut, with its length).
+ECHO_MAX_CHARS = 200
+
+_SHORT = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+# Characters that need a look: anything outside printable ASCII.  Printable
+# ASCII (the common case) is taken as is by one regex search.
+_NEEDS_WORK = re.compile(r"[^\x20-\x5b\x5d-\x7e]")
+
+
+def _escape(text: str, *, backslash: bool, keep_tab: bool) -> str:
+    if _NEEDS_WORK.search(text) is None:
+        return text
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if 0x20 <= o < 0x7F:
+            out.append("\\\\" if ch == "\\" and backslash else ch)
+        elif 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif 0xD800 <= o <= 0xDFFF:  # any other lone surrogate (surrogatepass)
+            out.append("".join(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogatepass")))
+        elif ch == "\t" and keep_tab:
+            out.append(ch)
+        elif ch in _SHORT:
+            out.append(_SHORT[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append("".join(f"\\x{b:02x}" for b in ch.encode("utf-8")))
+    return "".join(out)
+
+
+def display_path(path: str) -> str:
+    """The reversible, printable, valid-UTF-8 form of a path (see the module docstring).
+
+    Examples
+    --------
+    >>> import os
+    >>> display_path(os.fsdecode(b"bad\\xff.py"))
+    'bad\\\\xff.py'
+    >>> display_path("\\x1b[2Jx.py")
+    '\\\\x1b[2Jx.py'
+    >>> parse_display_path(display_path("a\\\\b\\nc.py")) == "a\\\\b\\nc.py"
+    True
+    """
+    return _escape(path, backslash=True, keep_tab=False)
+
+
+def display_text(text: str) -> str:
+    """``text`` with control characters and lone surrogates escaped (for people; not reversible)."""
+    return _escape(text, backslash=False, keep_tab=True)
+
+
+_ESCAPE = re.compile(r"\\(\\|n|t|r|x[0-9a-fA-F]{2})")
+_UNESCAPE = {"\\": b"\\", "n": b"\n", "t": b"\t", "r": b"\r"}
+
+
+def parse_display_path(text: str) -> str:
+    """The path that :func:`display_path` rendered as ``text``.
+
+    A path that needs no escapes is returned unchanged; a backslash that does
+    not start one of the escapes is kept as it is.
+    """
+    if "\\" not in text:
+        return text
+    out = bytearray()
+    pos = 0
+    for m in _ESCAPE.finditer(text):
+        out += text[pos:m.start()].encode("utf-8", "surrogateescape")
+        code = m.group(1)
+        out += _UNESCAPE[code] if code in _UNESCAPE else bytes([int(code[1:], 16)])
+        pos = m.end()
+    out += text[pos:].encode("utf-8", "surrogateescape")
+    return out.decode("utf-8", "surrogateescape")
+
+
+def echo_query(query: str, max_chars: int = ECHO_MAX_CHARS) -> str:
+    """``query`` as it may be echoed back: at most ``max_chars`` characters, escaped for display.
+
+    >>> echo_query("x" * 300, 10)
+    'xxxxxxxxxx… (300 characters)'
+    """
+    if len(query) > max_chars:
+        return f"{display_text(query[:max_chars])}… ({len(query):,} characters)"
+    return display_text(query)
+
+
+def wire_text(text: str) -> str:
+    """``text`` with any lone surrogate replaced by ``\\xHH`` escapes: always encodable as UTF-8."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join(
+            ch if not 0xD800 <= ord(ch) <= 0xDFFF else _escape(ch, backslash=False, keep_tab=True) for ch in text
+        )
+
+
+def format_age(seconds: float) -> str:
+    """``42s``, ``7m``, ``3h`` or ``2d``: an age rounded to its largest unit."""
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{round(seconds)}s"
+    if seconds < 3600:
+        return f"{round(seconds / 60)}m"
+    if seconds < 86400:
+        return f"{round(seconds / 3600)}h"
+    return f"{round(seconds / 86400)}d"
