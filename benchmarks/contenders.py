@@ -81,7 +81,7 @@ class Codelex(Contender):
     updates = True
 
     def import_modules(self):
-        import codelex.store  # noqa: F401  (persistence is imported lazily by codelex)
+        import codelex.persist.lexical  # noqa: F401  (persistence is imported lazily by codelex)
 
     def build(self, root, paths, workdir):
         import codelex

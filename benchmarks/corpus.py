@@ -143,7 +143,7 @@ def materialize(name: str) -> tuple[Path, list[str]]:
             _link_or_copy(p, directory / rel)
             paths.append(rel)
     elif name == "linux":
-        from codelex.walk import Document, list_files, read_file
+        from codelex.ingest import Document, list_files, read_file
 
         tree = prepare_kernel()
         paths = []

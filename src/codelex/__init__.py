@@ -3,22 +3,28 @@
 >>> import codelex
 >>> codelex.split_identifier("HTTPServer")
 ['httpserver', 'http', 'server']
+
+The package follows the data flow, one subpackage per stage (see
+ARCHITECTURE.md): :mod:`codelex.ingest` → :mod:`codelex.text` →
+:mod:`codelex.lexical` (with :mod:`codelex.query`) → :mod:`codelex.project`
+and :mod:`codelex.docs` → the surfaces (:mod:`codelex.cli`,
+:mod:`codelex.mcp_server`), with :mod:`codelex.persist` for storage.  This
+module re-exports the public API; parts that pull in heavier dependencies
+(persistence, the project walk) load on first use.
 """
 
-from codelex._native import _core
+from codelex.defaults import DEFAULT_MAX_BYTES, STOPWORDS, VERSION
 from codelex.errors import CodelexError, IndexFormatError, QueryError
-from codelex.index import DEFAULT_MAX_BYTES, FileInfo, Hit, WordIndex
 from codelex.kinds import CODE_KINDS, KINDS, NON_CODE_KINDS
-from codelex.priors import centrality_from_reverse_deps
-from codelex.query import Filter, ParsedQuery, parse_query
-from codelex.tokenize import STOPWORDS, Vocabulary, split_identifier, tokenize_document, tokenize_line
+from codelex.lexical import FileInfo, Hit, WordIndex, centrality_from_reverse_deps
+from codelex.query import Filter, ParsedQuery, SearchOptions, parse_query
+from codelex.text import Vocabulary, split_identifier, tokenize_document, tokenize_line
 
-__version__ = "0.1.0"
-
+__version__ = VERSION
 
 _LAZY = {
     # Persistence pulls in xxhash and filelock, the project its walk: loaded on first use only.
-    "PersistScheduler": "codelex.store",
+    "PersistScheduler": "codelex.persist.scheduler",
     "Project": "codelex.project",
     "SearchResult": "codelex.project",
     "Coverage": "codelex.project",
@@ -38,25 +44,26 @@ def __getattr__(name: str):
 __all__ = [
     "CODE_KINDS",
     "DEFAULT_MAX_BYTES",
-    "FileInfo",
-    "PersistScheduler",
-    "Project",
-    "SearchResult",
-    "Coverage",
-    "RefreshReport",
     "KINDS",
     "NON_CODE_KINDS",
+    "STOPWORDS",
+    "CodelexError",
+    "Coverage",
+    "FileInfo",
     "Filter",
     "Hit",
+    "IndexFormatError",
     "ParsedQuery",
+    "PersistScheduler",
+    "Project",
+    "QueryError",
+    "RefreshReport",
+    "SearchOptions",
+    "SearchResult",
+    "Vocabulary",
     "WordIndex",
     "centrality_from_reverse_deps",
     "parse_query",
-    "STOPWORDS",
-    "CodelexError",
-    "IndexFormatError",
-    "QueryError",
-    "Vocabulary",
     "split_identifier",
     "tokenize_document",
     "tokenize_line",

@@ -120,11 +120,12 @@ def _highlighter(query_tokens: Sequence[str], style: _Style):
 
 
 def _cmd_search(args) -> int:
-    from codelex.index import check_search_args
-    from codelex.project import best_line_text
-    from codelex.render import display_path, display_text, echo_query, wire_text
+    from codelex.query import SearchOptions, parse_request
+    from codelex.render import best_line_text, display_path, display_text, echo_query, wire_text
 
-    parsed, _, _, _ = check_search_args(args.query, args.limit, args.path or None, args.lang)  # before any indexing
+    options = SearchOptions(limit=args.limit, paths=args.path or None, lang=args.lang,
+                            demote_test_vendor=not args.no_priors, demote_docs=not args.no_priors)
+    parsed, _ = parse_request(args.query, options)  # a bad query fails before any indexing
     progress = _Progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
     started = time.perf_counter()
     project = _open_ready(args, progress)
@@ -132,8 +133,7 @@ def _cmd_search(args) -> int:
         progress.clear()
     try:
         opened = time.perf_counter()
-        result = project.search(args.query, limit=args.limit, paths=args.path or None, lang=args.lang,
-                                demote_test_vendor=not args.no_priors, demote_docs=not args.no_priors)
+        result = project.search(args.query, options)
         searched = time.perf_counter()
         root = str(project.root)
         if args.json:
@@ -141,14 +141,14 @@ def _cmd_search(args) -> int:
             payload["query"] = echo_query(args.query)
             for hit, entry in zip(result.results, payload["results"]):
                 entry["file"] = display_path(hit.file)
-                entry["text"] = wire_text(best_line_text(root, hit))
+                entry["text"] = wire_text(best_line_text(root, hit.file, hit.start_line))
             json.dump(payload, sys.stdout, ensure_ascii=False)
             sys.stdout.write("\n")
         else:
             style = _Style(_use_colour(args.color, sys.stdout))
             highlight = _highlighter(parsed.tokens, style)
             for rank, hit in enumerate(result.results, 1):
-                text = display_text(best_line_text(root, hit))
+                text = display_text(best_line_text(root, hit.file, hit.start_line))
                 print(f"{rank:>3}. {style.path(display_path(hit.file))}:{style.line_no(str(hit.start_line))}  "
                       f"{style.dim(f'score {hit.score:.2f}, {hit.hits} hit(s)')}  {highlight(text)}")
             if not args.quiet:
@@ -354,20 +354,20 @@ _VALUE_OPTIONS = frozenset({"--root", "--max-bytes", "-n", "--limit", "--lang", 
 
 
 def _parser() -> argparse.ArgumentParser:
-    from codelex import __version__
+    from codelex.defaults import DEFAULT_MAX_BYTES, VERSION
 
     parser = _Parser(
         prog="codelex",
         description="Rank the files of a codebase for a query (identifier-aware BM25, kept fresh on disk).",
     )
-    parser.add_argument("--version", action="version", version=f"codelex {__version__}")
+    parser.add_argument("--version", action="version", version=f"codelex {VERSION}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     common = _Parser(add_help=False)
     common.add_argument("--root", default=".", help="the project directory (default: .)")
-    common.add_argument("--max-bytes", type=int, default=512 * 1024, metavar="N",
-                        help="skip files larger than N bytes (default: 524288)")
+    common.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, metavar="N",
+                        help=f"skip files larger than N bytes (default: {DEFAULT_MAX_BYTES})")
     # Accepted after the command too; SUPPRESS keeps a --debug given before it.
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
 

@@ -28,17 +28,16 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
-from codelex import __version__
+from codelex.defaults import DEFAULT_LIMIT, MAX_LIMIT, STALE_AFTER_S, VERSION
 from codelex.errors import QueryError
-from codelex.project import Project, SearchResult, best_line_text, refusal_reason
-from codelex.query import MAX_LIMIT
-from codelex.render import display_path, display_text, echo_query, format_age, wire_text
+from codelex.project import Project, SearchResult, refusal_reason
+from codelex.query import SearchOptions
+from codelex.render import best_line_text, display_path, display_text, echo_query, format_age, wire_text
 
 __all__ = ["STALE_AFTER_S", "build_server", "docs_search_text", "serve", "symbol_search_text"]
 
-#: An index refreshed longer ago than this gets a note (and a background refresh).
-STALE_AFTER_S = 600
-DEFAULT_LIMIT = 20
+#: Sections of a docs_search answer unless asked otherwise.
+DOCS_DEFAULT_LIMIT = 5
 
 _QUERY_HELP = (
     "Words or identifiers to rank files by (identifier-aware: getUserByID matches 'get user by id'). "
@@ -102,7 +101,7 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
         project.open(wait=False)
     echo = echo_query(query)
     try:
-        result = project.search(query, limit=_limit(limit), paths=paths or None, lang=lang)
+        result = project.search(query, SearchOptions(limit=_limit(limit), paths=paths or None, lang=lang))
     except (QueryError, TypeError, ValueError) as exc:
         raise ToolError(f'Symbol search failed for "{echo}": {display_text(str(exc))}') from None
     if not result.available:
@@ -122,7 +121,7 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
     for hit in result.results:
         entry = hit.to_dict()
         entry["file"] = display_path(hit.file)
-        entry["text"] = display_text(best_line_text(root, hit))
+        entry["text"] = display_text(best_line_text(root, hit.file, hit.start_line))
         entry["suggestedNext"] = {"tool": "read_file", "path": entry["file"], "line": hit.start_line}
         results.append(entry)
     payload: dict = {"query": echo, "coverage": {"files": result.coverage.files,
@@ -149,7 +148,7 @@ def docs_search_text(root: Path, query: str, limit=None) -> str:
 
     if not isinstance(query, str) or not query.strip():
         raise ToolError("Provide a non-empty `query`.")
-    n = _limit(limit, 5)
+    n = _limit(limit, DOCS_DEFAULT_LIMIT)
     echo = echo_query(query)
     index = _docs_index(root)
     hits = index.search(query, n) if terms(query) else []
@@ -201,7 +200,7 @@ def build_server() -> MCPServer:
     """The server with its tools (not yet running)."""
     server = MCPServer(
         "codelex",
-        version=__version__,
+        version=VERSION,
         instructions=(
             "codelex ranks the files of a codebase for a query with an identifier-aware BM25 index that it "
             "keeps on disk and fresh. Use symbol_search to find where something is defined or used, then read "

@@ -21,10 +21,12 @@ One rule for every surface:
 
 from __future__ import annotations
 
+import os
 import re
 
 __all__ = [
     "ECHO_MAX_CHARS",
+    "best_line_text",
     "display_path",
     "display_text",
     "echo_query",
@@ -141,3 +143,15 @@ def format_age(seconds: float) -> str:
     if seconds < 86400:
         return f"{round(seconds / 3600)}h"
     return f"{round(seconds / 86400)}d"
+
+
+def best_line_text(root: str | os.PathLike[str], path: str, line: int, max_chars: int = 200) -> str:
+    """The text of ``path``'s line ``line`` (1-based), stripped and cut to ``max_chars``; "" when unreadable."""
+    try:
+        with open(os.path.join(root, path), "rb") as f:
+            for number, text in enumerate(f, 1):
+                if number == line:
+                    return text.decode("utf-8", "replace").strip()[:max_chars]
+    except OSError:
+        pass
+    return ""

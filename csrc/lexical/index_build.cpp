@@ -1,0 +1,301 @@
+#include "lexical/index_build.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace codelex {
+
+void SegmentBuilder::on_token(uint32_t line, uint32_t term) {
+  ++cur_len_;
+  if (!lines_.first_on_line(line, term)) return;
+  trip_term_.push_back(term);
+  trip_doc_.push_back(cur_doc_);
+  trip_line_.push_back(line);
+}
+
+void SegmentBuilder::end_document() {
+  if (cur_len_ > std::numeric_limits<uint32_t>::max()) throw std::length_error("document has too many tokens");
+  doc_len_.push_back(static_cast<uint32_t>(cur_len_));
+}
+
+void SegmentBuilder::begin_document() {
+  if (doc_len_.size() >= std::numeric_limits<uint32_t>::max()) throw std::length_error("too many documents");
+  cur_doc_ = static_cast<uint32_t>(doc_len_.size());
+  cur_len_ = 0;
+  lines_.reset();
+}
+
+uint32_t SegmentBuilder::add_document(const char* data, size_t n) {
+  begin_document();
+  tokenizer_.tokenize(data, n, [this](uint32_t line, uint32_t term) { on_token(line, term); });
+  end_document();
+  return cur_doc_;
+}
+
+void SegmentBuilder::finish(BatchSegment& out) {
+  const size_t n_trip = trip_term_.size();
+  // The batch's distinct terms, ascending, and a dense index for each.
+  out.terms.clear();
+  for (uint32_t t : trip_term_) {
+    if (t >= term_slot_.size()) term_slot_.resize(std::max<size_t>(t + 1, term_slot_.size() * 2), 0);
+    if (!term_slot_[t]) {
+      term_slot_[t] = 1;
+      out.terms.push_back(t);
+    }
+  }
+  std::sort(out.terms.begin(), out.terms.end());
+  const size_t n_terms = out.terms.size();
+  for (size_t i = 0; i < n_terms; ++i) term_slot_[out.terms[i]] = static_cast<uint32_t>(i + 1);
+  // Counting sort of the triples by term; stable, so each term's triples stay
+  // in (doc, line) order.
+  std::vector<int64_t> start(n_terms + 1, 0);
+  for (uint32_t t : trip_term_) ++start[term_slot_[t]];
+  for (size_t i = 0; i < n_terms; ++i) start[i + 1] += start[i];
+  std::vector<uint32_t> sdoc(n_trip), sline(n_trip);
+  {
+    std::vector<int64_t> fill(start.begin(), start.end() - 1);
+    for (size_t i = 0; i < n_trip; ++i) {
+      const int64_t k = fill[term_slot_[trip_term_[i]] - 1]++;
+      sdoc[k] = trip_doc_[i];
+      sline[k] = trip_line_[i];
+    }
+  }
+  for (uint32_t t : out.terms) term_slot_[t] = 0;
+  trip_term_.clear();  // capacity kept for the next batch
+  trip_doc_.clear();
+  trip_line_.clear();
+
+  out.term_ptr.assign(n_terms + 1, 0);
+  out.term_line_ptr.assign(n_terms + 1, 0);
+  out.post_doc.clear();
+  out.post_tf.clear();
+  out.post_line_off.clear();
+  out.line_data.clear();
+  out.line_data.reserve(n_trip + n_trip / 4);
+  for (size_t i = 0; i < n_terms; ++i) {
+    const int64_t line_base = static_cast<int64_t>(out.line_data.size());
+    out.term_line_ptr[i] = line_base;
+    int64_t k = start[i];
+    const int64_t e = start[i + 1];
+    while (k < e) {
+      const uint32_t d = sdoc[k];
+      out.post_doc.push_back(d);
+      const int64_t rel = static_cast<int64_t>(out.line_data.size()) - line_base;
+      if (rel > std::numeric_limits<uint32_t>::max()) throw std::length_error("line data of one term exceeds 4 GiB");
+      out.post_line_off.push_back(static_cast<uint32_t>(rel));
+      uint32_t prev = 0, tf = 0;
+      while (k < e && sdoc[k] == d) {
+        put_varint(out.line_data, sline[k] - prev);
+        prev = sline[k];
+        ++tf;
+        ++k;
+      }
+      out.post_tf.push_back(tf);
+    }
+    out.term_ptr[i + 1] = static_cast<int64_t>(out.post_doc.size());
+  }
+  out.term_line_ptr[n_terms] = static_cast<int64_t>(out.line_data.size());
+  out.doc_len.swap(doc_len_);
+  doc_len_.clear();
+}
+
+void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const std::vector<uint32_t>*>& remaps,
+                   size_t n_terms, BuiltSegment& out) {
+  if (remaps.size() != batches.size()) throw std::invalid_argument("one remap per batch");
+  auto global = [&remaps](size_t c, uint32_t t) -> uint32_t {
+    const std::vector<uint32_t>* remap = remaps[c];
+    if (!remap) return t;
+    if (t >= remap->size()) throw std::out_of_range("batch term outside its vocabulary");
+    return (*remap)[t];
+  };
+  for (size_t c = 0; c < batches.size(); ++c)
+    for (uint32_t t : batches[c].terms) n_terms = std::max<size_t>(n_terms, static_cast<size_t>(global(c, t)) + 1);
+  // Sizes per term over all batches, then each batch's blocks scattered into
+  // place: batches in document order, so each term's postings stay ascending.
+  out.term_ptr.assign(n_terms + 1, 0);
+  out.term_line_ptr.assign(n_terms + 1, 0);
+  size_t n_docs = 0;
+  for (size_t c = 0; c < batches.size(); ++c) {
+    const BatchSegment& bt = batches[c];
+    for (size_t i = 0; i < bt.terms.size(); ++i) {
+      const uint32_t g = global(c, bt.terms[i]);
+      out.term_ptr[g + 1] += bt.term_ptr[i + 1] - bt.term_ptr[i];
+      out.term_line_ptr[g + 1] += bt.term_line_ptr[i + 1] - bt.term_line_ptr[i];
+    }
+    n_docs += bt.doc_len.size();
+  }
+  if (n_docs > std::numeric_limits<uint32_t>::max()) throw std::length_error("too many documents");
+  for (size_t t = 0; t < n_terms; ++t) {
+    if (out.term_line_ptr[t + 1] > static_cast<int64_t>(std::numeric_limits<uint32_t>::max()))
+      throw std::length_error("line data of one term exceeds 4 GiB");
+    out.term_ptr[t + 1] += out.term_ptr[t];
+    out.term_line_ptr[t + 1] += out.term_line_ptr[t];
+  }
+  const size_t n_post = static_cast<size_t>(out.term_ptr[n_terms]);
+  out.post_doc.resize(n_post);
+  out.post_tf.resize(n_post);
+  out.post_line_off.resize(n_post);
+  out.line_data.resize(static_cast<size_t>(out.term_line_ptr[n_terms]));
+  out.doc_len.clear();
+  out.doc_len.reserve(n_docs);
+  out.fwd_ptr.clear();
+  out.fwd_term.clear();
+  std::vector<int64_t> fill_post(out.term_ptr.begin(), out.term_ptr.end() - 1);
+  std::vector<int64_t> fill_line(out.term_line_ptr.begin(), out.term_line_ptr.end() - 1);
+  uint32_t doc_base = 0;
+  for (size_t ci = 0; ci < batches.size(); ++ci) {
+    BatchSegment& c = batches[ci];
+    for (size_t i = 0; i < c.terms.size(); ++i) {
+      const uint32_t t = global(ci, c.terms[i]);
+      const int64_t s = c.term_ptr[i], e = c.term_ptr[i + 1];
+      const int64_t p0 = fill_post[t];
+      // Offsets of this block's lines relative to the output term's start.
+      const uint32_t shift = static_cast<uint32_t>(fill_line[t] - out.term_line_ptr[t]);
+      for (int64_t p = s; p < e; ++p) {
+        out.post_doc[p0 + (p - s)] = c.post_doc[p] + doc_base;
+        out.post_tf[p0 + (p - s)] = c.post_tf[p];
+        out.post_line_off[p0 + (p - s)] = c.post_line_off[p] + shift;
+      }
+      fill_post[t] += e - s;
+      const int64_t ls = c.term_line_ptr[i], le = c.term_line_ptr[i + 1];
+      if (le > ls) std::memcpy(out.line_data.data() + fill_line[t], c.line_data.data() + ls, static_cast<size_t>(le - ls));
+      fill_line[t] += le - ls;
+    }
+    out.doc_len.insert(out.doc_len.end(), c.doc_len.begin(), c.doc_len.end());
+    doc_base += static_cast<uint32_t>(c.doc_len.size());
+    c = BatchSegment();  // free the batch now
+  }
+}
+
+void DocumentEncoder::encode(DocumentTokenizer& tokenizer, const char* data, size_t n, EncodedDocument& out) {
+  pairs_.clear();
+  out.terms.clear();
+  out.tf.clear();
+  out.line_off.clear();
+  out.lines.clear();
+  uint64_t length = 0;
+  lines_.reset();
+  tokenizer.tokenize(data, n, [&](uint32_t line, uint32_t term) {
+    ++length;
+    if (lines_.first_on_line(line, term)) pairs_.push_back((static_cast<uint64_t>(term) << 32) | line);
+  });
+  if (length > std::numeric_limits<uint32_t>::max()) throw std::length_error("document has too many tokens");
+  out.length = length;
+  std::sort(pairs_.begin(), pairs_.end());
+  size_t i = 0;
+  while (i < pairs_.size()) {
+    const uint32_t term = static_cast<uint32_t>(pairs_[i] >> 32);
+    out.terms.push_back(term);
+    out.line_off.push_back(static_cast<uint32_t>(out.lines.size()));
+    uint32_t prev = 0, tf = 0;
+    for (; i < pairs_.size() && static_cast<uint32_t>(pairs_[i] >> 32) == term; ++i) {
+      const uint32_t line = static_cast<uint32_t>(pairs_[i]);
+      put_varint(out.lines, line - prev);
+      prev = line;
+      ++tf;
+    }
+    out.tf.push_back(tf);
+  }
+  if (out.lines.size() > std::numeric_limits<uint32_t>::max()) throw std::length_error("document line data exceeds 4 GiB");
+}
+
+int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) noexcept {
+  if (term >= seg.n_terms) return -1;
+  const uint32_t* first = seg.post_doc + seg.term_ptr[term];
+  const uint32_t* last = seg.post_doc + seg.term_ptr[term + 1];
+  const uint32_t* it = std::lower_bound(first, last, doc);
+  if (it == last || *it != doc) return -1;
+  return it - seg.post_doc;
+}
+
+int64_t varint_span(const uint8_t* p, const uint8_t* end, uint32_t count) noexcept {
+  const uint8_t* q = p;
+  while (count > 0) {
+    int bytes = 0;
+    for (;;) {
+      if (q >= end || ++bytes > 5) return -1;
+      if (!(*q++ & 0x80)) break;
+    }
+    --count;
+  }
+  return q - p;
+}
+
+const char* validate_segment(const SegmentView& seg, size_t n_docs) noexcept {
+  if (!seg.term_ptr || !seg.term_line_ptr) return "missing term offsets";
+  if (seg.term_ptr[0] != 0 || seg.term_line_ptr[0] != 0) return "term offsets do not start at 0";
+  const int64_t n_post = seg.term_ptr[seg.n_terms];
+  if (seg.term_line_ptr[seg.n_terms] != static_cast<int64_t>(seg.line_bytes))
+    return "line offsets do not end at the line data size";
+  for (size_t t = 0; t < seg.n_terms; ++t) {
+    const int64_t s = seg.term_ptr[t], e = seg.term_ptr[t + 1];
+    if (e < s || e > n_post) return "posting offsets are not monotonic";
+    const int64_t ls = seg.term_line_ptr[t], le = seg.term_line_ptr[t + 1];
+    if (le < ls || le > static_cast<int64_t>(seg.line_bytes)) return "line offsets are not monotonic";
+    for (int64_t p = s; p < e; ++p) {
+      if (seg.post_doc[p] >= n_docs) return "posting document id out of range";
+      if (p > s && seg.post_doc[p] <= seg.post_doc[p - 1]) return "posting document ids not ascending";
+      if (seg.post_tf[p] == 0) return "posting with zero tf";
+      // Each line takes at least one byte: the posting's lines fit in its term's data.
+      if (ls + static_cast<int64_t>(seg.post_line_off[p]) + static_cast<int64_t>(seg.post_tf[p]) > le)
+        return "posting line offset outside its term's line data";
+    }
+  }
+  return nullptr;
+}
+
+const char* derive_line_offsets(const SegmentView& seg, std::vector<int64_t>& term_line_ptr,
+                                std::vector<uint32_t>& post_line_off) {
+  if (!seg.term_ptr || seg.term_ptr[0] != 0) return "term offsets do not start at 0";
+  const int64_t n_post = seg.term_ptr[seg.n_terms];
+  term_line_ptr.assign(seg.n_terms + 1, 0);
+  post_line_off.resize(static_cast<size_t>(std::max<int64_t>(n_post, 0)));
+  const uint8_t* data = seg.line_data;
+  const uint8_t* end = data + seg.line_bytes;
+  const uint8_t* q = data;
+  for (size_t t = 0; t < seg.n_terms; ++t) {
+    const int64_t s = seg.term_ptr[t], e = seg.term_ptr[t + 1];
+    if (e < s || e > n_post) return "posting offsets are not monotonic";
+    const uint8_t* term_start = q;
+    term_line_ptr[t] = q - data;
+    for (int64_t p = s; p < e; ++p) {
+      const int64_t rel = q - term_start;
+      if (rel > std::numeric_limits<uint32_t>::max()) return "line data of one term exceeds 4 GiB";
+      post_line_off[p] = static_cast<uint32_t>(rel);
+      uint32_t left = seg.post_tf[p];
+      if (left == 0) return "posting with zero tf";
+      // One byte per line in the common case; a continuation byte at most
+      // four times per varint (validated: the 5th byte must end it).
+      int run = 0;
+      while (left) {
+        if (q >= end) return "posting lines run past the line data";
+        if (*q++ < 0x80) {
+          --left;
+          run = 0;
+        } else if (++run == 5) {
+          return "malformed line varint";
+        }
+      }
+    }
+  }
+  term_line_ptr[seg.n_terms] = q - data;
+  if (q != end) return "line data has trailing bytes";
+  return nullptr;
+}
+
+void derive_forward(const SegmentView& seg, size_t n_docs, std::vector<int64_t>& fwd_ptr,
+                    std::vector<uint32_t>& fwd_term) {
+  const int64_t n_post = seg.term_ptr[seg.n_terms];
+  fwd_ptr.assign(n_docs + 1, 0);
+  for (int64_t p = 0; p < n_post; ++p) ++fwd_ptr[seg.post_doc[p] + 1];
+  for (size_t d = 0; d < n_docs; ++d) fwd_ptr[d + 1] += fwd_ptr[d];
+  fwd_term.resize(static_cast<size_t>(n_post));
+  std::vector<int64_t> fill(fwd_ptr.begin(), fwd_ptr.end() - 1);
+  // Terms ascending in the outer loop, so each document's list comes out sorted.
+  for (size_t t = 0; t < seg.n_terms; ++t)
+    for (int64_t p = seg.term_ptr[t]; p < seg.term_ptr[t + 1]; ++p) fwd_term[fill[seg.post_doc[p]]++] = static_cast<uint32_t>(t);
+}
+
+}  // namespace codelex

@@ -1,0 +1,178 @@
+// Bulk construction of the base segment: documents in, CSR posting arrays out.
+//
+// Postings are one per (term, document) with tf = the number of distinct lines
+// of the document that contain the term.  The lines themselves are kept apart
+// (delta + LEB128 varint bytes) so that scoring never reads them.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "text/tokenizer.hpp"
+#include "text/vocabulary.hpp"
+
+namespace codelex {
+
+// Read-only view of a segment's arrays (numpy- or mmap-owned).
+struct SegmentView {
+  const int64_t* term_ptr = nullptr;  // n_terms + 1
+  size_t n_terms = 0;
+  const uint32_t* post_doc = nullptr;
+  const uint32_t* post_tf = nullptr;
+  const int64_t* term_line_ptr = nullptr;  // n_terms + 1
+  const uint32_t* post_line_off = nullptr;
+  const uint8_t* line_data = nullptr;
+  size_t line_bytes = 0;
+};
+
+struct BuiltSegment {
+  std::vector<int64_t> term_ptr;       // n_terms + 1: postings of term t are [term_ptr[t], term_ptr[t+1])
+  std::vector<uint32_t> post_doc;      // ascending within a term
+  std::vector<uint32_t> post_tf;       // distinct lines
+  std::vector<int64_t> term_line_ptr;  // n_terms + 1: byte range of term t in line_data
+  std::vector<uint32_t> post_line_off; // byte offset of a posting's lines, relative to term_line_ptr[t]
+  std::vector<uint8_t> line_data;      // varint line deltas, tf per posting
+  std::vector<uint32_t> doc_len;       // token occurrences per document (repeats counted)
+  std::vector<int64_t> fwd_ptr;        // n_docs + 1: distinct terms of document d are fwd_term[fwd_ptr[d]...]
+  std::vector<uint32_t> fwd_term;
+};
+
+// Tells whether a token is the first of its term on the current line, in O(1):
+// serial stamps per term instead of a set per line.  Feed tokens in line order.
+class LineDeduper {
+ public:
+  bool first_on_line(uint32_t line, uint32_t term) {
+    if (term >= stamp_.size()) stamp_.resize(std::max<size_t>(term + 1, stamp_.size() * 2), 0);
+    if (line != line_) {
+      line_ = line;
+      next_serial();
+    }
+    if (stamp_[term] == serial_) return false;
+    stamp_[term] = serial_;
+    return true;
+  }
+  // Starts afresh (a new document may begin on the line number the last one ended on).
+  void reset() {
+    line_ = 0;
+    next_serial();
+  }
+
+ private:
+  void next_serial() {
+    if (++serial_ == 0) {  // wrapped: forget every stamp
+      std::fill(stamp_.begin(), stamp_.end(), 0);
+      serial_ = 1;
+    }
+  }
+  std::vector<uint32_t> stamp_;
+  uint32_t serial_ = 0, line_ = 0;
+};
+
+// The segment of a batch of consecutive documents, over the terms it uses
+// only (sparse), with batch-local document ids.  Batches are built in parallel
+// and concatenated into one BuiltSegment.
+struct BatchSegment {
+  std::vector<uint32_t> terms;          // distinct term ids, ascending
+  std::vector<int64_t> term_ptr;        // terms.size() + 1
+  std::vector<int64_t> term_line_ptr;   // terms.size() + 1
+  std::vector<uint32_t> post_doc;       // batch-local, ascending within a term
+  std::vector<uint32_t> post_tf;
+  std::vector<uint32_t> post_line_off;  // relative to the term's line start
+  std::vector<uint8_t> line_data;
+  std::vector<uint32_t> doc_len;
+};
+
+// Accumulates documents, then lays them out as a batch segment.  Not
+// thread-safe: parallel builds give each thread its own builder and
+// vocabulary, and the batches' term ids are remapped when they are joined.
+class SegmentBuilder {
+ public:
+  explicit SegmentBuilder(Vocabulary& vocab) : tokenizer_(vocab) {}
+
+  // Tokenizes and adds a document; returns its id (0, 1, ... in call order).
+  uint32_t add_document(const char* data, size_t n);
+  size_t n_docs() const noexcept { return doc_len_.size(); }
+  // Lays out the documents added so far and resets the builder for the next batch.
+  void finish(BatchSegment& out);
+
+ private:
+  void begin_document();
+  void on_token(uint32_t line, uint32_t term);
+  void end_document();
+
+  DocumentTokenizer tokenizer_;
+  // (term, doc, line) triples, one per distinct token per line.
+  std::vector<uint32_t> trip_term_, trip_doc_, trip_line_;
+  std::vector<uint32_t> doc_len_;
+  LineDeduper lines_;
+  std::vector<uint32_t> term_slot_;  // term -> 1 + index among the batch's terms (0 outside finish)
+  uint32_t cur_doc_ = 0;
+  uint64_t cur_len_ = 0;
+};
+
+// Concatenates batches (in document order) into one dense segment, without a
+// forward index.  remaps[c] maps batch c's term ids to the output's (null:
+// the same ids); n_terms is at least the output vocabulary size.  Frees each
+// batch as soon as it is copied.
+void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const std::vector<uint32_t>*>& remaps,
+                   size_t n_terms, BuiltSegment& out);
+
+// One document's postings, ready to be added to a live index: its distinct
+// terms (ascending) with tf (distinct lines) and their lines as varint deltas.
+struct EncodedDocument {
+  std::vector<uint32_t> terms;
+  std::vector<uint32_t> tf;
+  std::vector<uint32_t> line_off;  // start of term i's lines in `lines`
+  std::vector<uint8_t> lines;
+  uint64_t length = 0;             // token occurrences (repeats counted)
+};
+
+// Tokenizes single documents into EncodedDocument form (the per-edit path).
+// Owns scratch space sized by the vocabulary; not thread-safe.
+class DocumentEncoder {
+ public:
+  // The caller holds whatever lock protects tokenizer's vocabulary.
+  void encode(DocumentTokenizer& tokenizer, const char* data, size_t n, EncodedDocument& out);
+
+ private:
+  LineDeduper lines_;
+  std::vector<uint64_t> pairs_;  // (term << 32) | line, one per distinct token per line
+};
+
+// Finds doc in the postings of term; returns the posting index or -1.
+int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) noexcept;
+
+// Checks the structural invariants that reading relies on (monotonic offsets,
+// document ids in range and ascending within a term, line offsets inside the
+// line data).  Returns null when valid, else a static description.
+const char* validate_segment(const SegmentView& seg, size_t n_docs) noexcept;
+
+// Derives the line offsets (term_line_ptr, post_line_off) of a segment whose
+// term_ptr, post_tf and line_data are set, checking on the way that every
+// posting's lines are well-formed varints inside the line data.  Returns null
+// on success, else a static reason.  (Persisted indexes leave these offsets
+// out: they are a quarter of the posting bytes and cheap to recompute.)
+const char* derive_line_offsets(const SegmentView& seg, std::vector<int64_t>& term_line_ptr,
+                                std::vector<uint32_t>& post_line_off);
+
+// Derives the forward index (per document, its distinct terms ascending) by
+// transposing the postings of a valid segment.
+void derive_forward(const SegmentView& seg, size_t n_docs, std::vector<int64_t>& fwd_ptr,
+                    std::vector<uint32_t>& fwd_term);
+
+// Bytes taken by `count` varints starting at p (bounded by end); -1 when
+// malformed or truncated.
+int64_t varint_span(const uint8_t* p, const uint8_t* end, uint32_t count) noexcept;
+
+// Appends x as an unsigned LEB128 varint.
+inline void put_varint(std::vector<uint8_t>& out, uint32_t x) {
+  while (x >= 0x80) {
+    out.push_back(static_cast<uint8_t>(x | 0x80));
+    x >>= 7;
+  }
+  out.push_back(static_cast<uint8_t>(x));
+}
+
+}  // namespace codelex

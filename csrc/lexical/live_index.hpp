@@ -1,0 +1,217 @@
+// The live index: an immutable base segment, a small mutable delta segment
+// and a per-slot document table, so that one edit costs O(that document's
+// postings) and never rewrites unrelated ones (the Lucene/tantivy design:
+// immutable segments, deletes as a mask, merges that fold everything into a
+// new segment).
+//
+// Documents live in slots.  A path keeps its slot across updates; removing it
+// leaves a hole until the next merge, which compacts the slots in order.
+//   - A base slot's postings are current while base_live[slot] is set.
+//   - Updating a slot clears that bit, bumps the slot's generation and appends
+//     the new postings to the delta, stamped with the generation: a delta
+//     posting is current iff its stamp equals the slot's generation.  Older
+//     postings stay in place, dead, until the merge.
+//   - df, the live document count and the total token count are running
+//     counters, kept exact at every step, so no stored value depends on
+//     global statistics and scores equal those of a fresh build.
+//
+// Concurrency: one writer, many readers.  Writers (add_slot, put, remove,
+// merge, install) must be serialized by the caller.  Readers (search and the
+// accessors that take the read lock) may run on any thread at any time: every
+// mutation of shared state happens under the exclusive lock, and the long
+// part of a merge (building the new segment) runs without it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string_view>
+#include <vector>
+
+#include "lexical/index_build.hpp"
+
+namespace codelex {
+
+// Borrowed arrays of a base segment: either owned by the LiveIndex (built or
+// merged here) or by the caller (for example a memory-mapped file), who then
+// keeps them alive until the next install or merge returns.
+struct BaseArrays {
+  SegmentView seg;
+  const uint32_t* doc_len = nullptr;  // n_docs
+  // Forward index (n_docs + 1 offsets into the terms); optional: when null it
+  // is derived from the postings the first time a base document changes.
+  const int64_t* fwd_ptr = nullptr;
+  const uint32_t* fwd_term = nullptr;
+  size_t n_docs = 0;
+};
+
+// The arrays of a built segment, borrowed.
+BaseArrays base_arrays_of(const BuiltSegment& seg);
+
+// Per-slot attributes supplied with a base (all n_docs long).
+struct SlotArrays {
+  const char* path_blob = nullptr;     // UTF-8 paths, concatenated
+  size_t path_bytes = 0;
+  const uint64_t* path_off = nullptr;  // n_docs + 1
+  const int64_t* mtime_ns = nullptr;
+  const uint64_t* size = nullptr;
+};
+
+struct DeltaPosting {
+  uint32_t doc;       // slot
+  uint32_t gen;       // the slot's generation when added
+  uint32_t tf;
+  uint32_t line_off;  // into the delta's line data
+};
+
+// A compacted index produced by LiveIndex::build_merged.
+struct MergedIndex {
+  BuiltSegment seg;
+  std::vector<uint32_t> old_slot;  // new document id -> slot it came from
+  std::vector<char> path_blob;
+  std::vector<uint64_t> path_off;
+  std::vector<int64_t> mtime_ns;
+  std::vector<uint64_t> size;
+};
+
+struct IndexCounts {
+  uint64_t live_docs = 0;
+  uint64_t total_tokens = 0;
+  uint64_t terms = 0;          // terms with df > 0
+  uint64_t pairs = 0;          // current (term, document) postings
+  uint64_t line_postings = 0;  // current (term, document, line) postings
+  uint64_t base_bytes = 0;     // base arrays
+  uint64_t delta_bytes = 0;    // delta postings, lines and forward lists (capacity)
+  uint64_t table_bytes = 0;    // slot table and df
+};
+
+class LiveIndex {
+ public:
+  LiveIndex();
+  ~LiveIndex();
+  LiveIndex(const LiveIndex&) = delete;
+  LiveIndex& operator=(const LiveIndex&) = delete;
+
+  // Replaces everything with a base segment.  owned (may be null) is taken
+  // over and must be the storage behind base.  n_terms is the vocabulary size
+  // (at least the segment's).  Returns null on success, else a static reason
+  // (the index is then unchanged).  Unless trusted (built here), validates
+  // every invariant that reading relies on, and ignores a supplied forward
+  // index (it is derived from the postings when first needed).
+  const char* install(const BaseArrays& base, std::unique_ptr<BuiltSegment> owned, const SlotArrays& slots,
+                      size_t n_terms, bool trusted);
+
+  // Appends an empty slot for a new path; returns its id.
+  uint32_t add_slot(const char* path, size_t n, int64_t mtime_ns, uint64_t size);
+  // Makes doc the current content of slot (which must exist).
+  void put(uint32_t slot, const EncodedDocument& doc, int64_t mtime_ns, uint64_t size);
+  // Removes the slot's document; false when it was not live.
+  bool remove(uint32_t slot);
+
+  // Builds the compacted equivalent of the current documents (no lock held:
+  // readers go on meanwhile; the caller must not write concurrently).
+  std::unique_ptr<MergedIndex> build_merged(size_t n_terms) const;
+  // Swaps a built merge in (short exclusive section).  Keeps m's path and
+  // table storage; m is left empty.
+  void install_merged(MergedIndex& m);
+
+  // Postings that a merge would drop or rewrite: delta postings (dead ones
+  // included) plus the dead base postings.
+  uint64_t pending_postings() const noexcept { return delta_postings_ + dead_base_pairs_; }
+  uint64_t base_postings() const noexcept { return base_.seg.term_ptr ? static_cast<uint64_t>(base_.seg.term_ptr[base_.seg.n_terms]) : 0; }
+  bool needs_merge(double ratio, uint64_t min_postings) const noexcept;
+  // True when the base alone holds every document (nothing for a merge to do).
+  bool is_compact() const noexcept;
+
+  // --- reads (take the read lock) ---
+  uint64_t generation() const;
+  size_t n_slots() const;
+  uint64_t n_live() const;
+  bool alive(uint32_t slot) const;
+  uint32_t doc_len(uint32_t slot) const;
+  int64_t mtime_ns(uint32_t slot) const;
+  uint64_t size(uint32_t slot) const;
+  IndexCounts counts() const;
+  void live_slots(std::vector<uint32_t>& out) const;
+  // The current base (valid until the next install or merge).
+  const BaseArrays& base() const noexcept { return base_; }
+  std::string_view path(uint32_t slot) const noexcept {
+    return {path_arena_.data() + path_off_[slot], static_cast<size_t>(path_off_[slot + 1] - path_off_[slot])};
+  }
+
+  // Search support (see bm25.hpp): readers hold read_lock() while scoring.
+  std::shared_lock<std::shared_mutex> read_lock() const { return std::shared_lock<std::shared_mutex>(rw_); }
+  // Unlocked accessors, for callers that hold read_lock().
+  uint64_t generation_unlocked() const noexcept { return generation_; }
+  // Changes whenever a document length or the average length may have changed.
+  uint64_t stats_version_unlocked() const noexcept { return stats_version_; }
+  size_t n_slots_unlocked() const noexcept { return doc_len_.size(); }
+  uint64_t n_live_unlocked() const noexcept { return n_live_; }
+  uint64_t total_tokens_unlocked() const noexcept { return total_tokens_; }
+  uint32_t df_unlocked(uint32_t term) const noexcept { return term < df_.size() ? df_[term] : 0; }
+  const uint32_t* doc_len_data() const noexcept { return doc_len_.data(); }
+  const uint32_t* gen_data() const noexcept { return gen_.data(); }
+  // null when every base document is live (the common, merged state)
+  const uint8_t* base_live_or_null() const noexcept { return dead_base_docs_ ? base_live_.data() : nullptr; }
+  const std::vector<DeltaPosting>* delta_list(uint32_t term) const noexcept {
+    return term < delta_head_.size() && delta_head_[term] ? &delta_lists_[delta_head_[term] - 1] : nullptr;
+  }
+  const uint8_t* delta_lines() const noexcept { return delta_lines_.data(); }
+  size_t delta_line_bytes() const noexcept { return delta_lines_.size(); }
+  // The current delta posting of (term, slot), or null.
+  const DeltaPosting* find_delta(uint32_t term, uint32_t slot) const noexcept;
+  bool is_base_doc(uint32_t slot) const noexcept { return slot < base_.n_docs && base_live_[slot]; }
+
+ private:
+  struct DeltaDoc {
+    std::vector<uint32_t> terms;  // ascending
+    std::vector<uint32_t> pos;    // index of the posting in its term's delta list
+  };
+
+  void clear_locked();
+  void retire_locked(uint32_t slot);
+  // Derives the base's forward index if it has none (writer only: readers never use it).
+  void ensure_forward();
+  void grow_df(size_t n);
+
+  mutable std::shared_mutex rw_;
+
+  BaseArrays base_;
+  std::unique_ptr<BuiltSegment> owned_;
+  std::vector<uint8_t> base_live_;  // n_base
+  uint64_t dead_base_docs_ = 0;
+  uint64_t dead_base_pairs_ = 0;
+  const int64_t* fwd_ptr_ = nullptr;  // the base's forward index, or null until derived
+  const uint32_t* fwd_term_ = nullptr;
+  std::vector<int64_t> fwd_ptr_owned_;
+  std::vector<uint32_t> fwd_term_owned_;
+
+  // slot table
+  std::vector<uint32_t> doc_len_;
+  std::vector<uint8_t> alive_;
+  std::vector<uint32_t> gen_;
+  std::vector<int64_t> mtime_;
+  std::vector<uint64_t> size_;
+  std::vector<char> path_arena_;
+  std::vector<uint64_t> path_off_{0};
+  std::vector<uint32_t> delta_doc_of_;  // slot -> 1 + index into delta_docs_, 0 = none
+
+  // delta segment
+  std::vector<uint32_t> delta_head_;  // term -> 1 + index into delta_lists_, 0 = none
+  std::vector<std::vector<DeltaPosting>> delta_lists_;
+  std::vector<uint8_t> delta_lines_;
+  std::vector<DeltaDoc> delta_docs_;
+  uint64_t delta_postings_ = 0;
+  uint32_t max_gen_ = 0;
+
+  // running statistics
+  std::vector<uint32_t> df_;
+  uint64_t n_live_ = 0;
+  uint64_t total_tokens_ = 0;
+  uint64_t generation_ = 0;
+  uint64_t stats_version_ = 0;
+};
+
+}  // namespace codelex

@@ -1,0 +1,160 @@
+#include "text/vocabulary.hpp"
+
+#include <cstring>
+
+namespace codelex {
+
+namespace {
+inline uint64_t mix(uint64_t x) noexcept {
+  x ^= x >> 32;
+  x *= 0xd6e8feb86659fd93ULL;
+  x ^= x >> 32;
+  x *= 0xd6e8feb86659fd93ULL;
+  x ^= x >> 32;
+  return x;
+}
+}  // namespace
+
+// Word-at-a-time multiplicative hash: tokens are short, so a byte loop (FNV)
+// would dominate interning.
+uint64_t hash_bytes(const char* s, size_t n) noexcept {
+  uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, s, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
+    s += 8;
+    n -= 8;
+  }
+  if (n) {
+    uint64_t w = 0;
+    std::memcpy(&w, s, n);
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+  }
+  return mix(h);
+}
+
+Vocabulary::Vocabulary() { clear(); }
+
+void Vocabulary::clear() {
+  arena_.clear();
+  offsets_.assign(1, 0);
+  slots_.assign(1024, 0);
+  mask_ = slots_.size() - 1;
+  count_ = 0;
+}
+
+size_t Vocabulary::memory_bytes() const noexcept {
+  return arena_.capacity() + offsets_.capacity() * sizeof(uint64_t) + slots_.capacity() * sizeof(uint64_t);
+}
+
+void Vocabulary::shrink_to_fit() {
+  arena_.shrink_to_fit();
+  offsets_.shrink_to_fit();
+}
+
+void Vocabulary::rehash(size_t nslots) {
+  std::vector<uint64_t> old;
+  old.swap(slots_);
+  slots_.assign(nslots, 0);
+  mask_ = nslots - 1;
+  for (uint64_t s : old) {
+    if (!s) continue;
+    size_t i = (s >> 32) & mask_;
+    while (slots_[i]) i = (i + 1) & mask_;
+    slots_[i] = s;
+  }
+}
+
+inline bool Vocabulary::equals(uint32_t id, const char* s, size_t n) const noexcept {
+  const uint64_t off = offsets_[id];
+  return offsets_[id + 1] - off == n && std::memcmp(arena_.data() + off, s, n) == 0;
+}
+
+size_t Vocabulary::probe(const char* s, size_t n, uint64_t h, int64_t& id) const noexcept {
+  size_t i = h & mask_;
+  while (uint64_t slot = slots_[i]) {
+    if ((slot >> 32) == h && equals(static_cast<uint32_t>(slot) - 1, s, n)) {
+      id = static_cast<uint32_t>(slot) - 1;
+      return i;
+    }
+    i = (i + 1) & mask_;
+  }
+  id = -1;
+  return i;  // the empty slot where the term would go
+}
+
+int64_t Vocabulary::find(const char* s, size_t n) const noexcept {
+  int64_t id;
+  probe(s, n, hash_bytes(s, n) >> 32, id);
+  return id;
+}
+
+uint32_t Vocabulary::intern(const char* s, size_t n) {
+  const uint64_t h = hash_bytes(s, n) >> 32;
+  int64_t found;
+  const size_t i = probe(s, n, h, found);
+  if (found >= 0) return static_cast<uint32_t>(found);
+  const uint32_t id = static_cast<uint32_t>(count_++);
+  arena_.insert(arena_.end(), s, s + n);
+  offsets_.push_back(arena_.size());
+  slots_[i] = (h << 32) | (static_cast<uint64_t>(id) + 1);
+  if (count_ * 2 > slots_.size()) rehash(slots_.size() * 2);  // load <= 0.5
+  return id;
+}
+
+bool Vocabulary::assign(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n) {
+  clear();
+  if (n == 0) return offsets == nullptr || offsets[0] == 0;
+  if (offsets[0] != 0) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (offsets[i + 1] < offsets[i] || offsets[i + 1] > blob_len) return false;
+  }
+  size_t nslots = 1024;
+  while (nslots < 2 * n) nslots *= 2;
+  slots_.assign(nslots, 0);
+  mask_ = nslots - 1;
+  arena_.assign(blob, blob + offsets[n]);
+  offsets_.assign(offsets, offsets + n + 1);
+  count_ = n;
+  // Hash everything first, then insert with the slot of a later term
+  // prefetched: the table is larger than the caches, so the inserts are
+  // bound by memory latency, which prefetching overlaps.
+  std::vector<uint32_t> hashes(n);
+  for (size_t id = 0; id < n; ++id)
+    hashes[id] = static_cast<uint32_t>(hash_bytes(arena_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]) >> 32);
+  constexpr size_t kAhead = 16;
+  for (size_t id = 0; id < n; ++id) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (id + kAhead < n) __builtin_prefetch(&slots_[hashes[id + kAhead] & mask_], 1);
+#endif
+    const char* s = arena_.data() + offsets_[id];
+    const size_t len = offsets_[id + 1] - offsets_[id];
+    const uint64_t h = hashes[id];
+    int64_t found;
+    const size_t i = probe(s, len, h, found);
+    if (found >= 0) {
+      clear();  // duplicate term
+      return false;
+    }
+    slots_[i] = (h << 32) | (static_cast<uint64_t>(id) + 1);
+  }
+  return true;
+}
+
+void Vocabulary::intern_all(const Vocabulary& other, std::vector<uint32_t>& remap) {
+  const size_t n = other.size();
+  remap.resize(n);
+  size_t want = slots_.size();
+  while (want < 2 * (count_ + n)) want *= 2;  // one rehash instead of many
+  if (want != slots_.size()) rehash(want);
+  arena_.reserve(arena_.size() + other.arena_.size());
+  offsets_.reserve(offsets_.size() + n);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string_view t = other.term(static_cast<uint32_t>(i));
+    remap[i] = intern(t.data(), t.size());
+  }
+}
+
+}  // namespace codelex

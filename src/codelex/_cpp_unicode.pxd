@@ -1,3 +1,0 @@
-# Declarations of csrc/unicode.hpp.
-cdef extern from "unicode.hpp" namespace "codelex" nogil:
-    const char* unicode_version()

@@ -1,0 +1,615 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# distutils: language = c++
+"""Private binding of the lexical stage (csrc/lexical/, csrc/score/): the live word index and BM25.
+
+Public API: :class:`codelex.WordIndex`.  Every entry point validates its
+Python arguments before native memory is touched, and releases the GIL
+around loops whose cost grows with the input.
+"""
+
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from cython.operator cimport dereference as deref
+from libcpp.memory cimport unique_ptr
+from libcpp.mutex cimport mutex
+from libcpp.utility cimport move
+from libcpp.vector cimport vector
+
+from codelex._native.buffers cimport (
+    codelex_dummy32, codelex_dummy64, copy_array, i64_ptr, u32_ptr, u64_ptr, utf8_of,
+)
+from codelex._native.cpp_bm25 cimport Scorer, SearchRequest, SearchStatus
+from codelex._native.cpp_index_build cimport (
+    BuiltSegment, BatchSegment, DocumentEncoder, EncodedDocument, SegmentBuilder, concat_batches,
+    derive_line_offsets,
+)
+from codelex._native.cpp_live_index cimport (
+    BaseArrays, IndexCounts, LiveIndex as CLiveIndex, MergedIndex, SlotArrays, base_arrays_of,
+)
+from codelex._native.cpp_topk cimport SearchHit
+from codelex._native.text cimport Vocabulary
+
+import numpy as np
+
+
+# --- index ---------------------------------------------------------------------
+
+cdef class Hit:
+    """One ranked file.
+
+    Attributes
+    ----------
+    file : str
+        Path as stored in the index (``/``-separated, project-relative).
+    score : float
+        BM25 score times the priors.
+    hits : int
+        Sum over the matched query tokens of the number of lines mentioning them.
+    start_line, end_line : int
+        The best-matching line (1-based): the line whose distinct query tokens
+        carry the largest total idf, the earliest on ties.  Equal for now.
+    """
+
+    cdef readonly str file
+    cdef readonly double score
+    cdef readonly long hits
+    cdef readonly long start_line
+    cdef readonly long end_line
+
+    def __init__(self, str file not None, double score, long hits, long start_line, long end_line=-1):
+        self.file = file
+        self.score = score
+        self.hits = hits
+        self.start_line = start_line
+        self.end_line = start_line if end_line < 0 else end_line
+
+    def to_dict(self):
+        """The original's result shape: ``{file, score, hits, startLine, endLine}``."""
+        return {"file": self.file, "score": self.score, "hits": self.hits,
+                "startLine": self.start_line, "endLine": self.end_line}
+
+    def __repr__(self):
+        return (f"Hit(file={self.file!r}, score={self.score:.6g}, hits={self.hits}, "
+                f"start_line={self.start_line}, end_line={self.end_line})")
+
+    def __eq__(self, other):
+        if not isinstance(other, Hit):
+            return NotImplemented
+        cdef Hit o = other
+        return (self.file == o.file and self.score == o.score and self.hits == o.hits
+                and self.start_line == o.start_line and self.end_line == o.end_line)
+
+    def __hash__(self):
+        return hash((self.file, self.score, self.hits, self.start_line, self.end_line))
+
+    def __reduce__(self):
+        return (Hit, (self.file, self.score, self.hits, self.start_line, self.end_line))
+
+
+cdef class _ScorerBox:
+    cdef Scorer scorer
+    cdef vector[SearchHit] out
+    cdef vector[uint32_t] ids
+
+
+cdef object _checked(object arr, object dtype, str name):
+    if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-d {np.dtype(dtype).name} array")
+    if not arr.flags.c_contiguous:
+        raise ValueError(f"{name} must be contiguous")
+    return arr
+
+
+def encode_paths(paths):
+    """Return ``(blob, offsets)``: UTF-8 (surrogatepass) bytes and uint64 offsets."""
+    encoded = [p.encode("utf-8", "surrogatepass") for p in paths]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.uint64)
+    if encoded:
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.uint64, count=len(encoded)), out=offsets[1:])
+    return b"".join(encoded), offsets
+
+
+cdef class SegmentBatch:
+    """The segment of consecutive documents built by a :class:`BatchBuilder` (private).
+
+    Its term ids are those of the builder's own vocabulary.
+    """
+
+    cdef BatchSegment* seg
+    cdef readonly Vocabulary vocab
+    cdef readonly list sizes  # UTF-8 bytes per document
+
+    def __dealloc__(self):
+        del self.seg
+
+    @property
+    def n_docs(self):
+        return len(self.sizes)
+
+
+cdef class BatchBuilder:
+    """Tokenizes batches of documents into batch segments (private).
+
+    Each builder interns into a vocabulary of its own, so builders on
+    different threads never contend; :meth:`LiveIndex.install_batches` maps
+    the batches' term ids onto the index's vocabulary.  Tokenization runs with
+    the GIL released.  One thread at a time per builder.
+    """
+
+    cdef SegmentBuilder* builder
+    cdef readonly Vocabulary vocab
+    cdef mutex busy
+
+    def __cinit__(self):
+        self.vocab = Vocabulary()
+        self.builder = new SegmentBuilder(self.vocab.c)
+
+    def __dealloc__(self):
+        del self.builder
+
+    def build(self, list contents not None):
+        """Tokenize ``contents`` (str or bytes each) into a :class:`SegmentBatch`."""
+        cdef list keep = []
+        cdef vector[const char*] data
+        cdef vector[size_t] lengths
+        cdef Py_ssize_t n
+        cdef size_t i
+        for content in contents:
+            data.push_back(utf8_of(content, &n, keep, "content"))
+            lengths.push_back(n)
+        cdef SegmentBatch batch = SegmentBatch.__new__(SegmentBatch)
+        batch.seg = new BatchSegment()
+        batch.vocab = self.vocab
+        batch.sizes = [lengths[i] for i in range(lengths.size())]
+        cdef bint failed = True
+        with nogil:
+            self.busy.lock()
+            try:
+                for i in range(data.size()):
+                    self.builder.add_document(data[i], lengths[i])
+                self.builder.finish(deref(batch.seg))
+                failed = False
+            finally:
+                if failed:  # drop the half-filled builder
+                    del self.builder
+                    self.builder = new SegmentBuilder(self.vocab.c)
+                self.busy.unlock()
+        return batch
+
+
+cdef class LiveIndex:
+    """The native live index (private; see :class:`codelex.WordIndex`).
+
+    Writers (``build``, ``install``, ``add_slot``, ``put``, ``remove``,
+    ``merge``) are serialized by an internal lock; searches may run from any
+    thread at any time.  A search names the slot layout (``generation``) its
+    mask and paths describe and gets ``None`` back when the layout changed.
+    """
+
+    cdef CLiveIndex* c
+    cdef readonly Vocabulary vocab
+    cdef DocumentEncoder encoder
+    cdef EncodedDocument doc
+    cdef mutex write_lock
+    cdef object base_refs  # numpy arrays behind a borrowed base, else None
+    cdef list pool
+
+    def __cinit__(self):
+        self.c = new CLiveIndex()
+        self.pool = []
+
+    def __dealloc__(self):
+        del self.c
+
+    def __init__(self, Vocabulary vocab not None):
+        self.vocab = vocab
+
+    # --- writers ---------------------------------------------------------------
+
+    cdef _lock_writer(self):
+        with nogil:
+            self.write_lock.lock()
+
+    cdef size_t _vocab_size(self) noexcept nogil:
+        cdef size_t n
+        self.vocab.lock.lock()
+        n = self.vocab.c.size()
+        self.vocab.lock.unlock()
+        return n
+
+    def install_batches(self, list batches not None, list paths not None, mtime_ns):
+        """Concatenate built batches (in document order) into a fresh base.
+
+        ``paths`` and ``mtime_ns`` describe the batches' documents in order;
+        each batch is consumed.
+        """
+        cdef vector[BatchSegment] segs
+        cdef vector[const vector[uint32_t]*] remap_of_batch
+        cdef vector[vector[uint32_t]] remaps
+        cdef Vocabulary batch_vocab
+        cdef size_t ki
+        cdef unique_ptr[BuiltSegment] seg
+        cdef SlotArrays slots
+        cdef BaseArrays base
+        cdef const char* err
+        cdef size_t n_terms
+        cdef SegmentBatch batch
+        cdef const uint8_t[::1] pbv
+        cdef const uint64_t[::1] pov
+        mtime_arr = np.asarray(mtime_ns, dtype=np.int64)
+        sizes = []
+        for obj in batches:
+            batch = <SegmentBatch?>obj
+            if batch.seg == NULL:
+                raise ValueError("a batch was already consumed")
+            sizes.extend(batch.sizes)
+        if len(sizes) != len(paths) or mtime_arr.shape[0] != len(paths):
+            raise ValueError("batches, paths and mtimes disagree in length")
+        size_arr = np.array(sizes, dtype=np.uint64)
+        blob, offsets = encode_paths(paths)
+        pbv = np.frombuffer(blob, dtype=np.uint8)
+        pov = offsets
+        # One remap per distinct batch vocabulary, in order of first use.
+        vocabs = []
+        for obj in batches:
+            vocab = (<SegmentBatch>obj).vocab
+            if not any(vocab is v for v in vocabs):
+                vocabs.append(vocab)
+        remaps.resize(len(vocabs))
+        self._lock_writer()
+        try:
+            for k, vocab in enumerate(vocabs):
+                batch_vocab = vocab
+                ki = k
+                with nogil:
+                    self.vocab.lock.lock()
+                    try:
+                        self.vocab.c.intern_all(batch_vocab.c, remaps[ki])
+                    finally:
+                        self.vocab.lock.unlock()
+            for obj in batches:
+                batch = <SegmentBatch>obj
+                k = next(i for i, v in enumerate(vocabs) if v is batch.vocab)
+                remap_of_batch.push_back(&remaps[k])
+                segs.push_back(move(deref(batch.seg)))
+                del batch.seg
+                batch.seg = NULL
+            seg.reset(new BuiltSegment())
+            with nogil:
+                n_terms = self._vocab_size()
+                concat_batches(segs, remap_of_batch, n_terms, deref(seg))
+                self.vocab.lock.lock()
+                self.vocab.c.shrink_to_fit()
+                n_terms = self.vocab.c.size()
+                self.vocab.lock.unlock()
+            slots.path_blob = <const char*>&pbv[0] if pbv.shape[0] else NULL
+            slots.path_bytes = pbv.shape[0]
+            slots.path_off = &pov[0]
+            slots.mtime_ns = i64_ptr(mtime_arr)
+            slots.size = u64_ptr(size_arr)
+            base = base_arrays_of(deref(seg))  # before seg is moved from
+            with nogil:
+                err = self.c.install(base, move(seg), slots, n_terms, True)
+            self.base_refs = None
+            if err != NULL:
+                raise ValueError(err.decode("ascii"))
+        finally:
+            self.write_lock.unlock()
+
+    def install(self, dict arrays not None, path_blob, path_off, mtime_ns, size):
+        """Install a persisted segment (for example memory-mapped arrays), borrowing them.
+
+        ``arrays`` holds ``term_ptr`` (int64), ``post_doc``, ``post_tf``,
+        ``doc_len`` (uint32) and ``line_data`` (uint8); the line offsets are
+        derived here and the forward index when first needed.  Raises
+        ``ValueError`` with a one-line reason when the arrays are inconsistent;
+        the index is then unchanged.
+        """
+        term_ptr = _checked(arrays["term_ptr"], np.int64, "term_ptr")
+        post_doc = _checked(arrays["post_doc"], np.uint32, "post_doc")
+        post_tf = _checked(arrays["post_tf"], np.uint32, "post_tf")
+        line_data = _checked(arrays["line_data"], np.uint8, "line_data")
+        doc_len = _checked(arrays["doc_len"], np.uint32, "doc_len")
+        path_blob = _checked(path_blob, np.uint8, "path_blob")
+        path_off = _checked(path_off, np.uint64, "path_off")
+        mtime_ns = _checked(mtime_ns, np.int64, "mtime_ns")
+        size = _checked(size, np.uint64, "size")
+        cdef size_t n_docs = doc_len.shape[0]
+        if term_ptr.shape[0] < 1:
+            raise ValueError("term offsets are empty")
+        if term_ptr[term_ptr.shape[0] - 1] != post_doc.shape[0] or post_tf.shape[0] != post_doc.shape[0]:
+            raise ValueError("posting arrays disagree in length")
+        if <size_t>path_off.shape[0] != n_docs + 1 or <size_t>mtime_ns.shape[0] != n_docs \
+                or <size_t>size.shape[0] != n_docs:
+            raise ValueError("file table and documents disagree in length")
+        cdef const int64_t[::1] tp = term_ptr
+        cdef const uint32_t[::1] pd = post_doc
+        cdef const uint32_t[::1] pt = post_tf
+        cdef const uint8_t[::1] ld = line_data
+        cdef const uint32_t[::1] dl = doc_len
+        cdef const uint8_t[::1] pb = path_blob
+        cdef const uint64_t[::1] po = path_off
+        cdef const int64_t[::1] mt = mtime_ns
+        cdef const uint64_t[::1] sz = size
+        cdef BaseArrays base
+        cdef SlotArrays slots
+        cdef unique_ptr[BuiltSegment] derived
+        derived.reset(new BuiltSegment())
+        base.seg.term_ptr = &tp[0]
+        base.seg.n_terms = tp.shape[0] - 1
+        base.seg.post_doc = u32_ptr(pd)
+        base.seg.post_tf = u32_ptr(pt)
+        base.seg.line_data = &ld[0] if ld.shape[0] else <const uint8_t*>&codelex_dummy32
+        base.seg.line_bytes = ld.shape[0]
+        base.doc_len = u32_ptr(dl)
+        base.fwd_ptr = NULL
+        base.fwd_term = NULL
+        base.n_docs = n_docs
+        slots.path_blob = <const char*>&pb[0] if pb.shape[0] else NULL
+        slots.path_bytes = pb.shape[0]
+        slots.path_off = &po[0]
+        slots.mtime_ns = i64_ptr(mt)
+        slots.size = u64_ptr(sz)
+        cdef const char* err
+        cdef size_t n_terms
+        with nogil:
+            err = derive_line_offsets(base.seg, deref(derived).term_line_ptr, deref(derived).post_line_off)
+        if err != NULL:
+            raise ValueError(err.decode("ascii"))
+        base.seg.term_line_ptr = deref(derived).term_line_ptr.data()
+        base.seg.post_line_off = &codelex_dummy32
+        if deref(derived).post_line_off.size():
+            base.seg.post_line_off = deref(derived).post_line_off.data()
+        self._lock_writer()
+        try:
+            with nogil:
+                n_terms = self._vocab_size()
+                err = self.c.install(base, move(derived), slots, n_terms, False)
+            if err == NULL:
+                self.base_refs = (arrays, path_blob, path_off, mtime_ns, size)
+        finally:
+            self.write_lock.unlock()
+        if err != NULL:
+            raise ValueError(err.decode("ascii"))
+
+    def add_slot(self, str path not None, int64_t mtime_ns, uint64_t size):
+        """Append an empty slot for a new path; returns its id."""
+        cdef bytes encoded = path.encode("utf-8", "surrogatepass")
+        cdef uint32_t slot
+        self._lock_writer()
+        try:
+            slot = self.c.add_slot(encoded, len(encoded), mtime_ns, size)
+        finally:
+            self.write_lock.unlock()
+        return slot
+
+    def put(self, uint32_t slot, content, int64_t mtime_ns):
+        """Make ``content`` the document of ``slot``; returns its UTF-8 size."""
+        cdef list keep = []
+        cdef Py_ssize_t n
+        cdef const char* data = utf8_of(content, &n, keep, "content")
+        with nogil:
+            self.write_lock.lock()
+            try:
+                self.vocab.lock.lock()
+                try:
+                    self.encoder.encode(deref(self.vocab.tokenizer), data, n, self.doc)
+                finally:
+                    self.vocab.lock.unlock()
+                self.c.put(slot, self.doc, mtime_ns, n)
+            finally:
+                self.write_lock.unlock()
+        return n
+
+    def remove(self, uint32_t slot):
+        """Remove the document of ``slot``; False when it was not live."""
+        cdef bint was
+        with nogil:
+            self.write_lock.lock()
+            try:
+                was = self.c.remove(slot)
+            finally:
+                self.write_lock.unlock()
+        return was
+
+    def needs_merge(self, double ratio, uint64_t min_postings):
+        """Whether pending postings exceed ``max(min_postings, ratio * live postings)``.
+
+        A negative ratio disables the policy; hard limits always apply.
+        """
+        cdef bint r
+        self._lock_writer()
+        try:
+            r = self.c.needs_merge(ratio, min_postings)
+        finally:
+            self.write_lock.unlock()
+        return r
+
+    def merge(self):
+        """Fold the delta and the removals into a new compact base.
+
+        Returns the uint32 array of old slot ids, in new slot order.  Readers go
+        on while the new base is built; they pause only for the swap.
+        """
+        cdef unique_ptr[MergedIndex] merged
+        cdef size_t n_terms
+        self._lock_writer()
+        try:
+            with nogil:
+                n_terms = self._vocab_size()
+                merged = self.c.build_merged(n_terms)
+            old = copy_array(deref(merged).old_slot.data(), deref(merged).old_slot.size(), np.uint32)
+            with nogil:
+                self.c.install_merged(deref(merged))
+                merged.reset()
+            self.base_refs = None
+        finally:
+            self.write_lock.unlock()
+        return old
+
+    # --- reads -----------------------------------------------------------------
+
+    @property
+    def generation(self):
+        """Counter of slot-layout changes (new slots, installs, merges)."""
+        return self.c.generation()
+
+    @property
+    def n_slots(self):
+        return self.c.n_slots()
+
+    @property
+    def n_live(self):
+        return self.c.n_live()
+
+    def merge_state(self):
+        """``(pending_postings, is_compact)``: what a merge would fold in, and whether it would change anything."""
+        self._lock_writer()
+        try:
+            return self.c.pending_postings(), self.c.is_compact()
+        finally:
+            self.write_lock.unlock()
+
+    def alive(self, uint32_t slot):
+        return self.c.alive(slot)
+
+    def doc_len(self, uint32_t slot):
+        return self.c.doc_len(slot)
+
+    def file_info(self, uint32_t slot):
+        """``(mtime_ns, size)`` of a slot's document at indexing time."""
+        return self.c.mtime_ns(slot), self.c.size(slot)
+
+    def live_slots(self):
+        """Slots holding a document, ascending (uint32)."""
+        cdef vector[uint32_t] out
+        with nogil:
+            self.c.live_slots(out)
+        return copy_array(out.data(), out.size(), np.uint32)
+
+    def counts(self):
+        """Live statistics: documents, tokens, terms, postings and memory."""
+        cdef IndexCounts c
+        with nogil:
+            c = self.c.counts()
+        return {"live_docs": c.live_docs, "total_tokens": c.total_tokens, "terms": c.terms,
+                "pairs": c.pairs, "line_postings": c.line_postings, "base_bytes": c.base_bytes,
+                "delta_bytes": c.delta_bytes, "table_bytes": c.table_bytes}
+
+    def export(self):
+        """Copies of the base and file table, for saving a merged index (what :meth:`install` takes).
+
+        Returns ``(arrays, path_blob, path_off, mtime_ns, size)``; raises
+        ``RuntimeError`` when a delta or a removal is pending (merge first).
+        """
+        cdef const BaseArrays* b
+        self._lock_writer()
+        try:
+            if not self.c.is_compact():
+                raise RuntimeError("the index has pending changes: merge before exporting")
+            b = &self.c.base()
+            n_terms = b.seg.n_terms
+            n_post = b.seg.term_ptr[n_terms]
+            n_docs = b.n_docs
+            arrays = {
+                "term_ptr": copy_array(b.seg.term_ptr, n_terms + 1, np.int64),
+                "post_doc": copy_array(b.seg.post_doc, n_post, np.uint32),
+                "post_tf": copy_array(b.seg.post_tf, n_post, np.uint32),
+                "line_data": copy_array(b.seg.line_data, b.seg.line_bytes, np.uint8),
+                "doc_len": copy_array(b.doc_len, n_docs, np.uint32),
+            }
+            mtime = np.empty(n_docs, dtype=np.int64)
+            size = np.empty(n_docs, dtype=np.uint64)
+            for d in range(n_docs):
+                mtime[d] = self.c.mtime_ns(d)
+                size[d] = self.c.size(d)
+        finally:
+            self.write_lock.unlock()
+        return arrays, mtime, size
+
+    # --- search ----------------------------------------------------------------
+
+    def search(self, list tokens not None, Py_ssize_t limit, uint64_t generation, *, double k1, double b,
+               allowed=None, multiplier=None, double multiplier_max=float("inf"), bint exhaustive=False,
+               int64_t prune_min_postings=16384):
+        """Rank slots for distinct query ``tokens``: ``[(slot, score, hits, line)]``.
+
+        ``k1`` and ``b`` are the BM25 parameters.  ``multiplier_max`` bounds
+        ``multiplier`` from above (it enables pruning; infinity disables it);
+        ``exhaustive`` scores every posting.  Returns ``None`` when the slot
+        layout is no longer ``generation``.
+        """
+        if limit <= 0 or not tokens:
+            return []
+        if not (k1 >= 0 and 0 <= b <= 1):
+            raise ValueError(f"BM25 parameters out of range: k1={k1}, b={b}")
+        cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
+        cdef SearchRequest req
+        cdef const uint8_t[::1] allowed_view
+        cdef const double[::1] mult_view
+        cdef int64_t tid
+        cdef list keep = []
+        cdef Py_ssize_t tlen
+        cdef const char* tdata
+        cdef SearchStatus status
+        try:
+            box.ids.clear()
+            for tok in tokens:
+                tdata = utf8_of(tok, &tlen, keep, "token")
+                # Under the GIL: a writer holds this lock only inside nogil
+                # sections, which release it without needing the GIL.
+                self.vocab.lock.lock()
+                tid = self.vocab.c.find(tdata, tlen)
+                self.vocab.lock.unlock()
+                if tid >= 0:
+                    box.ids.push_back(<uint32_t>tid)
+            req.term_ids = box.ids.data()
+            req.n_term_ids = box.ids.size()
+            req.generation = generation
+            req.allowed = NULL
+            req.allowed_len = 0
+            req.multiplier = NULL
+            req.multiplier_len = 0
+            req.limit = <size_t>limit
+            req.k1 = k1
+            req.b = b
+            req.exhaustive = exhaustive
+            req.prune_min_postings = prune_min_postings
+            req.multiplier_max = 1.0 if multiplier is None else multiplier_max
+            if allowed is not None:
+                allowed_view = allowed
+                req.allowed_len = allowed_view.shape[0]
+                req.allowed = &allowed_view[0] if allowed_view.shape[0] else <const uint8_t*>&codelex_dummy32
+            if multiplier is not None:
+                mult_view = multiplier
+                req.multiplier_len = mult_view.shape[0]
+                req.multiplier = &mult_view[0] if mult_view.shape[0] else <const double*>&codelex_dummy64
+            with nogil:
+                status = box.scorer.search(deref(self.c), req, box.out)
+            if status == SearchStatus.kStale:
+                return None
+            if status == SearchStatus.kBadLength:
+                raise ValueError("mask or multiplier length differs from the number of slots")
+            return [(h.doc, h.score, h.hits, h.line) for h in box.out]
+        finally:
+            self.pool.append(box)
+
+    def search_hits(self, list tokens not None, Py_ssize_t limit, list paths not None, uint64_t generation, *,
+                    double k1, double b, allowed=None, multiplier=None, double multiplier_max=float("inf"),
+                    bint exhaustive=False, int64_t prune_min_postings=16384):
+        """Like :meth:`search`, but returns :class:`Hit` objects named by ``paths[slot]``."""
+        found = self.search(tokens, limit, generation, k1=k1, b=b, allowed=allowed, multiplier=multiplier,
+                            multiplier_max=multiplier_max, exhaustive=exhaustive,
+                            prune_min_postings=prune_min_postings)
+        if found is None:
+            return None
+        cdef list out = []
+        cdef Hit hit
+        for doc, score, hits, line in found:
+            hit = Hit.__new__(Hit)
+            hit.file = paths[doc]
+            hit.score = score
+            hit.hits = hits
+            hit.start_line = line
+            hit.end_line = line
+            out.append(hit)
+        return out

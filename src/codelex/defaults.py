@@ -1,0 +1,92 @@
+"""Every constant that more than one module (or the native build) relies on, once.
+
+This module imports nothing of codelex (only ``os``): ``tools/gen_stopwords.py``
+runs it at build time to generate the native tokenizer's stopword table from
+:data:`STOPWORDS`, and the build backend reads :data:`VERSION` from it.
+"""
+
+import os
+
+#: Paths are case-insensitive and may use ``\\`` on Windows (the ``file:`` filter case-folds there).
+WINDOWS = os.name == "nt"
+
+#: The package version (the build reads it from here; ``codelex.__version__`` re-exports it).
+VERSION = "0.1.0"
+
+# --- tokenization -----------------------------------------------------------------
+
+#: Tokens dropped by the tokenizer (the original's 44 words); the native table is generated from this.
+STOPWORDS: frozenset[str] = frozenset(
+    "the and for let var const function return if else import export from class interface "
+    "type enum new this self void null true false async await public private protected "
+    "static def fn func struct impl pub use mod in of as is not with".split()
+)
+
+# --- files --------------------------------------------------------------------------
+
+#: Files larger than this many bytes are not indexed (the original's cap).
+DEFAULT_MAX_BYTES = 512 * 1024
+#: A project's index directory, under its root.
+INDEX_DIR_NAME = ".codelex"
+#: The word index file inside an index directory.
+INDEX_FILE = "index.clx"
+#: The advisory lock serializing writers of an index directory.
+LOCK_FILE = "index.lock"
+#: The parsed-documentation cache inside an index directory.
+DOCS_CACHE_FILE = "docs.json"
+#: Environment variable naming a base directory that holds one index directory per root.
+INDEX_DIR_ENV = "CODELEX_INDEX_DIR"
+
+# --- ranking --------------------------------------------------------------------------
+
+#: BM25 term-frequency saturation and length normalisation (the original's values).
+BM25_K1 = 1.2
+BM25_B = 0.75
+#: Results of a search unless asked otherwise (the original's default).
+DEFAULT_LIMIT = 20
+#: Larger limits are clamped to this (no index holds more files; native code counts in 32 bits).
+MAX_LIMIT = 2**31 - 1
+
+# --- incremental upkeep and persistence ------------------------------------------------
+
+#: Merge the delta once the postings it holds or obsoletes pass this share of the live postings...
+MERGE_RATIO = 0.25
+#: ...and this many postings (so that small indexes do not merge on every edit).
+MERGE_MIN_POSTINGS = 1 << 16
+#: Quiet window of debounced saves, in milliseconds (``$CODELEX_PERSIST_DEBOUNCE_MS`` overrides).
+PERSIST_DEBOUNCE_MS = 1500
+PERSIST_DEBOUNCE_ENV = "CODELEX_PERSIST_DEBOUNCE_MS"
+
+# --- project lifecycle --------------------------------------------------------------------
+
+#: Rebuild instead of refreshing when more than this share of the file set was added or removed...
+FILE_SET_CHURN = 0.3
+#: ...or when at least STALE_MIN_FILES files changed and they are more than this share of the files.
+STALE_CHURN = 0.3
+STALE_MIN_FILES = 32
+#: An index refreshed longer ago than this gets a staleness note (and a background refresh) in MCP answers.
+STALE_AFTER_S = 600
+
+__all__ = [
+    "BM25_B",
+    "BM25_K1",
+    "DEFAULT_LIMIT",
+    "DEFAULT_MAX_BYTES",
+    "DOCS_CACHE_FILE",
+    "FILE_SET_CHURN",
+    "INDEX_DIR_ENV",
+    "INDEX_DIR_NAME",
+    "INDEX_FILE",
+    "LOCK_FILE",
+    "MAX_LIMIT",
+    "MERGE_MIN_POSTINGS",
+    "MERGE_RATIO",
+    "PERSIST_DEBOUNCE_ENV",
+    "PERSIST_DEBOUNCE_MS",
+    "STALE_AFTER_S",
+    "STALE_CHURN",
+    "STALE_MIN_FILES",
+    "STOPWORDS",
+    "VERSION",
+    "WINDOWS",
+]

@@ -1,0 +1,144 @@
+"""The docs index: the same answers as :func:`codelex.docs.search`, without scoring every section.
+
+A query term only ever occurs inside a run of word characters and dots, so
+an inverted index of those runs (per lowercased heading and text) plus a
+C-speed substring scan over the joined run vocabulary yields exactly the
+sections that can score; they are then scored with the same function.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+
+from codelex.defaults import DEFAULT_MAX_BYTES, DOCS_CACHE_FILE
+from codelex.docs.scoring import WORD_RUN, Hit, score_lowered, terms
+from codelex.docs.sections import Section, is_doc_path, sections_from_file
+from codelex.query.options import check_limit
+
+__all__ = ["DocsIndex"]
+
+
+class DocsIndex:
+    """Sections of a documentation corpus, searchable without scoring every section.
+
+    Answers exactly as :func:`search` over the same sections (same scores,
+    same order).  Candidates come from an inverted index of the runs of word
+    characters and dots in each section's lowercased heading and text: every
+    occurrence of a query term lies inside such a run, so a section without
+    a run containing the term cannot score for it.
+
+    Parameters
+    ----------
+    sections : iterable of Section
+        In corpus order.
+    """
+
+    def __init__(self, sections: Iterable[Section]) -> None:
+        self.sections: list[Section] = list(sections)
+        self._lower = [(s.heading.lower(), s.text.lower()) for s in self.sections]
+        postings: dict[str, list[int]] = {}
+        for i, (heading, text) in enumerate(self._lower):
+            for run in set(WORD_RUN.findall(heading)) | set(WORD_RUN.findall(text)):
+                postings.setdefault(run, []).append(i)
+        runs = sorted(postings)
+        self._runs = runs
+        self._postings = [postings[r] for r in runs]
+        # All runs in one string, so that finding the runs holding a term is a
+        # C-speed substring scan rather than a Python loop.
+        self._blob = "\n".join(runs)
+        self._starts = []
+        offset = 0
+        for r in runs:
+            self._starts.append(offset)
+            offset += len(r) + 1
+
+    def __len__(self) -> int:
+        return len(self.sections)
+
+    def _candidates(self, word: str) -> set[int]:
+        found: set[int] = set()
+        blob, starts = self._blob, self._starts
+        position = blob.find(word)
+        while position >= 0:
+            k = bisect.bisect_right(starts, position) - 1
+            found.update(self._postings[k])
+            position = blob.find(word, starts[k] + len(self._runs[k]) + 1)  # next run
+        return found
+
+    def search(self, query: str, limit: int = 10) -> list[Hit]:
+        """As :func:`search`, over this index's sections."""
+        words = terms(query)
+        limit = check_limit(limit)
+        if not words or limit <= 0:
+            return []
+        phrase = query.lower().strip()
+        candidates: set[int] = set()
+        for word in words:
+            candidates |= self._candidates(word)
+        hits = []
+        for i in sorted(candidates):
+            heading, text = self._lower[i]
+            s = score_lowered(heading, text, phrase, words)
+            if s > 0:
+                hits.append(Hit(self.sections[i], s))
+        hits.sort(key=lambda h: -h.score)
+        return hits[:limit]
+
+    # --- a project's documentation -----------------------------------------------
+
+    @classmethod
+    def for_project(cls, root: str | os.PathLike[str], *, index_dir: str | os.PathLike[str] | None = None,
+                    max_bytes: int | None = DEFAULT_MAX_BYTES) -> DocsIndex:
+        """The documentation of a project, refreshed from disk and cached next to the code index.
+
+        Files are chosen by the project walk (ignore files, excluded
+        directories, no symlinks); a cache (``docs.json`` in the index
+        directory) keeps the parsed sections with each file's size and
+        mtime, so only changed files are parsed again.
+        """
+        from codelex.ingest import Document, list_files, read_file
+        from codelex.persist.layout import writable_dir
+
+        root = Path(root).resolve()
+        # The code index's directory (created with its .gitignore).
+        directory = writable_dir(root, Path(index_dir) if index_dir is not None else None)
+        cache_file = directory / DOCS_CACHE_FILE
+        cached: dict = {}
+        try:
+            data = json.loads(cache_file.read_text(encoding="utf-8"))
+            if data.get("version") == 1:
+                cached = data.get("files", {})
+        except (OSError, ValueError):
+            cached = {}
+        walk = list_files(root, max_bytes=max_bytes, accept=is_doc_path)
+        files: dict[str, dict] = {}
+        sections: list[Section] = []
+        changed = False
+        for f in walk.files:
+            entry = cached.get(f.path)
+            if entry and entry.get("mtime_ns") == f.mtime_ns and entry.get("size") == f.size:
+                files[f.path] = entry
+            else:
+                doc = read_file(str(root), f.path, max_bytes)
+                if not isinstance(doc, Document):
+                    continue
+                text = doc.content.decode("utf-8", "replace")
+                entry = {"mtime_ns": doc.mtime_ns, "size": doc.size,
+                         "sections": [asdict(s) for s in sections_from_file(f.path, text)]}
+                files[f.path] = entry
+                changed = True
+            sections.extend(Section(**s) for s in entry["sections"])
+        if changed or set(files) != set(cached):
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+                tmp = directory / f".{DOCS_CACHE_FILE}.{os.getpid()}.tmp"
+                tmp.write_text(json.dumps({"version": 1, "files": files}), encoding="utf-8")
+                os.replace(tmp, cache_file)
+            except OSError:
+                pass  # a read-only tree still answers, from memory
+        return cls(sections)

@@ -1,0 +1,500 @@
+"""The word index: documents in, ranked files out, kept fresh edit by edit.
+
+Storage is the native live index (``csrc/lexical/live_index.hpp``): an
+immutable CSR base segment, a small mutable delta segment for edited
+documents and a per-slot document table.  Python holds what filters and
+priors need per slot (:class:`~codelex.lexical.doctable.DocTable`) and turns
+filters into per-slot masks (:mod:`codelex.lexical.masks`) and priors into
+multipliers (:mod:`codelex.lexical.priors`) that the native scoring loop
+(``csrc/score/bm25.cpp``) consumes; bulk builds run on worker threads
+(:mod:`codelex.lexical.build`).
+
+Concurrency model
+-----------------
+Writers (:meth:`WordIndex.update`, :meth:`~WordIndex.remove`,
+:meth:`~WordIndex.merge`, :meth:`~WordIndex.save`) are serialized by one lock.
+Searches take no Python lock: the native index applies each update under a
+short exclusive section and searches read under a shared one, so a search
+sees an update entirely or not at all.  A search names the slot layout
+(generation) that its masks describe; when a writer has just added a slot
+or merged, the search waits for the writer to publish the new layout and
+runs again.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from codelex._native import lexical as _lexical
+from codelex.defaults import BM25_B, BM25_K1, DEFAULT_MAX_BYTES, MERGE_MIN_POSTINGS, MERGE_RATIO
+from codelex.errors import IndexFormatError
+from codelex.lexical.build import build_into, first_occurrences
+from codelex.lexical.checks import check_content, check_max_bytes, check_mtime, check_path
+from codelex.lexical.doctable import NO_KIND, DocTable, rules_fingerprint
+from codelex.lexical.masks import search_mask
+from codelex.lexical.priors import slot_multipliers
+from codelex.query.options import SearchOptions, parse_request
+from codelex.text import Vocabulary, utf8_length
+
+if TYPE_CHECKING:
+    from codelex.persist.lexical import LexicalSnapshot
+
+__all__ = ["FileInfo", "Hit", "WordIndex"]
+
+#: One ranked file (``file, score, hits, start_line, end_line``; ``to_dict()`` gives the original's shape).
+Hit = _lexical.Hit
+
+#: Below this many base postings in all, scoring every posting beats MaxScore pruning.
+PRUNE_MIN_POSTINGS = 16384
+
+
+class FileInfo(NamedTuple):
+    """What the index recorded about a file when it indexed it."""
+
+    mtime_ns: int
+    """Modification time in ns as given to the index (−1 when unknown, e.g. a per-edit update)."""
+    size: int
+    """Size of the indexed content in UTF-8 bytes."""
+    tokens: int
+    """Token occurrences (the BM25 document length)."""
+
+
+class _View(NamedTuple):
+    """A consistent snapshot of the slot layout: table, slot count, native generation."""
+
+    table: DocTable
+    n: int
+    generation: int
+
+
+class WordIndex:
+    """Identifier-aware BM25 index over a set of files, updatable per edit.
+
+    Build one with :meth:`WordIndex.build` (or start empty and
+    :meth:`update`), query it with :meth:`search`, keep it fresh with
+    :meth:`update` and :meth:`remove`, persist it with :meth:`save` and
+    :meth:`load`.  Any sequence of updates and removals gives exactly the
+    results of a fresh build over the final documents.
+
+    Parameters
+    ----------
+    max_bytes : int or None, default 512 KiB
+        Documents larger than this (in UTF-8 bytes) are not indexed: an
+        update with larger content removes the document.  ``None``: no cap.
+
+    Attributes
+    ----------
+    k1, b : float
+        The BM25 parameters (default 1.2 and 0.75, the original's).
+    merge_ratio : float or None
+        Merge the delta into a new base once the postings it holds or
+        obsoletes exceed this fraction of the live postings (and
+        :attr:`merge_min_postings`).  ``None`` merges only when a hard limit
+        requires it or on :meth:`merge`.
+    merge_min_postings : int
+        Floor of the merge threshold, so small indexes do not merge on
+        every edit.
+
+    Examples
+    --------
+    >>> index = WordIndex.build([("src/auth.py", "def authenticate_user(name): ...")])
+    >>> [hit.file for hit in index.search("authenticate user")]
+    ['src/auth.py']
+    >>> index.update("src/session.py", "class UserSession: ...")
+    True
+    >>> [hit.file for hit in index.search("user session")]
+    ['src/session.py', 'src/auth.py']
+    """
+
+    def __init__(self, *, max_bytes: int | None = DEFAULT_MAX_BYTES) -> None:
+        self.max_bytes = check_max_bytes(max_bytes)
+        self.merge_ratio: float | None = MERGE_RATIO
+        self.merge_min_postings = MERGE_MIN_POSTINGS
+        self.k1 = BM25_K1
+        self.b = BM25_B
+        #: Score every posting instead of pruning (tests compare the two paths).
+        self.exhaustive = False
+        #: Prune multi-term queries over at least this many base postings (0: always).
+        self.prune_min_postings = PRUNE_MIN_POSTINGS
+        self._vocab = Vocabulary()
+        self._live = _lexical.LiveIndex(self._vocab)
+        self._write_lock = threading.RLock()
+        self._view = _View(DocTable([]), 0, self._live.generation)
+        #: Free-form JSON-compatible data saved with the index (see :meth:`save`).
+        self.metadata: dict = {}
+
+    # --- construction ---------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        docs: Iterable[tuple[str, str | bytes] | tuple[str, str | bytes, int]],
+        *,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
+        workers: int | None = None,
+    ) -> WordIndex:
+        """Build an index from ``(path, content)`` or ``(path, content, mtime_ns)`` items.
+
+        Parameters
+        ----------
+        docs : iterable of tuples
+            Paths are stored as given (``/``-separated, project-relative when
+            they come from a project); a repeated path keeps its first
+            position and its last content.  Bytes are decoded as UTF-8,
+            ill-formed sequences acting as separators.  Contents are
+            tokenized as they arrive and not kept, so a generator streams.
+            ``mtime_ns`` (default −1, unknown) is recorded for staleness
+            checks (see :meth:`file_info`).
+        max_bytes : int or None, default 512 KiB
+            Larger documents are left out.
+        workers : int, optional
+            Threads tokenizing in parallel (default: the number of CPUs, at
+            most 8).  Documents are cut into batches of about 8 MB; each
+            batch's segment is built on a worker and the batches are then
+            joined, so the result does not depend on ``workers``.
+
+        Returns
+        -------
+        WordIndex
+
+        Raises
+        ------
+        TypeError
+            If an item is not such a tuple, a path is not a str, a content is
+            neither str nor bytes, or an mtime is not an int.
+        ValueError
+            If a path contains a NUL character.
+        """
+        self = cls(max_bytes=max_bytes)
+        later: list[tuple[str, str | bytes, int]] = []  # repeated or oversized: applied as updates
+        paths = build_into(self._live, first_occurrences(docs, self.max_bytes, later), workers)
+        self._view = _View(DocTable(paths), len(paths), self._live.generation)
+        if later:
+            merge_ratio, self.merge_ratio = self.merge_ratio, None
+            for path, content, mtime in later:
+                self.update(path, content, mtime_ns=mtime)
+            self.merge_ratio = merge_ratio
+            self.merge()
+        return self
+
+    # --- incremental maintenance ----------------------------------------------
+
+    def update(self, path: str, content: str | bytes, *, mtime_ns: int = -1) -> bool:
+        """Replace (or add) the document at ``path``.
+
+        Costs O(the document's own postings): the old postings are found
+        through the forward index and retired, the new ones appended to the
+        delta segment.  A merge may follow (see :attr:`merge_ratio`).
+
+        Parameters
+        ----------
+        path : str
+        content : str or bytes
+        mtime_ns : int, default -1
+            Modification time to record; −1 means unknown (a per-edit update
+            of content that may not be on disk yet).
+
+        Returns
+        -------
+        bool
+            True when indexed; False when the content exceeds
+            :attr:`max_bytes`, in which case the document is removed.
+
+        Raises
+        ------
+        TypeError
+            If ``path`` is not a str, ``content`` is neither str nor bytes,
+            or ``mtime_ns`` is not an int.
+        ValueError
+            If ``path`` contains a NUL character.
+        """
+        path = check_path(path)
+        content = check_content(content)
+        mtime_ns = check_mtime(mtime_ns)
+        size = utf8_length(content)
+        with self._write_lock:
+            view = self._view
+            slot = view.table.slot_of.get(path)
+            if self.max_bytes is not None and size > self.max_bytes:
+                if slot is not None:
+                    self._live.remove(slot)
+                    self._maybe_merge()
+                return False
+            if slot is None:
+                slot = self._live.add_slot(path, mtime_ns, size)
+                view.table.append(path)
+                self._view = _View(view.table, slot + 1, self._live.generation)
+            self._live.put(slot, content, mtime_ns)
+            self._maybe_merge()
+        return True
+
+    def remove(self, path: str) -> bool:
+        """Remove the document at ``path``; False when it is not indexed.
+
+        Raises
+        ------
+        TypeError
+            If ``path`` is not a str.
+        ValueError
+            If ``path`` contains a NUL character.
+        """
+        path = check_path(path)
+        with self._write_lock:
+            slot = self._view.table.slot_of.get(path)
+            if slot is None or not self._live.remove(slot):
+                return False
+            self._maybe_merge()
+        return True
+
+    def merge(self) -> bool:
+        """Fold pending updates and removals into a new compact base segment.
+
+        Searches go on while the new segment is built and pause only for the
+        swap.  Returns False when there was nothing to merge.
+        """
+        with self._write_lock:
+            live = self._live
+            if live.merge_state()[1]:
+                return False
+            old_slots = live.merge()
+            self._view = _View(self._view.table.compacted(old_slots), len(old_slots), live.generation)
+        return True
+
+    def _maybe_merge(self) -> None:
+        ratio = -1.0 if self.merge_ratio is None else float(self.merge_ratio)
+        if self._live.needs_merge(ratio, int(self.merge_min_postings)):
+            self.merge()
+
+    # --- persistence ----------------------------------------------------------
+
+    def export_snapshot(self) -> LexicalSnapshot:
+        """The index as plain arrays (merging pending changes first): what :meth:`save` writes.
+
+        The arrays are copies: updates may go on while a snapshot is written.
+        """
+        from codelex.persist.lexical import LexicalSnapshot
+
+        with self._write_lock:
+            self.merge()
+            arrays, mtime_ns, size = self._live.export()
+            view = self._view
+            vocab_blob, vocab_offsets = self._vocab.to_arrays()
+            paths = view.table.paths[: view.n]
+            flags = view.table.flags(view.n).copy()
+            kind = view.table.kind(view.n).copy()
+            max_bytes = self.max_bytes
+            metadata = dict(self.metadata)
+        path_blob, path_offsets = _lexical.encode_paths(paths)
+        return LexicalSnapshot(
+            term_ptr=arrays["term_ptr"], post_doc=arrays["post_doc"], post_tf=arrays["post_tf"],
+            line_data=arrays["line_data"], doc_len=arrays["doc_len"], vocab_blob=vocab_blob,
+            vocab_offsets=vocab_offsets, paths=list(paths), path_blob=np.frombuffer(path_blob, dtype=np.uint8),
+            path_offsets=path_offsets, mtime_ns=mtime_ns, size=size, prior_flags=flags, kind_id=kind,
+            rules=rules_fingerprint(), max_bytes=max_bytes, metadata=metadata,
+        )
+
+    @classmethod
+    def from_snapshot(cls, snapshot: LexicalSnapshot) -> WordIndex:
+        """An index over a snapshot's arrays (borrowed, not copied: a mapped file stays mapped).
+
+        Prior flags and language ids are recomputed when the snapshot was
+        made under other path rules.
+
+        Raises
+        ------
+        codelex.IndexFormatError
+            When the arrays are structurally inconsistent (the native checks
+            that reading relies on always run).
+        """
+        try:
+            vocab = Vocabulary.from_arrays(snapshot.vocab_blob, snapshot.vocab_offsets)
+        except ValueError as exc:
+            raise IndexFormatError(f"corrupt index: term dictionary: {exc}") from None
+        if snapshot.term_ptr.shape[0] != len(vocab) + 1:
+            raise IndexFormatError("corrupt index: document frequencies and terms disagree in number")
+        n = len(snapshot.paths)
+        kind = snapshot.kind_id
+        if snapshot.rules == rules_fingerprint() and (n == 0 or (kind.min() >= 0 and kind.max() <= NO_KIND)):
+            table = DocTable(snapshot.paths, snapshot.prior_flags, kind)
+        else:  # path rules changed since the save: derive the attributes again
+            table = DocTable(snapshot.paths)
+        index = cls(max_bytes=snapshot.max_bytes)
+        index._vocab = vocab
+        index._live = _lexical.LiveIndex(vocab)
+        try:
+            index._live.install(
+                {"term_ptr": snapshot.term_ptr, "post_doc": snapshot.post_doc, "post_tf": snapshot.post_tf,
+                 "line_data": snapshot.line_data, "doc_len": snapshot.doc_len},
+                snapshot.path_blob, snapshot.path_offsets, snapshot.mtime_ns, snapshot.size,
+            )
+        except ValueError as exc:
+            raise IndexFormatError(f"corrupt index: {exc}") from None
+        index._view = _View(table, n, index._live.generation)
+        index.metadata = dict(snapshot.metadata)
+        index.metadata["saved_at"] = snapshot.saved_at
+        return index
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the index atomically to the directory ``path`` (created if needed).
+
+        Merges pending changes first; :attr:`metadata` (JSON-compatible) is
+        saved with it.  See :mod:`codelex.persist.lexical` for the format.
+
+        Raises
+        ------
+        OSError
+            When the directory cannot be created or written.
+        """
+        from codelex.persist.lexical import save_lexical
+
+        save_lexical(self.export_snapshot(), path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, mmap: bool = True, verify: bool = True) -> WordIndex:
+        """Load an index written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The index directory (or its ``index.clx`` file).
+        mmap : bool, default True
+            Map the arrays instead of reading them; a cold start then costs
+            the checks below, not a parse of the index.
+        verify : bool, default True
+            Check the checksum of every array (xxh3; a flipped byte anywhere
+            is detected).  The structural checks always run.
+
+        Raises
+        ------
+        codelex.IndexFormatError
+            With a one-line reason, for anything that is not an intact index
+            of this format version.
+        """
+        from codelex.persist.lexical import load_lexical
+
+        snapshot = load_lexical(path, mmap=mmap, verify=verify)
+        index = cls.from_snapshot(snapshot)
+        snapshot.release_pages()
+        return index
+
+    # --- introspection --------------------------------------------------------
+
+    def __len__(self) -> int:
+        return int(self._live.n_live)
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        slot = self._view.table.slot_of.get(path)
+        return slot is not None and self._live.alive(slot)
+
+    def __repr__(self) -> str:
+        return f"<WordIndex files={len(self)}>"
+
+    @property
+    def files(self) -> list[str]:
+        """Indexed paths, in document order (indexing order; a re-added path keeps its place)."""
+        view = self._view
+        paths = view.table.paths
+        return [paths[s] for s in self._live.live_slots().tolist() if s < view.n]
+
+    def file_info(self, path: str) -> FileInfo:
+        """What was recorded when ``path`` was indexed (``KeyError`` when absent)."""
+        slot = self._view.table.slot_of.get(path) if isinstance(path, str) else None
+        if slot is None or not self._live.alive(slot):
+            raise KeyError(path)
+        mtime, size = self._live.file_info(slot)
+        return FileInfo(int(mtime), int(size), int(self._live.doc_len(slot)))
+
+    def document_length(self, path: str) -> int:
+        """Token occurrences of an indexed file (``KeyError`` when absent)."""
+        return self.file_info(path).tokens
+
+    def stats(self) -> dict[str, int]:
+        """Sizes of the index.
+
+        Returns
+        -------
+        dict
+            ``files``; ``tokens`` (distinct tokens with postings);
+            ``postings`` (one per token, file and line, as the original
+            counts them); ``term_doc_pairs`` (one per token and file);
+            ``total_tokens`` (token occurrences, repeats counted);
+            ``pending_postings`` (delta postings and removed ones awaiting a
+            merge); ``index_bytes`` (posting arrays, delta and document
+            table); ``vocabulary_bytes`` (the term dictionary).  The first
+            five equal those of a fresh build over the same documents; the
+            byte counts depend on history (the dictionary keeps the terms of
+            removed documents until a rebuild).
+        """
+        c = self._live.counts()
+        return {
+            "files": c["live_docs"],
+            "tokens": c["terms"],
+            "postings": c["line_postings"],
+            "term_doc_pairs": c["pairs"],
+            "total_tokens": c["total_tokens"],
+            "pending_postings": int(self._live.merge_state()[0]),
+            "index_bytes": c["base_bytes"] + c["delta_bytes"] + c["table_bytes"],
+            "vocabulary_bytes": int(self._vocab.memory_bytes()),
+        }
+
+    # --- search ---------------------------------------------------------------
+
+    def search(self, query: str, options: SearchOptions | None = None, **kwargs) -> list[Hit]:
+        """Rank files for a query.
+
+        Parameters
+        ----------
+        query : str
+            Free text plus inline filters (``lang:``, ``file:``, ``ext:``,
+            negated with ``-``); see :func:`codelex.parse_query`.
+        options : SearchOptions, optional
+            How to rank; keyword arguments (``limit``, ``paths``, ``lang``,
+            ``centrality``, ``demote_test_vendor``, ``demote_docs``; see
+            :class:`codelex.SearchOptions`) build one or override its fields.
+
+        Returns
+        -------
+        list of Hit
+            Best first; ties broken by path.
+
+        Raises
+        ------
+        TypeError
+            If ``query`` is not a str, or an option has the wrong type.
+        codelex.QueryError
+            For an unknown ``lang:`` in the query or ``lang`` option.
+
+        Examples
+        --------
+        >>> index = WordIndex.build([("a.py", "def parse_config(): ..."), ("b.md", "parse the config")])
+        >>> [h.file for h in index.search("parse config", limit=1)]
+        ['a.py']
+        """
+        parsed, opts = parse_request(query, options, kwargs)
+        if opts.limit <= 0 or not parsed.tokens:
+            return []
+        tokens = list(parsed.tokens)
+        hits = self._search_view(self._view, parsed.filters, opts, tokens)
+        if hits is None:
+            # A writer changed the slot layout under us: wait until it has
+            # published the new one, then search again, still holding the lock.
+            with self._write_lock:
+                hits = self._search_view(self._view, parsed.filters, opts, tokens)
+        return hits
+
+    def _search_view(self, view: _View, filters, opts: SearchOptions, tokens: list[str]) -> list[Hit] | None:
+        mask = search_mask(view.table, view.n, filters, opts)
+        if mask is not None and not mask.any():
+            return []
+        mult, mult_max = slot_multipliers(view.table, view.n, opts.demote_test_vendor, opts.demote_docs,
+                                          opts.centrality)
+        return self._live.search_hits(tokens, opts.limit, view.table.paths, view.generation, k1=self.k1, b=self.b,
+                                      allowed=mask, multiplier=mult, multiplier_max=mult_max,
+                                      exhaustive=self.exhaustive, prune_min_postings=self.prune_min_postings)

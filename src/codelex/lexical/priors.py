@@ -1,0 +1,111 @@
+"""Path priors: test/vendor and doc/data demotions, import-graph centrality.
+
+Priors are multipliers on a file's BM25 score.  They are evaluated on the
+project-relative path (the original used absolute paths, demoting a whole
+project that happens to live under ``build/`` or ``tests/``).  Each slot
+keeps its prior flags; :func:`slot_multipliers` turns them into the cached
+per-slot multiplier array that native scoring consumes.
+(``codelex._reference.priors`` computes the same product path by path.)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from codelex.lexical.doctable import DocTable
+
+TEST_VENDOR_RE = re.compile(
+    r"(^|[\\/])(tests?|__tests__|spec|specs|__mocks__|vendor|node_modules|examples?|fixtures?|\.git|dist|build"
+    r"|coverage)([\\/]|$)|\.(test|spec)\.[A-Za-z]+$",
+    re.IGNORECASE,
+)
+DOC_FILE_RE = re.compile(r"\.(md|mdx|markdown|json|json5|jsonc|txt|rst|lock|ya?ml|toml|csv)$", re.IGNORECASE)
+
+TEST_VENDOR_FACTOR = 0.3
+DOC_FACTOR = 0.5
+
+FLAG_TEST_VENDOR = 1
+FLAG_DOC = 2
+
+
+def prior_flags(path: str) -> int:
+    """Bit set of the demotions that apply to ``path``."""
+    flags = 0
+    if TEST_VENDOR_RE.search(path):
+        flags |= FLAG_TEST_VENDOR
+    if DOC_FILE_RE.search(path):
+        flags |= FLAG_DOC
+    return flags
+
+
+def centrality_factor(importers: int) -> float:
+    """``1 + ln(1 + c) / 4`` for ``c > 0`` importing files, else 1."""
+    return 1.0 + math.log(1 + importers) / 4 if importers > 0 else 1.0
+
+
+def slot_multipliers(table: DocTable, n: int, demote_test_vendor: bool, demote_docs: bool,
+                     centrality: Mapping[str, int] | None) -> tuple[np.ndarray | None, float]:
+    """Per-slot priors of the first ``n`` slots and an upper bound of them.
+
+    The demotions never exceed 1; centrality boosts do, so the bound (which
+    enables pruning) is the largest boost.  None when every prior is 1.
+    """
+    key = (bool(demote_test_vendor), bool(demote_docs))
+    base = table.priors.get(key)
+    if base is None or len(base) < n:
+        flags = table.flags(n)
+        base = np.ones(n, dtype=np.float64)
+        if demote_test_vendor:
+            base[(flags & FLAG_TEST_VENDOR) != 0] *= TEST_VENDOR_FACTOR
+        if demote_docs:
+            base[(flags & FLAG_DOC) != 0] *= DOC_FACTOR
+        table.priors[key] = base
+    elif len(base) > n:
+        base = base[:n]
+    if centrality:
+        mult = base.copy()
+        slot_of = table.slot_of
+        top = 1.0
+        for path, count in centrality.items():
+            slot = slot_of.get(path)
+            if slot is not None and slot < n:
+                factor = centrality_factor(int(count or 0))
+                mult[slot] *= factor
+                top = max(top, factor)
+        return mult, top
+    if not demote_test_vendor and not demote_docs:
+        return None, 1.0
+    return base, 1.0
+
+
+def centrality_from_reverse_deps(reverse_deps: Mapping[str, object] | None, normalize=None) -> dict[str, int]:
+    """Importer counts from a ``file -> importers`` mapping; files with none are left out."""
+    out: dict[str, int] = {}
+    if not reverse_deps:
+        return out
+    for path, importers in reverse_deps.items():
+        n = len(importers) if importers is not None else 0  # type: ignore[arg-type]
+        if n > 0:
+            key = normalize(path) if normalize else path
+            out[key] = out.get(key, 0) + n
+    return out
+
+
+__all__ = [
+    "DOC_FACTOR",
+    "DOC_FILE_RE",
+    "FLAG_DOC",
+    "FLAG_TEST_VENDOR",
+    "TEST_VENDOR_FACTOR",
+    "TEST_VENDOR_RE",
+    "centrality_factor",
+    "centrality_from_reverse_deps",
+    "prior_flags",
+    "slot_multipliers",
+]

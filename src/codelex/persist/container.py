@@ -1,0 +1,396 @@
+"""The container format: named little-endian arrays behind a checksummed JSON header.
+
+Layout of a container file::
+
+    0   magic  b"CODELEX\\0"
+    8   u32    format version (little-endian)
+    12  u32    header length H
+    16  u64    xxh3-64 of the header bytes
+    24  header (H bytes of UTF-8 JSON), then zero padding
+    ..  arrays, each starting at a multiple of 64, zero padding between
+
+The JSON header names the container's kind (``format``) and version, and
+lists every array (name, dtype, shape, offset, byte length, xxh3-64), plus
+whatever metadata the writer adds.  Reading maps the file and wraps the
+arrays without parsing them; verifying is a linear scan per array.
+
+Crash safety: :func:`write_container` writes a temporary file in the same
+directory, fsyncs it, renames it over the target and fsyncs the directory,
+all under an advisory lock so that two processes never interleave.  A crash
+at any point leaves the old or the new file, and the next write removes the
+temporary files of crashed writers.
+
+This module knows nothing of what the arrays mean (see
+:mod:`codelex.persist.lexical` for the word index's).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import mmap as _mmap
+import os
+import stat
+import struct
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import xxhash
+from filelock import FileLock
+
+from codelex.defaults import LOCK_FILE
+from codelex.errors import IndexFormatError
+
+__all__ = [
+    "ALIGN",
+    "Container",
+    "is_dir",
+    "open_regular",
+    "read_container",
+    "read_container_header",
+    "write_container",
+]
+
+MAGIC = b"CODELEX\x00"
+_PREFIX = struct.Struct("<8sIIQ")
+ALIGN = 64
+_MAX_HEADER = 1 << 28  # a sanity bound: metadata (e.g. files skipped for their content) can be large
+
+
+def _align(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
+def is_dir(p: Path) -> bool:
+    """Like ``Path.is_dir``, but False (not an exception) for a path that cannot be examined."""
+    try:
+        return stat.S_ISDIR(os.stat(p).st_mode)
+    except OSError:
+        return False
+
+
+def open_regular(file: Path):
+    """Open ``file`` for reading, refusing anything but a regular file before a read can block.
+
+    ``O_NONBLOCK`` makes opening a FIFO return at once instead of waiting for
+    a writer; the file type is then checked on the open descriptor.
+
+    Raises
+    ------
+    codelex.IndexFormatError
+        When ``file`` is not a regular file.
+    OSError
+        When it cannot be opened (``FileNotFoundError``, ``IsADirectoryError``...).
+    """
+    fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+                 | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(file))
+        if not stat.S_ISREG(mode):
+            raise IndexFormatError(f"{file}: not a regular file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+# --- write ------------------------------------------------------------------------
+
+
+def write_container(directory: Path, name: str, arrays: dict[str, np.ndarray], schema: dict[str, str],
+                    meta: dict, version: int) -> Path:
+    """Write ``arrays`` (in ``schema`` order, each cast to its dtype) and ``meta`` atomically.
+
+    Parameters
+    ----------
+    directory : Path
+        Created if needed.
+    name : str
+        The file name inside ``directory``.
+    arrays : dict of str to numpy.ndarray
+        One 1-d array per ``schema`` entry.
+    schema : dict of str to str
+        Array name -> numpy dtype string (``"<u4"``, ``"|u1"``...), in file order.
+    meta : dict
+        JSON-compatible header fields; must include ``format``.
+    version : int
+        The container's format version (in the prefix and the header).
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    OSError
+        When the directory cannot be created or written.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / name
+    with FileLock(str(directory / LOCK_FILE)):
+        _remove_stale_temporaries(directory, name)
+        tmp = directory / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            with open(tmp, "wb") as f:
+                _write(f, arrays, schema, dict(meta, version=version), version)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+            raise
+        _fsync_directory(directory)
+    return target
+
+
+def _write(f, arrays: dict[str, np.ndarray], schema: dict[str, str], meta: dict, version: int) -> None:
+    entries = []
+    casted = {}
+    offset = 0  # relative to the data start, fixed below
+    for name, dtype in schema.items():
+        arr = np.ascontiguousarray(arrays[name], dtype=np.dtype(dtype))
+        casted[name] = arr
+        entries.append({"name": name, "dtype": dtype, "shape": [int(arr.shape[0])], "offset": offset,
+                        "nbytes": int(arr.nbytes), "xxh3": xxhash.xxh3_64_hexdigest(arr)})
+        offset = _align(offset + arr.nbytes)
+    # The header's own length fixes where the data starts; offsets are written
+    # as absolute positions, so settle the length first (the digits can only grow).
+    data_start = 0
+    for _ in range(4):
+        header = dict(meta, arrays=[dict(e, offset=e["offset"] + data_start) for e in entries])
+        last = header["arrays"][-1]
+        header["file_size"] = last["offset"] + last["nbytes"]
+        blob = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+        new_start = _align(_PREFIX.size + len(blob))
+        if new_start == data_start:
+            break
+        data_start = new_start
+    else:  # pragma: no cover - the loop converges in two rounds
+        raise RuntimeError("header layout did not converge")
+    f.write(_PREFIX.pack(MAGIC, version, len(blob), xxhash.xxh3_64_intdigest(blob)))
+    f.write(blob)
+    pos = _PREFIX.size + len(blob)
+    for entry in header["arrays"]:
+        f.write(b"\x00" * (entry["offset"] - pos))
+        f.write(memoryview(casted[entry["name"]]).cast("B"))
+        pos = entry["offset"] + entry["nbytes"]
+
+
+def _remove_stale_temporaries(directory: Path, name: str) -> None:
+    """Delete temporary files of writers that died (we hold the lock, so no one is writing)."""
+    for p in directory.glob(f".{name}.*.tmp"):
+        try:
+            p.unlink()
+        except OSError:
+            pass
+
+
+def _fsync_directory(directory: Path) -> None:
+    if os.name == "nt":  # directories cannot be opened for fsync on Windows
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:  # some file systems cannot fsync a directory; the rename still stands
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF, errno.EACCES):
+            raise
+    finally:
+        os.close(fd)
+
+
+# --- read -------------------------------------------------------------------------
+
+
+@dataclass
+class Container:
+    """A container read from disk: its verified header and its arrays (views of ``buffer``)."""
+
+    file: Path
+    header: dict
+    arrays: dict[str, np.ndarray]
+    buffer: object  # the mmap (or bytes) the arrays view; keep it alive with them
+
+    def release_pages(self) -> None:
+        """Let the pages the checks touched go (a mapped file faults back only what is read)."""
+        buf = self.buffer
+        if isinstance(buf, _mmap.mmap) and hasattr(_mmap, "MADV_DONTNEED"):
+            try:
+                buf.madvise(_mmap.MADV_DONTNEED)
+            except (OSError, ValueError):
+                pass
+
+
+def read_container_header(file: Path, kind: str, version: int, checks=None) -> dict:
+    """The verified JSON header of a container file, without reading its arrays.
+
+    Raises
+    ------
+    codelex.IndexFormatError
+        As :func:`read_container` does for the prefix and header.
+    OSError
+        When the file cannot be opened.
+    """
+    with open_regular(file) as f:
+        size = os.fstat(f.fileno()).st_size
+        header, _ = _read_header(f.read(_PREFIX.size), f, size, kind, version, checks)
+    return header
+
+
+def read_container(file: Path, schema: dict[str, str], kind: str, version: int, *, mmap: bool = True,
+                   verify: bool = True, checks=None) -> Container:
+    """Read and check a container written by :func:`write_container`.
+
+    Parameters
+    ----------
+    schema : dict of str to str
+        The arrays expected (name -> dtype); any other array is ignored.
+    kind, version : str, int
+        The ``format`` and version the header must declare.
+    mmap : bool, default True
+        Map the file instead of reading it.
+    verify : bool, default True
+        Check every array's checksum and that the padding is zero.
+    checks : callable, optional
+        ``checks(header)`` raises :class:`codelex.IndexFormatError` for a
+        header the caller cannot use (e.g. foreign Unicode tables).
+
+    Raises
+    ------
+    codelex.IndexFormatError
+        With a one-line reason, for anything that is not an intact container
+        of this kind and version.
+    OSError
+        When the file cannot be opened (``FileNotFoundError``...).
+    """
+    with open_regular(file) as f:
+        size = os.fstat(f.fileno()).st_size
+        prefix = f.read(_PREFIX.size)
+        header, header_end = _read_header(prefix, f, size, kind, version, checks)
+        if mmap and size > 0:
+            buf = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ)
+        else:
+            f.seek(0)
+            buf = f.read()
+        if len(buf) != size:
+            raise IndexFormatError(f"{file}: the file changed while it was read")
+        # Checksums of a mapped file are computed from read() calls, not
+        # through the mapping, so that verifying does not make the whole
+        # file resident in this process.
+        arrays = _read_arrays(header, schema, buf, header_end, size, verify,
+                              f.fileno() if isinstance(buf, _mmap.mmap) else None)
+    return Container(file, header, arrays, buf)
+
+
+def _file_digest(fd: int, offset: int, nbytes: int) -> str:
+    hasher = xxhash.xxh3_64()
+    chunk = 4 << 20
+    end = offset + nbytes
+    while offset < end:
+        data = os.pread(fd, min(chunk, end - offset), offset)
+        if not data:
+            break
+        hasher.update(data)
+        offset += len(data)
+    return hasher.hexdigest()
+
+
+def _read_header(prefix: bytes, f, size: int, kind: str, expected_version: int, checks) -> tuple[dict, int]:
+    """Check the prefix and header; returns the header and the offset where it ends."""
+    if len(prefix) < _PREFIX.size:
+        raise IndexFormatError(f"truncated index: {size} bytes")
+    magic, version, header_len, digest = _PREFIX.unpack(prefix)
+    if magic != MAGIC:
+        raise IndexFormatError("not a codelex index (bad magic)")
+    if version != expected_version:
+        raise IndexFormatError(
+            f"unsupported index format version {version} (this codelex reads {expected_version})")
+    if header_len > _MAX_HEADER or _PREFIX.size + header_len > size:
+        raise IndexFormatError("truncated index: header extends past the end of the file")
+    blob = f.read(header_len)
+    if len(blob) != header_len or xxhash.xxh3_64_intdigest(blob) != digest:
+        raise IndexFormatError("corrupt index: header checksum mismatch")
+    try:
+        header = json.loads(blob)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IndexFormatError(f"corrupt index: header is not JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
+    if not isinstance(header, dict) or header.get("format") != kind or header.get("version") != version:
+        raise IndexFormatError(f"corrupt index: header does not describe a codelex index ({kind})")
+    if checks is not None:
+        checks(header)
+    if header.get("file_size") != size:
+        what = "truncated" if isinstance(header.get("file_size"), int) and header["file_size"] > size else "corrupt"
+        raise IndexFormatError(f"{what} index: {size} bytes on disk, header says {header.get('file_size')}")
+    return header, _PREFIX.size + header_len
+
+
+def _read_arrays(header: dict, schema: dict[str, str], buf, header_end: int, size: int, verify: bool,
+                 fd: int | None = None) -> dict[str, np.ndarray]:
+    data_start = _align(header_end)
+    entries = header.get("arrays")
+    if not isinstance(entries, list):
+        raise IndexFormatError("corrupt index: header has no array table")
+    by_name = {}
+    for e in entries:
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
+            raise IndexFormatError("corrupt index: malformed array entry")
+        by_name[e["name"]] = e
+    missing = [n for n in schema if n not in by_name]
+    if missing:
+        raise IndexFormatError(f"corrupt index: missing array {missing[0]!r}")
+    arrays = {}
+    spans = []
+    for e in entries:
+        shape, offset, nbytes = e.get("shape"), e.get("offset"), e.get("nbytes")
+        if (not isinstance(shape, list) or len(shape) != 1 or not all(isinstance(x, int) for x in (*shape, offset, nbytes))
+                or isinstance(nbytes, bool)):
+            raise IndexFormatError(f"corrupt index: array {e['name']!r} has a malformed shape or offset")
+        if offset < data_start or offset % ALIGN or nbytes < 0 or offset + nbytes > size:
+            raise IndexFormatError(f"corrupt index: array {e['name']!r} lies outside the data area")
+        spans.append((offset, offset + nbytes))
+    for name, dtype in schema.items():
+        e = by_name[name]
+        if e.get("dtype") != dtype:
+            raise IndexFormatError(f"corrupt index: array {name!r} has dtype {e.get('dtype')!r}, expected {dtype!r}")
+        offset, nbytes, count = e["offset"], e["nbytes"], e["shape"][0]
+        itemsize = np.dtype(dtype).itemsize
+        if count < 0 or nbytes != count * itemsize:
+            raise IndexFormatError(f"corrupt index: array {name!r} has shape {e['shape']} but {nbytes} bytes")
+        arr = np.frombuffer(buf, dtype=np.dtype(dtype), count=count, offset=offset)
+        if verify:
+            digest = _file_digest(fd, offset, nbytes) if fd is not None and hasattr(os, "pread") \
+                else xxhash.xxh3_64_hexdigest(arr)
+            if digest != e.get("xxh3"):
+                raise IndexFormatError(f"corrupt index: checksum mismatch in array {name!r}")
+        if arr.dtype.byteorder not in "=|" and arr.dtype.newbyteorder("=") != arr.dtype:
+            arr = arr.astype(arr.dtype.newbyteorder("="))  # big-endian host: one conversion
+        arrays[name] = arr
+    spans.sort()
+    pos = data_start
+    for start, end in spans:
+        if start < pos:
+            raise IndexFormatError("corrupt index: arrays overlap")
+        pos = end
+    if verify:  # padding carries no data but must not hide corruption either
+        view = memoryview(buf)
+        gaps = [(header_end, data_start)]
+        pos = data_start
+        for start, end in spans:
+            gaps.append((pos, start))
+            pos = end
+        for a, b in gaps:
+            if b > a and any(view[a:b]):
+                raise IndexFormatError("corrupt index: non-zero padding between arrays")
+    return arrays

@@ -1,0 +1,74 @@
+"""Per-edit upkeep: one file brought up to date, then a debounced save."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from codelex.ingest import Document, content_skip_reason, path_skip_reason, read_file
+from codelex.ingest.rules import BINARY_PROBE_BYTES
+from codelex.lexical import WordIndex
+from codelex.project.state import RootState
+
+__all__ = ["apply_edit", "relative_path", "schedule_save"]
+
+
+def relative_path(root: Path, path: str | os.PathLike[str]) -> str:
+    """``path`` (absolute, or relative to ``root``) as a root-relative ``/`` path.
+
+    Raises
+    ------
+    ValueError
+        When ``path`` is outside ``root`` or contains NUL.
+    """
+    text = os.fspath(path)
+    if "\x00" in text:
+        raise ValueError("path contains a NUL character")
+    p = Path(text)
+    if not p.is_absolute():
+        p = root / p
+    p = Path(os.path.normpath(p))
+    try:
+        rel = p.relative_to(root)
+    except ValueError:
+        raise ValueError(f"{path} is outside the project root {root}") from None
+    return rel.as_posix()
+
+
+def apply_edit(state: RootState, index: WordIndex, rel: str, content: str | bytes | None) -> bool:
+    """Index ``rel``'s new content (read from disk when None); True when it is indexed afterwards.
+
+    A path the admission rules leave out, a file that vanished and content
+    that is binary or generated remove the document instead.
+    """
+    if path_skip_reason(rel) is not None:
+        index.remove(rel)
+        return False
+    if content is None:
+        outcome = read_file(str(state.root), rel, state.options.max_bytes)
+        if isinstance(outcome, Document):
+            return index.update(rel, outcome.content, mtime_ns=outcome.mtime_ns)
+        if outcome != "unreadable":
+            index.remove(rel)
+            return False
+        return rel in index
+    head = content[:BINARY_PROBE_BYTES]
+    if isinstance(head, str):
+        head = head.encode("utf-8", "surrogatepass")
+    if content_skip_reason(head) is not None:
+        index.remove(rel)
+        return False
+    return index.update(rel, content)  # mtime unknown (-1): the next open re-reads it
+
+
+def schedule_save(state: RootState, index: WordIndex, debounce_ms: float | None) -> None:
+    """Note that ``index`` changed: one save after the quiet window (see :class:`codelex.PersistScheduler`)."""
+    from codelex.persist.scheduler import PersistScheduler
+
+    with state.lock:
+        if state.saver is None or state.saver.index is not index:
+            if state.saver is not None:
+                state.saver.close()
+            state.saver = PersistScheduler(index, state.writable_dir(), debounce_ms=debounce_ms)
+        saver = state.saver
+    saver.schedule()

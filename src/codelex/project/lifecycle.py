@@ -1,0 +1,253 @@
+"""A root's build lifecycle: load the saved index, walk, refresh or rebuild, publish, save.
+
+One build runs per root at a time.  A build started while another runs
+joins it, unless it supersedes it (``rebuild``, ``refresh``); a superseded
+or cancelled build stops reading and never publishes.  Failures are
+reported through the state's status, never raised into a query.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from codelex.errors import IndexFormatError
+from codelex.ingest import WalkResult, list_files
+from codelex.lexical import WordIndex
+from codelex.persist.layout import index_signature, probe_index
+from codelex.project.edits import apply_edit
+from codelex.project.refresh import content_skipped, full_build, refresh
+from codelex.project.results import RefreshReport
+from codelex.project.roots import refusal_reason
+from codelex.project.state import Cancelled, RootState
+
+__all__ = ["adopt_saved", "close", "load_saved", "reload_if_changed", "start", "wait"]
+
+log = logging.getLogger("codelex")
+
+ProgressCallback = Callable[[int, int, int], object]
+
+
+def start(state: RootState, *, full: bool, wait_for_it: bool, reason: str | None, supersede: bool = False,
+          progress: ProgressCallback | None = None) -> None:
+    """Start (or join) a build of ``state``'s root; in this thread when ``wait_for_it``."""
+    with state.lock:
+        if state.status == "closed":
+            raise RuntimeError("the project is closed")
+        refused = refusal_reason(state.root)
+        if refused is not None:
+            state.status, state.reason = "refused", refused
+            state.done.notify_all()
+            return
+        running = state.status == "building"
+        thread = None
+        if running and not supersede:
+            thread = state.thread
+        else:
+            state.job += 1
+            job = state.job
+            state.status, state.reason = "building", None
+            if not wait_for_it:
+                thread = threading.Thread(target=_run, args=(state, job, full, reason, progress), daemon=True,
+                                          name=f"codelex-build-{state.root.name}")
+                state.thread = thread
+                thread.start()
+    if wait_for_it:
+        if running and not supersede:
+            wait(state)
+        elif thread is None:
+            _run(state, job, full, reason, progress)
+
+
+def wait(state: RootState, timeout: float | None = None) -> bool:
+    """Wait for a running build; True when none is running (any more)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    with state.done:
+        while state.status == "building":
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            state.done.wait(remaining)
+    return True
+
+
+def _run(state: RootState, job: int, full: bool, reason: str | None, progress: ProgressCallback | None) -> None:
+    started = time.perf_counter()
+    try:
+        report = _build(state, job, full, reason, progress)
+    except Cancelled:
+        return
+    except Exception as exc:  # reported through status; never raised into a query
+        log.warning("codelex: building the index of %s failed: %s", state.root, exc, exc_info=True)
+        with state.lock:
+            if state.job == job:
+                state.status, state.reason = "failed", f"{type(exc).__name__}: {exc}"
+                state.done.notify_all()
+        return
+    report.seconds = time.perf_counter() - started
+    with state.lock:
+        if state.job == job:
+            state.report = report
+
+
+def _build(state: RootState, job: int, full: bool, reason: str | None,
+           progress: ProgressCallback | None) -> RefreshReport:
+    opts = state.options
+    index: WordIndex | None = None
+    if not full:
+        index, reason = load_saved(state)
+    state.check_job(job)
+    walk = list_files(state.root, max_bytes=opts.max_bytes, max_files=opts.max_files, use_git=opts.use_git,
+                      ignore=opts.ignore)
+    state.check_job(job)
+    report = None
+    skips_before = dict(content_skipped(index)) if index is not None else None
+    if index is not None:
+        report, churn = refresh(state, job, index, walk, progress)
+        if report is None:
+            index, reason = None, churn
+    if index is None:
+        index, report = full_build(state, job, walk, reason or "no-index", progress)
+    state.check_job(job)
+    changed = report.mode == "full" or report.refreshed or report.added or report.dropped \
+        or index.metadata.get("truncated") != walk.truncated or content_skipped(index) != skips_before
+    index.metadata.update(root=str(state.root), truncated=walk.truncated, generated_at=time.time(),
+                          max_files=opts.max_files, max_bytes=opts.max_bytes, ignore=list(opts.ignore),
+                          writer=state.writer)
+    _publish(state, job, index, walk)
+    if changed:
+        report.saved = save(state, index)
+    return report
+
+
+def load_saved(state: RootState) -> tuple[WordIndex | None, str | None]:
+    """The index to refresh: the one in memory, else the saved one; ``(None, reason)`` to rebuild."""
+    current = state.index
+    if current is not None:  # warm: refresh the index in memory rather than the file
+        return current, None
+    opts = state.options
+    for directory in state.candidate_dirs():
+        found, why = probe_index(directory)
+        if why is not None:
+            if str(directory) not in state.unreadable_dirs:
+                log.warning("codelex: skipping the index location %s: %s", directory, why)
+            state.unreadable_dirs[str(directory)] = why
+        if found is None:
+            continue
+        try:
+            index = WordIndex.load(directory)
+        except IndexFormatError as exc:
+            log.warning("codelex: the saved index in %s is unusable (%s); rebuilding", directory, exc)
+            return None, f"unreadable-index: {exc}"
+        except OSError as exc:
+            log.warning("codelex: cannot read the saved index in %s (%s); rebuilding", directory, exc)
+            return None, f"unreadable-index: {exc}"
+        meta = index.metadata
+        if meta.get("max_files") != opts.max_files or meta.get("max_bytes") != opts.max_bytes \
+                or meta.get("ignore", []) != list(opts.ignore):
+            return None, "options-changed"
+        state.saved_dir = directory
+        state.disk_signature = index_signature(directory)
+        return index, None
+    return None, None
+
+
+def adopt_saved(state: RootState) -> None:
+    """Publish the saved index, if any, before its refresh starts (a background open answers at once)."""
+    if state.index is not None or state.status != "idle" or refusal_reason(state.root) is not None:
+        return
+    index, _ = load_saved(state)
+    if index is None:
+        return
+    with state.lock:
+        if state.index is None and state.status == "idle":
+            state.index = index
+            state.truncated = bool(index.metadata.get("truncated"))
+            state.generated_at = index.metadata.get("generated_at")
+
+
+def _publish(state: RootState, job: int, index: WordIndex, walk: WalkResult) -> None:
+    with state.lock:
+        state.check_job(job)
+        edits, state.pending_edits = state.pending_edits, []
+        for rel, content in edits:  # edits that arrived during the build are newer
+            apply_edit(state, index, rel, content)
+        state.index = index
+        state.truncated = walk.truncated
+        state.generated_at = index.metadata.get("generated_at")
+        state.status, state.reason = "ready", None
+        state.done.notify_all()
+
+
+def save(state: RootState, index: WordIndex) -> bool:
+    """Save ``index`` to the root's writable index directory; False (logged) when that fails."""
+    try:
+        directory = state.writable_dir()
+        index.metadata["writer"] = state.writer
+        index.save(directory)
+        state.saved_dir = directory
+        state.disk_signature = index_signature(directory)
+        return True
+    except OSError as exc:
+        log.warning("codelex: could not save the index of %s: %s", state.root, exc)
+        return False
+
+
+def reload_if_changed(state: RootState) -> bool:
+    """Adopt an index that another process saved since this one last read or wrote it.
+
+    Cheap when nothing changed (one ``stat``).  Returns True when a newer
+    index was loaded and published.
+    """
+    directory = state.saved_dir
+    if directory is None or state.status in ("building", "closed"):
+        return False
+    signature = index_signature(directory)
+    if signature is None or signature == state.disk_signature:
+        return False
+    from codelex.persist.lexical import read_lexical_header
+
+    try:
+        header = read_lexical_header(directory)
+    except (IndexFormatError, OSError):
+        return False
+    if header.get("metadata", {}).get("writer") == state.writer:  # our own debounced save
+        state.disk_signature = signature
+        return False
+    try:
+        index = WordIndex.load(directory)
+    except (IndexFormatError, OSError) as exc:
+        log.warning("codelex: ignoring the index another process wrote to %s: %s", directory, exc)
+        state.disk_signature = signature
+        return False
+    with state.lock:
+        if state.status in ("building", "closed"):
+            return False
+        index.metadata["writer"] = state.writer
+        state.index = index
+        state.truncated = bool(index.metadata.get("truncated"))
+        state.generated_at = index.metadata.get("generated_at")
+        state.disk_signature = signature
+        if state.saver is not None:
+            state.saver.cancel()
+            state.saver.close()
+            state.saver = None
+    return True
+
+
+def close(state: RootState) -> None:
+    """Cancel a running build (it never publishes), flush a pending save, release the root."""
+    with state.lock:
+        if state.status == "closed":
+            return
+        state.job += 1  # supersedes a running build
+        state.status = "closed"
+        state.done.notify_all()
+        thread, saver = state.thread, state.saver
+        state.saver = None
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+    if saver is not None:
+        saver.close()

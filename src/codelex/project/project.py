@@ -1,0 +1,313 @@
+"""The project facade: a repository whose index is kept on disk and fresh, and its queries.
+
+Opening a :class:`Project` loads the index saved under the index directory,
+stats the current files and refreshes only what changed (or rebuilds when
+too much did, or when the saved index is unreadable), then saves
+(:mod:`codelex.project.lifecycle`, :mod:`codelex.project.refresh`).  Opening
+in the background returns at once; until an index is available,
+:meth:`Project.search` answers ``available=False`` with the reason instead
+of waiting.  Edits arrive through :meth:`Project.on_edit`
+(:mod:`codelex.project.edits`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from codelex.defaults import DEFAULT_MAX_BYTES
+from codelex.ingest import list_files
+from codelex.lexical import WordIndex
+from codelex.persist.layout import probe_index
+from codelex.project import lifecycle
+from codelex.project.edits import apply_edit, relative_path, schedule_save
+from codelex.project.refresh import diff
+from codelex.project.results import HINTS, Coverage, RefreshReport, SearchResult
+from codelex.project.roots import refusal_reason
+from codelex.project.state import RootOptions, state_for
+from codelex.query.options import SearchOptions, parse_request
+
+__all__ = ["Project"]
+
+ProgressCallback = Callable[[int, int, int], object]
+
+
+class Project:
+    """A repository whose index is kept on disk and fresh.
+
+    Parameters
+    ----------
+    root : str or path-like
+        The directory to index.
+    index_dir : str or path-like, optional
+        Where the index lives.  Default: ``$CODELEX_INDEX_DIR/<slug>`` when
+        that variable is set, else ``<root>/.codelex`` (created with a
+        ``.gitignore`` of ``*``), else a per-user cache directory when the
+        root is not writable.
+    max_files : int, optional
+        Cap on indexed files (code files are kept first); no cap by default.
+    max_bytes : int or None, default 512 KiB
+        Larger files are skipped, never read.
+    progress : callable, optional
+        ``progress(files_done, files_total, bytes_read)`` during builds.
+    debounce_ms : float, optional
+        Quiet window of the saves after :meth:`on_edit` (see
+        :class:`codelex.PersistScheduler`).
+    use_git : bool or None
+        See :func:`codelex.ingest.list_files`.
+    ignore : sequence of str
+        Extra gitignore-style patterns (relative to the root), on top of the
+        repository's own ignore files.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "auth.py").write_text("def authenticate_user(name): ...")
+    >>> with Project(root) as project:
+    ...     project.open().status
+    ...     [hit.file for hit in project.search("authenticate").results]
+    'ready'
+    ['auth.py']
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        index_dir: str | os.PathLike[str] | None = None,
+        max_files: int | None = None,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
+        progress: ProgressCallback | None = None,
+        debounce_ms: float | None = None,
+        use_git: bool | None = None,
+        ignore: Sequence[str] = (),
+    ) -> None:
+        if max_files is not None and (isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 0):
+            raise ValueError(f"max_files must be a non-negative int or None, not {max_files!r}")
+        if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0):
+            raise ValueError(f"max_bytes must be a non-negative int or None, not {max_bytes!r}")
+        resolved = Path(root).expanduser().resolve()
+        if not resolved.is_dir():
+            raise NotADirectoryError(f"not a directory: {root}")
+        self.root = resolved
+        explicit = Path(index_dir).expanduser().resolve() if index_dir is not None else None
+        patterns = (ignore,) if isinstance(ignore, str) else tuple(ignore)
+        if any(not isinstance(p, str) for p in patterns):
+            raise TypeError("ignore patterns must be str")
+        self._state = state_for(RootOptions(resolved, explicit, max_files, max_bytes, use_git, patterns))
+        self.progress = progress
+        self.debounce_ms = debounce_ms
+
+    # --- status -------------------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        """``idle``, ``building``, ``ready``, ``refused``, ``failed`` or ``closed``.
+
+        ``building`` with an index available means a refresh is running while
+        the previous index answers queries.
+        """
+        return self._state.status
+
+    @property
+    def status_reason(self) -> str | None:
+        """Why the project is ``refused`` or ``failed`` (None otherwise)."""
+        return self._state.reason
+
+    @property
+    def index(self) -> WordIndex | None:
+        """The current index (None until one is available)."""
+        return self._state.index
+
+    @property
+    def last_report(self) -> RefreshReport | None:
+        """What the last open, refresh or rebuild did."""
+        return self._state.report
+
+    @property
+    def generated_at(self) -> float | None:
+        """Unix time at which the index was last built or refreshed."""
+        return self._state.generated_at
+
+    @property
+    def coverage(self) -> Coverage:
+        state = self._state
+        return Coverage(len(state.index) if state.index is not None else 0, state.truncated)
+
+    @property
+    def index_dir(self) -> Path:
+        """Where the index is (or will be) saved."""
+        state = self._state
+        return state.saved_dir or state.candidate_dirs()[0]
+
+    # --- opening ------------------------------------------------------------------
+
+    def open(self, wait: bool = True) -> Project:
+        """Load, refresh and save the index; in the background when ``wait`` is False.
+
+        With ``wait=True`` this returns once the index is ready (or the build
+        was refused or failed: see :attr:`status`).  With ``wait=False`` a
+        saved index is loaded at once (memory-mapped) and answers queries
+        while it is refreshed in the background; without one, the build runs
+        in the background.  A build already running for this root is joined,
+        not repeated.
+        """
+        if not wait:
+            lifecycle.adopt_saved(self._state)
+        lifecycle.start(self._state, full=False, wait_for_it=wait, reason=None, progress=self.progress)
+        return self
+
+    def rebuild(self, wait: bool = True) -> Project:
+        """Build from scratch, superseding any running build."""
+        lifecycle.start(self._state, full=True, wait_for_it=wait, reason="requested", supersede=True,
+                        progress=self.progress)
+        return self
+
+    def refresh(self) -> RefreshReport | None:
+        """Bring the index in line with the files on disk now (synchronously)."""
+        lifecycle.start(self._state, full=False, wait_for_it=True, reason=None, supersede=True,
+                        progress=self.progress)
+        return self._state.report
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a background build; True when none is running (any more)."""
+        return lifecycle.wait(self._state, timeout)
+
+    # --- freshness -----------------------------------------------------------------
+
+    def check(self) -> dict:
+        """Compare the index with the files on disk, changing nothing.
+
+        Returns
+        -------
+        dict
+            ``indexed`` (files in the index; None without one), ``stale``,
+            ``added`` and ``removed`` (file counts an open would refresh),
+            ``index_dir``, ``generated_at``, ``index_bytes`` (on disk), and
+            ``unreadable_dirs`` (candidate index locations that could not be
+            examined, with the reason).
+        """
+        state = self._state
+        index = state.index
+        directory = state.saved_dir
+        if index is None:
+            index, _ = lifecycle.load_saved(state)
+            directory = state.saved_dir
+        out: dict = {"index_dir": str(directory or self.index_dir), "indexed": None, "stale": None, "added": None,
+                     "removed": None, "generated_at": None, "index_bytes": None,
+                     "unreadable_dirs": dict(state.unreadable_dirs)}
+        if directory is not None:
+            found, _ = probe_index(directory)
+            if found is not None:
+                out["index_bytes"] = found.st_size
+        if index is None:
+            return out
+        opts = state.options
+        walk = list_files(state.root, max_bytes=opts.max_bytes, max_files=opts.max_files, use_git=opts.use_git,
+                          ignore=opts.ignore)
+        added, removed, stale = diff(index, {f.path: f for f in walk.files})
+        out.update(indexed=len(index), stale=len(stale), added=len(added), removed=len(removed),
+                   generated_at=index.metadata.get("generated_at"))
+        return out
+
+    def reload_if_changed(self) -> bool:
+        """Adopt an index that another process saved since this one last read or wrote it.
+
+        Cheap when nothing changed (one ``stat``).  Returns True when a newer
+        index was loaded and published.
+        """
+        return lifecycle.reload_if_changed(self._state)
+
+    # --- queries --------------------------------------------------------------------
+
+    def search(self, query: str, options: SearchOptions | None = None, **kwargs) -> SearchResult:
+        """Rank files for ``query`` without ever waiting for a build.
+
+        Parameters are those of :meth:`codelex.WordIndex.search`.  When no
+        index is available the result says why; a refused root answers
+        ``refused`` from the first call and never starts a build; after a
+        failed build the same call starts a retry in the background.
+
+        Raises
+        ------
+        TypeError, codelex.QueryError
+            As :meth:`codelex.WordIndex.search` does, also while unavailable.
+        """
+        state = self._state
+        _, opts = parse_request(query, options, kwargs)  # a malformed request raises, available or not
+        index = state.index
+        if index is not None:
+            results = index.search(query, opts)
+            return SearchResult(True, query, results, Coverage(len(index), state.truncated), state.generated_at)
+        with state.lock:
+            status, reason = state.status, state.reason
+            if status == "idle":
+                refused = refusal_reason(state.root)
+                if refused is not None:
+                    state.status, state.reason = status, reason = "refused", refused
+        if status == "refused":
+            why = "refused"
+        elif status == "failed":
+            why = "last-build-failed"
+            self.open(wait=False)
+        else:
+            why = "building"
+            if status == "idle":
+                self.open(wait=False)
+        return SearchResult(False, query, [], Coverage(0, False), None, why, HINTS[why].format(reason=reason))
+
+    # --- per-edit upkeep ----------------------------------------------------------
+
+    def on_edit(self, path: str | os.PathLike[str], content: str | bytes | None = None) -> bool:
+        """Bring one file up to date after an edit, then schedule a debounced save.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Absolute, or relative to the root.
+        content : str or bytes, optional
+            The new content; read from disk when omitted (a file that no
+            longer exists, or is no longer admissible, is removed).
+
+        Returns
+        -------
+        bool
+            True when the file is indexed after the call.
+
+        Raises
+        ------
+        ValueError
+            When ``path`` is outside the root or contains NUL.
+        TypeError
+            When ``content`` is neither str, bytes nor None.
+        """
+        if content is not None and not isinstance(content, (str, bytes)):
+            raise TypeError(f"content must be str, bytes or None, not {type(content).__name__}")
+        rel = relative_path(self.root, path)
+        state = self._state
+        with state.lock:
+            if state.status == "building":
+                state.pending_edits.append((rel, content))
+            index = state.index
+            if index is None:
+                return False
+            indexed = apply_edit(state, index, rel, content)
+        schedule_save(state, index, self.debounce_ms)
+        return indexed
+
+    # --- shutdown -------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Cancel a running build (it never publishes), flush a pending save, release the root."""
+        lifecycle.close(self._state)
+
+    def __enter__(self) -> Project:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Project {self.root} status={self.status} files={self.coverage.files}>"

@@ -1,0 +1,89 @@
+"""What a project answers: search results (with the unavailable contract), coverage, refresh reports."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from codelex.lexical import Hit
+
+__all__ = ["HINTS", "Coverage", "RefreshReport", "SearchResult"]
+
+#: Why a query could not be answered, and what to do (``unavailable_reason`` -> hint).
+HINTS = {
+    "building": "The codelex index for this project is being built in the background; retry the query shortly.",
+    "refused": "codelex refused to index this directory for safety: {reason}. Open a project directory instead.",
+    "last-build-failed": "The last codelex index build failed: {reason}. A retry is now running in the background.",
+}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of the project the index covers."""
+
+    files: int
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The answer of :meth:`Project.search`.
+
+    Attributes
+    ----------
+    available : bool
+        False while no index exists yet (or the root was refused); the query
+        then returns at once with ``unavailable_reason`` (``building``,
+        ``refused`` or ``last-build-failed``) and a ``hint``.
+    results : list of Hit
+    coverage : Coverage
+    generated_at : float or None
+        Unix time at which the index was last built or refreshed.
+    """
+
+    available: bool
+    query: str
+    results: list[Hit]
+    coverage: Coverage
+    generated_at: float | None = None
+    unavailable_reason: str | None = None
+    hint: str | None = None
+
+    def to_dict(self) -> dict:
+        """The original's wire shape (camelCase keys; optional keys only when set)."""
+        out: dict = {
+            "available": self.available,
+            "query": self.query,
+            "results": [h.to_dict() for h in self.results],
+            "coverage": {"files": self.coverage.files, "truncated": self.coverage.truncated},
+        }
+        if self.generated_at is not None:
+            out["snapshotGeneratedAt"] = self.generated_at
+        if self.unavailable_reason is not None:
+            out["unavailableReason"] = self.unavailable_reason
+        if self.hint is not None:
+            out["hint"] = self.hint
+        return out
+
+
+@dataclass
+class RefreshReport:
+    """What an open, refresh or rebuild did.
+
+    ``mode`` is ``incremental`` or ``full``; ``reason`` says why a full build
+    ran (``no-index``, ``unreadable-index: ...``, ``file-set-churn``,
+    ``stale-document-churn``, ``options-changed`` or ``requested``).
+    """
+
+    mode: str
+    reason: str | None = None
+    files: int = 0
+    refreshed: int = 0
+    added: int = 0
+    dropped: int = 0
+    reused: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    pruned_dirs: Counter = field(default_factory=Counter)
+    truncated: bool = False
+    seconds: float = 0.0
+    saved: bool = False

@@ -1,0 +1,88 @@
+"""The state shared by every handle on one root: its index, status, running build and saver.
+
+Projects of the same root and options share one :class:`RootState`, so one
+build runs per root however many handles exist; the registry holds the
+states weakly, so a root nobody holds is forgotten.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from codelex.lexical import WordIndex
+from codelex.persist.layout import candidate_dirs, writable_dir
+from codelex.project.results import RefreshReport
+
+__all__ = ["Cancelled", "RootOptions", "RootState", "state_for"]
+
+
+class Cancelled(Exception):
+    """A build was superseded or its project closed: it stops and never publishes."""
+
+
+@dataclass(frozen=True)
+class RootOptions:
+    """What a root's index is built with (saved with it: other options mean a rebuild)."""
+
+    root: Path
+    index_dir: Path | None
+    max_files: int | None
+    max_bytes: int | None
+    use_git: bool | None
+    ignore: tuple[str, ...]
+
+
+class RootState:
+    """Mutable per-root state; every field is read and written under :attr:`lock`."""
+
+    def __init__(self, options: RootOptions) -> None:
+        self.options = options
+        self.root = options.root
+        self.lock = threading.RLock()
+        self.done = threading.Condition(self.lock)
+        self.index: WordIndex | None = None
+        self.status = "idle"  # idle | building | ready | refused | failed | closed
+        self.reason: str | None = None
+        self.generated_at: float | None = None
+        self.truncated = False
+        self.report: RefreshReport | None = None
+        self.job = 0
+        self.thread: threading.Thread | None = None
+        self.pending_edits: list[tuple[str, object]] = []
+        self.saver = None
+        self.saved_dir: Path | None = None
+        # Tells this process's saves from another's (see Project.reload_if_changed).
+        self.writer = f"{os.getpid()}:{id(self):x}"
+        self.disk_signature: tuple | None = None
+        # Candidate index locations that could not be examined, with the reason (shown by status).
+        self.unreadable_dirs: dict[str, str] = {}
+
+    def candidate_dirs(self) -> list[Path]:
+        return candidate_dirs(self.root, self.options.index_dir)
+
+    def writable_dir(self) -> Path:
+        return writable_dir(self.root, self.options.index_dir)
+
+    def check_job(self, job: int) -> None:
+        """Raise :class:`Cancelled` when ``job`` is no longer the current build."""
+        if self.job != job or self.status == "closed":
+            raise Cancelled
+
+
+_states: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_states_lock = threading.Lock()
+
+
+def state_for(options: RootOptions, factory: Callable[[], RootState] | None = None) -> RootState:
+    """The live state of ``options``' root (a new one when none is open, or it was closed)."""
+    with _states_lock:
+        state = _states.get(options)
+        if state is None or state.status == "closed":
+            state = factory() if factory is not None else RootState(options)
+            _states[options] = state
+        return state

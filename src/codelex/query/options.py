@@ -1,0 +1,152 @@
+"""One validated, frozen search request: :class:`SearchOptions`.
+
+Every surface builds one (``WordIndex.search``, ``Project.search``, the CLI,
+the MCP server), so an argument is checked once, the same way everywhere;
+the keyword arguments of the search methods are a convenient front that
+builds it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from codelex.defaults import DEFAULT_LIMIT, MAX_LIMIT
+from codelex.query.globs import paths_predicate
+from codelex.query.parse import ParsedQuery, parse_query, resolve_kind, validate_filters
+
+
+def check_limit(limit: object) -> int:
+    """Validate a result limit: an int (not a bool), clamped to ``[0, MAX_LIMIT]``; ``<= 0`` means none.
+
+    Raises
+    ------
+    TypeError
+        If ``limit`` is not an int, or is a bool.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"limit must be int, not {type(limit).__name__}")
+    return max(0, min(limit, MAX_LIMIT))
+
+
+def _check_bool(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be bool, not {type(value).__name__}")
+    return value
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How to rank: everything of a search request but the query text.
+
+    Parameters
+    ----------
+    limit : int, default 20
+        Maximum number of hits; ``<= 0`` gives none; larger than
+        :data:`codelex.defaults.MAX_LIMIT` is clamped.
+    paths : str or sequence of str, optional
+        Globs over the stored paths (``**``, ``*``, ``?``, ``[...]``,
+        ``{a,b}``); a bare directory scopes its subtree.
+    lang : str, optional
+        A kind of :data:`codelex.KINDS` (case-insensitive).
+    centrality : mapping of str to int, optional
+        Importing-file counts per path; boosts by ``1 + ln(1 + c) / 4``.
+    demote_test_vendor, demote_docs : bool, default True
+        Apply the ×0.3 test/vendor and ×0.5 doc/data priors.
+
+    Raises
+    ------
+    TypeError
+        For an argument of the wrong type (a bool limit included).
+    codelex.QueryError
+        For an unknown ``lang``.
+
+    Examples
+    --------
+    >>> SearchOptions(limit=5, lang="Python").lang
+    'python'
+    >>> SearchOptions(limit=2**70).limit == 2**31 - 1
+    True
+    """
+
+    limit: int = DEFAULT_LIMIT
+    paths: tuple[str, ...] | None = None
+    lang: str | None = None
+    centrality: Mapping[str, int] | None = None
+    demote_test_vendor: bool = True
+    demote_docs: bool = True
+
+    def __post_init__(self) -> None:
+        set_ = functools.partial(object.__setattr__, self)
+        set_("limit", check_limit(self.limit))
+        paths = self.paths
+        if paths is not None:
+            if isinstance(paths, str):
+                paths = (paths,)
+            elif isinstance(paths, (bytes, Mapping)) or not isinstance(paths, Iterable):
+                raise TypeError(f"paths must be a str or a sequence of str, not {type(paths).__name__}")
+            else:
+                paths = tuple(paths)
+            for pattern in paths:
+                if not isinstance(pattern, str):
+                    raise TypeError(f"paths must be strings, not {type(pattern).__name__}")
+            set_("paths", paths)
+        if self.lang is not None:
+            if not isinstance(self.lang, str):
+                raise TypeError(f"lang must be str, not {type(self.lang).__name__}")
+            set_("lang", resolve_kind(self.lang, inline=False))
+        if self.centrality is not None:
+            if not isinstance(self.centrality, Mapping):
+                raise TypeError(f"centrality must be a mapping of path to count, not {type(self.centrality).__name__}")
+            counts = {}
+            for path, count in self.centrality.items():
+                if not isinstance(path, str):
+                    raise TypeError(f"centrality keys must be paths (str), not {type(path).__name__}")
+                counts[path] = int(count or 0)
+            set_("centrality", MappingProxyType(counts) if counts else None)
+        _check_bool(self.demote_test_vendor, "demote_test_vendor")
+        _check_bool(self.demote_docs, "demote_docs")
+
+    @classmethod
+    def of(cls, options: SearchOptions | None = None, overrides: Mapping[str, object] | None = None) -> SearchOptions:
+        """``options`` with ``overrides`` applied, or new options from the overrides alone.
+
+        Raises
+        ------
+        TypeError
+            If ``options`` is not a SearchOptions, or an override is not one of its fields.
+        """
+        if options is None:
+            return cls(**(overrides or {}))
+        if not isinstance(options, cls):
+            raise TypeError(f"options must be SearchOptions, not {type(options).__name__}")
+        return dataclasses.replace(options, **overrides) if overrides else options
+
+    @functools.cached_property
+    def paths_predicate(self) -> Callable[[str], bool] | None:
+        """``path -> bool`` for :attr:`paths` (None when it selects everything)."""
+        return paths_predicate(self.paths)
+
+    @property
+    def filters_paths(self) -> bool:
+        """Whether the options restrict the files searched (``paths`` or ``lang``)."""
+        return self.paths_predicate is not None or self.lang is not None
+
+
+def parse_request(query: object, options: SearchOptions | None = None,
+                  overrides: Mapping[str, object] | None = None) -> tuple[ParsedQuery, SearchOptions]:
+    """Validate a whole request: the parsed query (its filters checked) and the options.
+
+    Raises the errors a search documents (``TypeError``, ``codelex.QueryError``)
+    whether or not an index exists yet.
+    """
+    parsed = parse_query(query)
+    opts = SearchOptions.of(options, overrides)
+    validate_filters(parsed.filters)
+    return parsed, opts
+
+
+__all__ = ["SearchOptions", "check_limit", "parse_request"]

@@ -1,0 +1,12 @@
+"""The tokenize stage: identifiers split into index tokens, interned in a vocabulary."""
+
+from codelex.text.tokenize import (
+    STOPWORDS,
+    Vocabulary,
+    split_identifier,
+    tokenize_document,
+    tokenize_line,
+    utf8_length,
+)
+
+__all__ = ["STOPWORDS", "Vocabulary", "split_identifier", "tokenize_document", "tokenize_line", "utf8_length"]

@@ -1,0 +1,203 @@
+"""The MCP server, driven over stdio by the official SDK's own client (a real protocol round trip)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+mcp = pytest.importorskip("mcp")
+
+import anyio  # noqa: E402
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+from codelex import WordIndex  # noqa: E402
+
+
+def text_of(result) -> str:
+    return "".join(part.text for part in result.content if getattr(part, "type", "") == "text")
+
+
+def fenced_json(text: str) -> dict:
+    match = re.search(r"```json\n(.*?)\n```", text, re.S)
+    assert match, text
+    return json.loads(match.group(1))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "home" / "work" / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src/auth.ts").write_text("export function authenticateUser(name: string) {\n  return checkPassword(name)\n}\n")
+    (root / "src/db.py").write_text("def load_user(user_id):\n    return query(user_id)\n")
+    return root
+
+
+async def _session_run(repo: Path, body):
+    home = repo.parents[1]
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "codelex", "mcp"], cwd=str(repo),
+        env=dict(os.environ, HOME=str(home), CODELEX_PERSIST_DEBOUNCE_MS="0"),
+    )
+    with anyio.fail_after(180):  # a server that died would leave the call hanging
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await body(session)
+
+
+def run_session(repo: Path, body):
+    return anyio.run(_session_run, repo, body)
+
+
+def test_round_trip(repo):
+    async def body(session):
+        tools = await session.list_tools()
+        names = {t.name for t in tools.tools}
+        assert "symbol_search" in names
+        schema = next(t for t in tools.tools if t.name == "symbol_search").input_schema
+        assert set(schema["properties"]) >= {"query", "cwd", "limit", "paths", "lang"}
+        assert schema["required"] == ["query"]
+
+        # Cold: never blocks; says a background build is running.
+        started = time.monotonic()
+        cold = await session.call_tool("symbol_search", {"query": "authenticate user"})
+        assert time.monotonic() - started < 10
+        assert not cold.is_error
+        cold_text = text_of(cold)
+        assert re.search(r"background|retry", cold_text)
+        payload = fenced_json(cold_text)
+        assert payload["available"] is False and payload["unavailableReason"] == "building"
+
+        warm = None
+        for _ in range(200):
+            warm = await session.call_tool("symbol_search", {"query": "authenticate user", "cwd": str(repo)})
+            if "Top " in text_of(warm):
+                break
+            await anyio.sleep(0.05)
+        text = text_of(warm)
+        assert not warm.is_error
+        assert text.startswith('Top 2 file(s) for "authenticate user":')
+        assert re.search(r"  1\. src/auth\.ts \(score \d+\.\d\d, 2 hit\(s\), line 1\)", text)
+        assert "Index covers 2 files." in text
+        data = fenced_json(text)
+        assert data["coverage"] == {"files": 2, "truncated": False}
+        first = data["results"][0]
+        assert first["file"] == "src/auth.ts" and first["startLine"] == first["endLine"] == 1
+        assert first["text"].startswith("export function authenticateUser")
+        assert first["suggestedNext"] == {"tool": "read_file", "path": "src/auth.ts", "line": 1}
+
+        scoped = fenced_json(text_of(await session.call_tool("symbol_search", {"query": "user", "lang": "python"})))
+        assert [r["file"] for r in scoped["results"]] == ["src/db.py"]
+        scoped = fenced_json(text_of(await session.call_tool("symbol_search", {"query": "user", "paths": ["src/*.ts"]})))
+        assert [r["file"] for r in scoped["results"]] == ["src/auth.ts"]
+        limited = fenced_json(text_of(await session.call_tool("symbol_search", {"query": "user", "limit": 0})))
+        assert len(limited["results"]) == 1  # as the original: max(1, floor(limit))
+
+        none = await session.call_tool("symbol_search", {"query": "kubernetes"})
+        assert not none.is_error
+        assert text_of(none).startswith('No files matched "kubernetes".') and "Index covers 2 files." in text_of(none)
+
+        bad = await session.call_tool("symbol_search", {"query": "lang:klingon user"})
+        assert bad.is_error and "lang" in text_of(bad) and "python" in text_of(bad)
+        empty = await session.call_tool("symbol_search", {"query": "   "})
+        assert empty.is_error and text_of(empty) == "Provide a non-empty `query`."
+        home = await session.call_tool("symbol_search", {"query": "x", "cwd": str(repo.parents[1])})
+        assert home.is_error and "home directory" in text_of(home)
+        missing = await session.call_tool("symbol_search", {"query": "x", "cwd": str(repo / "nope")})
+        assert missing.is_error and "not a readable directory" in text_of(missing)
+
+        # Another process writes a newer index: the next call serves it, not the warm copy.
+        newer = WordIndex.build([("src/other.go", "func Kubernetes() {}\n")])
+        newer.metadata.update(generated_at=time.time(), truncated=False)
+        newer.save(repo / ".codelex")
+        fresh = await session.call_tool("symbol_search", {"query": "kubernetes"})
+        assert "src/other.go" in text_of(fresh)
+        return True
+
+    assert run_session(repo, body)
+
+
+def test_staleness_note_and_background_refresh(repo):
+    from codelex.mcp_server import symbol_search_text
+    from codelex.project import Project
+
+    with Project(repo) as project:
+        project.open()
+        project._state.generated_at = time.time() - 3 * 3600  # as if refreshed three hours ago
+        text = symbol_search_text(project, "authenticate")
+        assert "\n\nIndex last updated 3h ago;" in text
+        assert text.index("Index last updated") < text.index("Index covers 2 files.")
+        assert fenced_json(text)["staleness"].startswith("Index last updated 3h ago")
+        assert project.wait(timeout=60)  # the call started a refresh in the background
+        assert time.time() - project.generated_at < 60
+        assert "Index last updated" not in symbol_search_text(project, "authenticate")
+
+
+def test_docs_search_tool(repo):
+    (repo / "docs").mkdir()
+    (repo / "docs/auth.rst").write_text("Authentication\n==============\n\nUsers authenticate with a password.\n")
+
+    async def body(session):
+        names = {t.name for t in (await session.list_tools()).tools}
+        assert {"symbol_search", "docs_search"} <= names
+        hit = await session.call_tool("docs_search", {"query": "authenticate password"})
+        none = await session.call_tool("docs_search", {"query": "kubernetes"})
+        empty = await session.call_tool("docs_search", {"query": " "})
+        return hit, none, empty
+
+    hit, none, empty = run_session(repo, body)
+    text = text_of(hit)
+    assert not hit.is_error
+    assert text.startswith('Top 1 section(s) for "authenticate password":')
+    assert "docs/auth.rst#authentication — Authentication › Authentication" in text
+    data = fenced_json(text)
+    assert data["results"][0]["snippet"].startswith("Users authenticate with a password")
+    assert not none.is_error and "No documentation section matched" in text_of(none)
+    assert "symbol_search" in text_of(none)
+    assert empty.is_error and text_of(empty) == "Provide a non-empty `query`."
+
+
+def test_hostile_inputs_never_take_the_server_down(repo):
+    """Regression (issue 12): non-UTF-8 names, absurd limits and huge queries; a valid call after each."""
+    bad_name = os.fsdecode(b"bad\xff.py")
+    (repo / bad_name).write_text("def probe(): pass\n")
+    (repo / "docs").mkdir()
+    (repo / "docs" / os.fsdecode(b"bad\xff.md")).write_text("# Probe\nThe probe section.\n")
+    from codelex.project import Project
+
+    with Project(repo) as project:  # indexed beforehand, as `codelex index` would
+        project.open()
+
+    async def body(session):
+        out = {}
+        out["symbol"] = await session.call_tool("symbol_search", {"query": "probe"})
+        out["docs"] = await session.call_tool("docs_search", {"query": "probe section"})
+        for name, limit in (("1e300", 1e300), ("10**30", 10**30), ("2**63", 2**63)):
+            out[name] = await session.call_tool("symbol_search", {"query": "user", "limit": limit})
+        huge = "probe " + "x" * (1 << 20)
+        out["huge"] = await session.call_tool("symbol_search", {"query": huge})
+        out["after"] = await session.call_tool("symbol_search", {"query": "authenticate user"})
+        return out
+
+    out = run_session(repo, body)
+    symbol = text_of(out["symbol"])
+    assert not out["symbol"].is_error, symbol
+    assert "bad\\xff.py" in symbol
+    assert fenced_json(symbol)["results"][0]["file"] == "bad\\xff.py"
+    docs = text_of(out["docs"])
+    assert not out["docs"].is_error and "docs/bad\\xff.md" in docs
+    for name in ("1e300", "10**30", "2**63"):
+        assert not out[name].is_error, (name, text_of(out[name]))
+        assert len(fenced_json(text_of(out[name]))["results"]) == 2
+    huge = text_of(out["huge"])
+    assert not out["huge"].is_error
+    assert len(huge) < 10_000, len(huge)
+    assert "1,048,582 characters" in huge
+    assert "src/auth.ts" in text_of(out["after"]) and not out["after"].is_error
