@@ -466,3 +466,27 @@ def test_limits_clamp_and_bools_are_rejected(index_a):
     for bad in (True, False, 2.0, "3"):
         with pytest.raises(TypeError):
             index_a.search("user", limit=bad)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=st.lists(st.text(alphabet="abc xyz_\nQ", max_size=40), max_size=25),
+    batch_docs=st.integers(1, 6),
+    batch_bytes=st.integers(1, 200),
+    workers=st.integers(1, 4),
+)
+def test_any_batching_gives_the_single_batch_index(docs, batch_docs, batch_bytes, workers):
+    import codelex.lexical.index as index_module
+
+    items = [(f"f{i % 17}.py", text) for i, text in enumerate(docs)]  # repeats included
+    single = WordIndex.build(items, workers=1)
+    original = index_module.build_into
+    index_module.build_into = lambda live, it, w: original(live, it, w, batch_bytes=batch_bytes,
+                                                           batch_docs=batch_docs)
+    try:
+        batched = WordIndex.build(items, workers=workers)
+    finally:
+        index_module.build_into = original
+    assert batched.files == single.files and batched.stats() == single.stats()
+    for q in ("abc", "xyz q", "abc_xyz", "q"):
+        assert batched.search(q, limit=50) == single.search(q, limit=50)

@@ -420,3 +420,17 @@ def test_unreadable_index_location_is_skipped(tmp_path, monkeypatch):
         assert p.search("handler").available
         info = p.check()
         assert any("Permission denied" in why for why in info["unreadable_dirs"].values()), info
+
+
+def test_refused_root_answers_refused_from_the_first_query(tmp_path, monkeypatch):
+    """Regression (issue 13): the first query on the home directory answered "building"."""
+    home = tmp_path / "home" / "user"
+    home.mkdir(parents=True)
+    (home / "notes.py").write_text("def secret(): pass\n")
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: home))
+    with Project(home) as p:
+        r = p.search("secret")
+        assert not r.available and r.unavailable_reason == "refused", r
+        assert "refused" in r.hint and p.status == "refused"
+        assert p.wait(timeout=0) and not (home / ".codelex").exists()  # no build was started
+        assert p.search("secret").unavailable_reason == "refused"

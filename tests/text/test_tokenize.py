@@ -70,6 +70,19 @@ def test_stopwords_are_the_44_of_the_specification():
         assert codelex.split_identifier(word.upper()) == []
 
 
+def test_native_stopword_table_is_exactly_the_python_list():
+    """The C++ table is generated from codelex.defaults.STOPWORDS: nothing more is dropped, nothing less."""
+    from codelex.defaults import STOPWORDS
+
+    near = {w[:-1] for w in STOPWORDS} | {w + "s" for w in STOPWORDS} | {w[1:] for w in STOPWORDS} \
+        | {w[:8] for w in STOPWORDS} | {"x" + w for w in STOPWORDS}
+    for word in sorted(near - STOPWORDS):
+        if len(word) >= 2:
+            assert codelex.split_identifier(word) == [word], word
+    for word in STOPWORDS:
+        assert codelex.split_identifier(word) == [] == _reference.split_identifier(word)
+
+
 def test_native_module_is_compiled():
     assert _core.IS_NATIVE
     assert _core.__file__.endswith((".so", ".pyd")), _core.__file__

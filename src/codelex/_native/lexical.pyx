@@ -528,7 +528,7 @@ cdef class LiveIndex:
 
     # --- search ----------------------------------------------------------------
 
-    def search(self, list tokens not None, Py_ssize_t limit, uint64_t generation, *, double k1, double b,
+    def search(self, list tokens not None, Py_ssize_t limit, uint64_t generation, double k1, double b,
                allowed=None, multiplier=None, double multiplier_max=float("inf"), bint exhaustive=False,
                int64_t prune_min_postings=16384):
         """Rank slots for distinct query ``tokens``: ``[(slot, score, hits, line)]``.
@@ -593,13 +593,15 @@ cdef class LiveIndex:
         finally:
             self.pool.append(box)
 
-    def search_hits(self, list tokens not None, Py_ssize_t limit, list paths not None, uint64_t generation, *,
+    def search_hits(self, list tokens not None, Py_ssize_t limit, list paths not None, uint64_t generation,
                     double k1, double b, allowed=None, multiplier=None, double multiplier_max=float("inf"),
                     bint exhaustive=False, int64_t prune_min_postings=16384):
-        """Like :meth:`search`, but returns :class:`Hit` objects named by ``paths[slot]``."""
-        found = self.search(tokens, limit, generation, k1=k1, b=b, allowed=allowed, multiplier=multiplier,
-                            multiplier_max=multiplier_max, exhaustive=exhaustive,
-                            prune_min_postings=prune_min_postings)
+        """Like :meth:`search`, but returns :class:`Hit` objects named by ``paths[slot]``.
+
+        (Positional arguments: this sits on every query's path.)
+        """
+        found = self.search(tokens, limit, generation, k1, b, allowed, multiplier, multiplier_max, exhaustive,
+                            prune_min_postings)
         if found is None:
             return None
         cdef list out = []

@@ -1,20 +1,9 @@
 """The docs stage: rank documentation sections against a free-text question.
 
-The scoring is the seed's (``../shared/seeds/docs-search.md``), exactly, with
-integer scores: on the lowercased heading and text of a section,
-
-- the whole trimmed query phrase (at least 3 characters) in the heading +40,
-  in the text +12;
-- per query term: in the heading +10; each occurrence in the text +2, for at
-  most 5 occurrences;
-- every term present somewhere (heading or text) +15.
-
-Occurrences are non-overlapping substring matches.  :func:`search` keeps the
-positive scores and sorts them stably (equal scores keep corpus order).
-:class:`DocsIndex` gives the same answers on a large corpus without scoring
-every section: a query term can only occur inside a run of word characters
-and dots, so the sections holding it are found through an inverted index of
-those runs, and only they are scored.
+Sections come from Markdown and reStructuredText (:mod:`codelex.docs.sections`);
+they are scored with the seed's integer scoring, exactly
+(:mod:`codelex.docs.scoring`); :class:`DocsIndex` gives the same answers on a
+large corpus without scoring every section (:mod:`codelex.docs.index`).
 """
 
 from codelex.docs.index import DocsIndex

@@ -495,6 +495,5 @@ class WordIndex:
             return []
         mult, mult_max = slot_multipliers(view.table, view.n, opts.demote_test_vendor, opts.demote_docs,
                                           opts.centrality)
-        return self._live.search_hits(tokens, opts.limit, view.table.paths, view.generation, k1=self.k1, b=self.b,
-                                      allowed=mask, multiplier=mult, multiplier_max=mult_max,
-                                      exhaustive=self.exhaustive, prune_min_postings=self.prune_min_postings)
+        return self._live.search_hits(tokens, opts.limit, view.table.paths, view.generation, self.k1, self.b, mask,
+                                      mult, mult_max, self.exhaustive, self.prune_min_postings)

@@ -80,8 +80,12 @@ class SearchOptions:
     demote_docs: bool = True
 
     def __post_init__(self) -> None:
-        set_ = functools.partial(object.__setattr__, self)
-        set_("limit", check_limit(self.limit))
+        def set_(name: str, value: object) -> None:
+            object.__setattr__(self, name, value)
+
+        limit = self.limit
+        if limit.__class__ is not int or not 0 <= limit <= MAX_LIMIT:
+            set_("limit", check_limit(limit))
         paths = self.paths
         if paths is not None:
             if isinstance(paths, str):
@@ -120,7 +124,19 @@ class SearchOptions:
             If ``options`` is not a SearchOptions, or an override is not one of its fields.
         """
         if options is None:
-            return cls(**(overrides or {}))
+            if not overrides:
+                return _DEFAULT
+            try:  # the same few option sets come again and again: build each once
+                key = tuple((k, v.__class__, v) for k, v in overrides.items())  # 1 and True differ
+                cached = _CACHE.get(key)
+            except TypeError:  # an unhashable value (a list of paths, a centrality mapping)
+                return cls(**overrides)
+            if cached is None:
+                cached = cls(**overrides)
+                if len(_CACHE) >= _CACHE_SIZE:
+                    _CACHE.clear()
+                _CACHE[key] = cached
+            return cached
         if not isinstance(options, cls):
             raise TypeError(f"options must be SearchOptions, not {type(options).__name__}")
         return dataclasses.replace(options, **overrides) if overrides else options
@@ -134,6 +150,11 @@ class SearchOptions:
     def filters_paths(self) -> bool:
         """Whether the options restrict the files searched (``paths`` or ``lang``)."""
         return self.paths_predicate is not None or self.lang is not None
+
+
+_DEFAULT = SearchOptions()
+_CACHE: dict[tuple, SearchOptions] = {}
+_CACHE_SIZE = 256
 
 
 def parse_request(query: object, options: SearchOptions | None = None,
