@@ -14,7 +14,7 @@ module re-exports the public API; parts that pull in heavier dependencies
 """
 
 from codelex.defaults import DEFAULT_MAX_BYTES, STOPWORDS, VERSION
-from codelex.errors import CodelexError, IndexFormatError, QueryError
+from codelex.errors import AmbiguousSymbolError, CodelexError, IndexFormatError, QueryError, SymbolNotFoundError
 from codelex.kinds import CODE_KINDS, KINDS, NON_CODE_KINDS
 from codelex.lexical import FileInfo, Hit, WordIndex, centrality_from_reverse_deps
 from codelex.query import Filter, ParsedQuery, SearchOptions, parse_query
@@ -42,6 +42,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "AmbiguousSymbolError",
     "CODE_KINDS",
     "DEFAULT_MAX_BYTES",
     "KINDS",
@@ -60,6 +61,7 @@ __all__ = [
     "RefreshReport",
     "SearchOptions",
     "SearchResult",
+    "SymbolNotFoundError",
     "Vocabulary",
     "WordIndex",
     "centrality_from_reverse_deps",

@@ -1,7 +1,8 @@
 """The ``codelex`` command line.
 
-``codelex search QUERY``, ``codelex index``, ``codelex status`` and
-``codelex mcp``.  argparse rather than click: start-up time matters for a
+``codelex search QUERY``, ``codelex index``, ``codelex status``,
+``codelex docs QUERY``, ``codelex outline FILE``, ``codelex show FILE:SYMBOL``
+and ``codelex mcp``.  argparse rather than click: start-up time matters for a
 command that answers in milliseconds.  Exit status as grep: 0 with results,
 1 without, 2 on errors (one line on stderr, no traceback unless ``--debug``),
 130 on Ctrl-C (a save is atomic, so an interrupt never tears the index).
@@ -296,6 +297,79 @@ def _cmd_docs(args) -> int:
     return EXIT_FOUND if hits else EXIT_NONE
 
 
+def _structure_project(args, file_arg: str):
+    """(project, absolute path of FILE) for the outline and show commands (no index is built)."""
+    from codelex.project import Project, refusal_reason
+    from codelex.render import parse_display_path
+
+    root = Path(args.root)
+    if not root.is_dir():
+        raise _Failure(f"not a directory: {args.root}")
+    path = Path(file_arg)
+    if not path.exists() and Path(parse_display_path(file_arg)).exists():
+        path = Path(parse_display_path(file_arg))  # the escaped form codelex prints
+    path = path.resolve() if path.is_absolute() or path.exists() else (Path.cwd() / path)
+    resolved_root = root.resolve()
+    refused = refusal_reason(resolved_root)
+    if refused:
+        raise _Failure(f"refusing to index {resolved_root}: {refused}")
+    try:
+        project = Project(resolved_root, max_bytes=args.max_bytes, build_structure=False)
+    except (OSError, ValueError) as exc:
+        raise _Failure(str(exc)) from None
+    return project, path
+
+
+def _cmd_outline(args) -> int:
+    from codelex.render import display_path, display_text
+
+    project, path = _structure_project(args, args.file)
+    try:
+        outline = project.outline(path)
+    finally:
+        project.close()
+    if args.json:
+        data = outline.to_dict()
+        data["path"] = display_path(outline.path)
+        json.dump(data, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return EXIT_FOUND if outline.definitions else EXIT_NONE
+    if not outline.available:
+        raise _Failure(f"no outline for {display_path(outline.path)}: {outline.reason}")
+    style = _Style(_use_colour(args.color, sys.stdout))
+
+    def walk(index: int, depth: int) -> None:
+        for i in outline.children(index):
+            d = outline.definitions[i]
+            print(f"{'  ' * depth}{style.dim(d.kind)} {style.path(display_text(d.name))}  "
+                  f"{style.line_no(f'{d.start_line}-{d.end_line}')}  {display_text(d.signature)}")
+            walk(i, depth + 1)
+
+    walk(-1, 0)
+    return EXIT_FOUND if outline.definitions else EXIT_NONE
+
+
+def _cmd_show(args) -> int:
+    from codelex.render import display_path, display_text
+
+    file_arg, sep, symbol = args.target.rpartition(":")
+    if not sep or not file_arg or not symbol:
+        raise _Failure(f"expected FILE:SYMBOL, not {args.target!r}")
+    project, path = _structure_project(args, file_arg)
+    try:
+        source = project.read_symbol(path, symbol, line=args.line)
+    finally:
+        project.close()
+    style = _Style(_use_colour(args.color, sys.stdout))
+    d = source.definition
+    print(style.dim(f"{display_path(source.path)}:{source.start_line}-{source.end_line} {d.kind} "
+                    f"{display_text(d.qualified_name)}"))
+    width = len(str(source.end_line))
+    for number, text in enumerate(source.text.split("\n"), source.start_line):
+        print(f"{style.line_no(str(number).rjust(width))}  {display_text(text)}")
+    return EXIT_FOUND
+
+
 def _cmd_mcp(args) -> int:
     try:
         from codelex.mcp_server import serve
@@ -402,6 +476,22 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("-q", "--quiet", action="store_true")
     d.set_defaults(func=_cmd_docs)
 
+    o = sub.add_parser("outline", parents=[common], help="the definitions of a file, nested",
+                       description="List the definitions of FILE (functions, methods, classes, types, constants) "
+                                   "with their kinds and line spans.")
+    o.add_argument("file", metavar="FILE")
+    o.add_argument("--json", action="store_true")
+    o.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    o.set_defaults(func=_cmd_outline)
+
+    sh = sub.add_parser("show", parents=[common], help="the source of one definition, with line numbers",
+                        description="Print the source of SYMBOL in FILE (a qualified name such as Outer.method, "
+                                    "or a bare name), decorators and doc comment included.")
+    sh.add_argument("target", metavar="FILE:SYMBOL")
+    sh.add_argument("--line", type=_positive_int, help="pick one of several definitions of the same name")
+    sh.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    sh.set_defaults(func=_cmd_show)
+
     m = sub.add_parser("mcp", help="run the MCP server on stdio")
     m.set_defaults(func=_cmd_mcp)
     return parser
@@ -439,7 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass
         return EXIT_FOUND
-    except (_Failure, CodelexError, OSError, ValueError, TypeError) as exc:
+    except (_Failure, CodelexError, OSError, ValueError, TypeError, LookupError) as exc:
         if args.debug:
             raise
         from codelex.render import display_text

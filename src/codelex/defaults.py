@@ -34,6 +34,8 @@ INDEX_FILE = "index.clx"
 LOCK_FILE = "index.lock"
 #: The parsed-documentation cache inside an index directory.
 DOCS_CACHE_FILE = "docs.json"
+#: The structure store (definitions and chunks per file) inside an index directory.
+STRUCTURE_FILE = "structure.clx"
 #: Environment variable naming a base directory that holds one index directory per root.
 INDEX_DIR_ENV = "CODELEX_INDEX_DIR"
 
@@ -87,6 +89,7 @@ __all__ = [
     "STALE_CHURN",
     "STALE_MIN_FILES",
     "STOPWORDS",
+    "STRUCTURE_FILE",
     "VERSION",
     "WINDOWS",
 ]

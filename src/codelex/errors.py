@@ -11,3 +11,19 @@ class QueryError(CodelexError, ValueError):
 
 class IndexFormatError(CodelexError, ValueError):
     """A persisted index is malformed, corrupt, or of an unsupported version."""
+
+
+class SymbolNotFoundError(CodelexError, LookupError):
+    """A definition asked for by name is not in the file; ``nearest`` holds the closest names."""
+
+    def __init__(self, message: str, nearest: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.nearest = nearest
+
+
+class AmbiguousSymbolError(CodelexError, LookupError):
+    """A name matches several definitions; ``candidates`` holds them (qualified name and line)."""
+
+    def __init__(self, message: str, candidates: tuple[tuple[str, int], ...] = ()) -> None:
+        super().__init__(message)
+        self.candidates = candidates

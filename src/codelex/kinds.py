@@ -37,6 +37,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "python": (".py", ".pyi"),
     "ruby": (".gemspec", ".rake", ".rb", ".ru"),
     "rust": (".rs",),
+    "scala": (".scala", ".sc", ".sbt"),
     "shell": (".bash", ".sh", ".zsh"),
     "sql": (".sql",),
     "swift": (".swift",),

@@ -34,7 +34,8 @@ from codelex.project import Project, SearchResult, refusal_reason
 from codelex.query import SearchOptions
 from codelex.render import best_line_text, display_path, display_text, echo_query, format_age, wire_text
 
-__all__ = ["STALE_AFTER_S", "build_server", "docs_search_text", "serve", "symbol_search_text"]
+__all__ = ["build_server", "docs_search_text", "file_outline_text", "read_symbol_text", "serve",
+           "symbol_search_text"]
 
 #: Sections of a docs_search answer unless asked otherwise.
 DOCS_DEFAULT_LIMIT = 5
@@ -122,7 +123,11 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
         entry = hit.to_dict()
         entry["file"] = display_path(hit.file)
         entry["text"] = display_text(best_line_text(root, hit.file, hit.start_line))
-        entry["suggestedNext"] = {"tool": "read_file", "path": entry["file"], "line": hit.start_line}
+        if hit.symbol is not None:
+            entry["symbol"] = display_text(hit.symbol)
+            entry["suggestedNext"] = {"tool": "read_symbol", "path": entry["file"], "symbol": entry["symbol"]}
+        else:
+            entry["suggestedNext"] = {"tool": "read_file", "path": entry["file"], "line": hit.start_line}
         results.append(entry)
     payload: dict = {"query": echo, "coverage": {"files": result.coverage.files,
                                                   "truncated": result.coverage.truncated}, "results": results}
@@ -132,7 +137,9 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
     if results:
         lines.append(f'Top {len(results)} file(s) for "{echo}":')
         for rank, (hit, entry) in enumerate(zip(result.results, results), 1):
-            lines.append(f"  {rank}. {entry['file']} (score {hit.score:.2f}, {hit.hits} hit(s), line {hit.start_line})")
+            where = f" in {entry['symbol']} (lines {hit.start_line}-{hit.end_line})" if hit.symbol is not None else ""
+            lines.append(f"  {rank}. {entry['file']} (score {hit.score:.2f}, {hit.hits} hit(s), line {hit.start_line})"
+                         f"{where}")
     else:
         lines.append(f'No files matched "{echo}".')
     if staleness:
@@ -173,6 +180,71 @@ def docs_search_text(root: Path, query: str, limit=None) -> str:
     return "\n".join(lines)
 
 
+def _resolve(project: Project, path) -> str:
+    """A tool's ``path`` argument: relative to the project root (or absolute), in plain or escaped form."""
+    from codelex.render import parse_display_path
+
+    if not isinstance(path, str) or not path.strip():
+        raise ToolError("Provide a `path` (relative to the project directory).")
+    for candidate in (path, parse_display_path(path)):
+        full = Path(candidate) if os.path.isabs(candidate) else project.root / candidate
+        if full.is_file():
+            return candidate
+    return path
+
+
+def file_outline_text(project: Project, path) -> str:
+    """The ``file_outline`` reply: the file's definitions, nested, then a fenced JSON block."""
+    from codelex.errors import CodelexError
+
+    rel = _resolve(project, path)
+    try:
+        outline = project.outline(rel)
+    except (FileNotFoundError, ValueError, CodelexError) as exc:
+        raise ToolError(f"Cannot outline {echo_query(display_path(str(path)))}: {display_text(str(exc))}") from None
+    shown = display_path(outline.path)
+    if not outline.available:
+        lines = [f"No outline for {shown}: {outline.reason}."]
+    else:
+        lines = [f"Outline of {shown} ({outline.language}, {len(outline.definitions)} definition(s)):"]
+
+        def walk(index: int, depth: int) -> None:
+            for i in outline.children(index):
+                d = outline.definitions[i]
+                lines.append(f"{'  ' * (depth + 1)}{d.kind} {display_text(d.qualified_name)}  "
+                             f"(lines {d.start_line}-{d.end_line})  {display_text(d.signature)}")
+                walk(i, depth + 1)
+
+        walk(-1, 0)
+        if not outline.definitions:
+            lines.append("  (no definitions)")
+        lines.append("Use read_symbol with a name above to read its source.")
+    data = outline.to_dict()
+    data["path"] = shown
+    lines.extend(["", "```json", json.dumps(data, ensure_ascii=False), "```"])
+    return "\n".join(lines)
+
+
+def read_symbol_text(project: Project, path, symbol, line=None) -> str:
+    """The ``read_symbol`` reply: where the definition is, then its exact source in a fenced block."""
+    from codelex.errors import CodelexError
+
+    if not isinstance(symbol, str) or not symbol.strip():
+        raise ToolError("Provide a `symbol` (a name from file_outline or symbol_search).")
+    if line is not None and (isinstance(line, bool) or not isinstance(line, (int, float)) or not math.isfinite(line)):
+        raise ToolError("`line` must be a line number.")
+    rel = _resolve(project, path)
+    try:
+        source = project.read_symbol(rel, symbol, line=None if line is None else int(line))
+    except (FileNotFoundError, ValueError, TypeError, CodelexError) as exc:
+        raise ToolError(f"Cannot read {echo_query(symbol)} in {echo_query(display_path(str(path)))}: "
+                        f"{display_text(str(exc))}") from None
+    d = source.definition
+    fence = "````" if "```" in source.text else "```"
+    return (f"{display_path(source.path)}:{source.start_line}-{source.end_line} {d.kind} "
+            f"{display_text(d.qualified_name)}\n{fence}\n{source.text}\n{fence}")
+
+
 _docs: dict[Path, tuple[float, object]] = {}
 DOCS_TTL_S = 30.0
 
@@ -203,8 +275,8 @@ def build_server() -> MCPServer:
         version=VERSION,
         instructions=(
             "codelex ranks the files of a codebase for a query with an identifier-aware BM25 index that it "
-            "keeps on disk and fresh. Use symbol_search to find where something is defined or used, then read "
-            "the suggested files."
+            "keeps on disk and fresh. Use symbol_search to find where something is defined or used, file_outline "
+            "to see a file's definitions, and read_symbol to read one definition's source."
         ),
     )
 
@@ -247,6 +319,42 @@ def build_server() -> MCPServer:
         try:
             project = _project_for(cwd)  # the same checks on cwd as symbol_search
             text = docs_search_text(project.root, query, limit)
+        except ToolError as exc:
+            return _result(str(exc), error=True)
+        return _result(text)
+
+    @server.tool(
+        name="file_outline",
+        description=(
+            "List the definitions (functions, methods, classes, types, constants) of one file of the project, "
+            "nested, with their kinds, line spans and signatures. Use it after symbol_search to see what a file "
+            "holds, then read_symbol to read one definition."
+        ),
+        structured_output=False,
+    )
+    def file_outline(path: str, cwd: str | None = None) -> CallToolResult:
+        """path: the file, relative to the project directory; cwd: the project directory (default: the server's
+        working directory)."""
+        try:
+            text = file_outline_text(_project_for(cwd), path)
+        except ToolError as exc:
+            return _result(str(exc), error=True)
+        return _result(text)
+
+    @server.tool(
+        name="read_symbol",
+        description=(
+            "Read the exact source of one definition of a file (with its decorators and doc comment): a qualified "
+            "name such as Outer.method or Type::fn, or a bare name. An ambiguous name lists its candidates; an "
+            "unknown one names the nearest."
+        ),
+        structured_output=False,
+    )
+    def read_symbol(path: str, symbol: str, cwd: str | None = None, line: int | None = None) -> CallToolResult:
+        """path: the file, relative to the project directory; symbol: the definition's name; cwd: the project
+        directory; line: picks one of several definitions of the same name."""
+        try:
+            text = read_symbol_text(_project_for(cwd), path, symbol, line)
         except ToolError as exc:
             return _result(str(exc), error=True)
         return _result(text)

@@ -32,7 +32,12 @@ def fresh_results(root: Path) -> list:
     """What a from-scratch build over the tree answers now."""
     result = list_files(root)
     idx = WordIndex.build((d.path, d.content, d.mtime_ns) for d in read_files(root, result.files))
-    return [idx.search(q) for q in QUERIES]
+    return [_plain(idx.search(q)) for q in QUERIES]
+
+
+def _plain(hits) -> list:
+    """Hits without what the structure adds (a project names each hit's enclosing definition)."""
+    return [(h.file, h.score, h.hits, h.start_line) for h in hits]
 
 
 def results(project: Project) -> list:
@@ -40,7 +45,7 @@ def results(project: Project) -> list:
     for q in QUERIES:
         r = project.search(q)
         assert r.available
-        out.append(r.results)
+        out.append(_plain(r.results))
     return out
 
 

@@ -68,7 +68,8 @@ def test_search_json(repo):
     assert len(doc["results"]) == 2
     first = doc["results"][0]
     assert set(first) >= {"file", "score", "hits", "startLine", "endLine", "text"}
-    assert first["file"] == "src/auth.py" and first["startLine"] == first["endLine"] == 3
+    assert first["file"] == "src/auth.py" and first["startLine"] == 3
+    assert first["symbol"] == "authenticate_user" and first["endLine"] == 4  # the enclosing definition
 
 
 def test_filters_and_options(repo):
@@ -222,3 +223,31 @@ def test_huge_query_echo_is_truncated(repo):
     r = run("docs", query, "--root", repo)
     assert r.returncode == 1
     assert len(r.stderr) < 2000 and "characters" in r.stderr
+
+
+def test_outline_and_show(repo):
+    (repo / "src/geo.py").write_text("class Shape:\n    def area(self):\n        return 0\n\n\n"
+                                     "class Square(Shape):\n    def area(self):\n        return 1\n")
+    r = run("outline", repo / "src/geo.py", "--root", repo, "--color", "never")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["class Shape  1-3  class Shape:", "  method area  2-3  def area(self):",
+                                     "class Square  6-8  class Square(Shape):", "  method area  7-8  def area(self):"]
+    doc = json.loads(run("outline", "src/geo.py", "--json", cwd=repo).stdout)
+    assert doc["available"] and [d["qualifiedName"] for d in doc["definitions"]] == ["Shape", "Square"]
+    assert doc["definitions"][1]["children"][0]["qualifiedName"] == "Square.area"
+    r = run("show", "src/geo.py:Square.area", "--color", "never", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["src/geo.py:7-8 method Square.area", "7      def area(self):",
+                                     "8          return 1"]
+    for args, message in [
+        (("show", "src/geo.py:area"), "names 2 definitions"),
+        (("show", "src/geo.py:Circle"), "no definition named 'Circle'"),
+        (("show", "src/missing.py:x"), "no such file"),
+        (("show", "src/geo.py"), "FILE:SYMBOL"),
+        (("outline", "../outside.py"), "outside"),
+    ]:
+        r = run(*args, cwd=repo)
+        assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1
+    assert run("show", "src/geo.py:area", "--line", "7", cwd=repo).returncode == 0
+    assert not (repo / ".codelex" / "index.clx").exists()  # reading structure builds no word index

@@ -89,9 +89,10 @@ def test_round_trip(repo):
         data = fenced_json(text)
         assert data["coverage"] == {"files": 2, "truncated": False}
         first = data["results"][0]
-        assert first["file"] == "src/auth.ts" and first["startLine"] == first["endLine"] == 1
+        assert first["file"] == "src/auth.ts" and first["startLine"] == 1 and first["endLine"] == 3
+        assert first["symbol"] == "authenticateUser"
         assert first["text"].startswith("export function authenticateUser")
-        assert first["suggestedNext"] == {"tool": "read_file", "path": "src/auth.ts", "line": 1}
+        assert first["suggestedNext"] == {"tool": "read_symbol", "path": "src/auth.ts", "symbol": "authenticateUser"}
 
         scoped = fenced_json(text_of(await session.call_tool("symbol_search", {"query": "user", "lang": "python"})))
         assert [r["file"] for r in scoped["results"]] == ["src/db.py"]
@@ -201,3 +202,34 @@ def test_hostile_inputs_never_take_the_server_down(repo):
     assert len(huge) < 10_000, len(huge)
     assert "1,048,582 characters" in huge
     assert "src/auth.ts" in text_of(out["after"]) and not out["after"].is_error
+
+
+def test_file_outline_and_read_symbol_tools(repo):
+    (repo / "src/geo.py").write_text("class Shape:\n    def area(self):\n        return 0\n")
+
+    async def body(session):
+        names = {t.name for t in (await session.list_tools()).tools}
+        assert {"file_outline", "read_symbol"} <= names
+        out = {}
+        out["outline"] = await session.call_tool("file_outline", {"path": "src/geo.py"})
+        out["read"] = await session.call_tool("read_symbol", {"path": "src/geo.py", "symbol": "Shape.area"})
+        out["unknown"] = await session.call_tool("read_symbol", {"path": "src/geo.py", "symbol": "Circle"})
+        out["missing"] = await session.call_tool("file_outline", {"path": "src/nope.py"})
+        out["outside"] = await session.call_tool("file_outline", {"path": "../../x.py"})
+        out["empty"] = await session.call_tool("read_symbol", {"path": "src/geo.py", "symbol": " "})
+        out["after"] = await session.call_tool("read_symbol", {"path": "src/geo.py", "symbol": "Shape"})
+        return out
+
+    out = run_session(repo, body)
+    text = text_of(out["outline"])
+    assert not out["outline"].is_error
+    assert text.startswith("Outline of src/geo.py (python, 2 definition(s)):")
+    assert "  class Shape  (lines 1-3)" in text and "    method Shape.area  (lines 2-3)" in text
+    assert fenced_json(text)["definitions"][0]["children"][0]["qualifiedName"] == "Shape.area"
+    read = text_of(out["read"])
+    assert not out["read"].is_error
+    assert read == "src/geo.py:2-3 method Shape.area\n```\n    def area(self):\n        return 0\n```"
+    for name in ("unknown", "missing", "outside", "empty"):
+        assert out[name].is_error, (name, text_of(out[name]))
+    assert "nearest" in text_of(out["unknown"]) or "no definition" in text_of(out["unknown"])
+    assert not out["after"].is_error and "class Shape" in text_of(out["after"])

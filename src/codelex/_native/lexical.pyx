@@ -44,9 +44,15 @@ cdef class Hit:
         BM25 score times the priors.
     hits : int
         Sum over the matched query tokens of the number of lines mentioning them.
-    start_line, end_line : int
+    start_line : int
         The best-matching line (1-based): the line whose distinct query tokens
-        carry the largest total idf, the earliest on ties.  Equal for now.
+        carry the largest total idf, the earliest on ties.
+    end_line : int
+        ``start_line``, or, when the structure of the file is known, the last
+        line of the definition that encloses it.
+    symbol : str or None
+        The qualified name of that definition (None when unknown or outside
+        every definition).
     """
 
     cdef readonly str file
@@ -54,35 +60,47 @@ cdef class Hit:
     cdef readonly long hits
     cdef readonly long start_line
     cdef readonly long end_line
+    cdef readonly object symbol
 
-    def __init__(self, str file not None, double score, long hits, long start_line, long end_line=-1):
+    def __init__(self, str file not None, double score, long hits, long start_line, long end_line=-1, symbol=None):
+        if symbol is not None and not isinstance(symbol, str):
+            raise TypeError(f"symbol must be str or None, not {type(symbol).__name__}")
         self.file = file
         self.score = score
         self.hits = hits
         self.start_line = start_line
         self.end_line = start_line if end_line < 0 else end_line
+        self.symbol = symbol
+
+    def with_symbol(self, symbol, long end_line):
+        """This hit, naming the definition ``symbol`` that encloses its best line and ends at ``end_line``."""
+        return Hit(self.file, self.score, self.hits, self.start_line, end_line, symbol)
 
     def to_dict(self):
-        """The original's result shape: ``{file, score, hits, startLine, endLine}``."""
-        return {"file": self.file, "score": self.score, "hits": self.hits,
-                "startLine": self.start_line, "endLine": self.end_line}
+        """The original's result shape: ``{file, score, hits, startLine, endLine}``, plus ``symbol`` when known."""
+        out = {"file": self.file, "score": self.score, "hits": self.hits,
+               "startLine": self.start_line, "endLine": self.end_line}
+        if self.symbol is not None:
+            out["symbol"] = self.symbol
+        return out
 
     def __repr__(self):
+        extra = f", symbol={self.symbol!r}" if self.symbol is not None else ""
         return (f"Hit(file={self.file!r}, score={self.score:.6g}, hits={self.hits}, "
-                f"start_line={self.start_line}, end_line={self.end_line})")
+                f"start_line={self.start_line}, end_line={self.end_line}{extra})")
 
     def __eq__(self, other):
         if not isinstance(other, Hit):
             return NotImplemented
         cdef Hit o = other
         return (self.file == o.file and self.score == o.score and self.hits == o.hits
-                and self.start_line == o.start_line and self.end_line == o.end_line)
+                and self.start_line == o.start_line and self.end_line == o.end_line and self.symbol == o.symbol)
 
     def __hash__(self):
-        return hash((self.file, self.score, self.hits, self.start_line, self.end_line))
+        return hash((self.file, self.score, self.hits, self.start_line, self.end_line, self.symbol))
 
     def __reduce__(self):
-        return (Hit, (self.file, self.score, self.hits, self.start_line, self.end_line))
+        return (Hit, (self.file, self.score, self.hits, self.start_line, self.end_line, self.symbol))
 
 
 cdef class _ScorerBox:

@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import stat
+import tempfile
 from pathlib import Path
 
 from codelex.defaults import INDEX_DIR_ENV, INDEX_DIR_NAME, INDEX_FILE
@@ -48,9 +49,10 @@ def prepare_local_dir(directory: Path) -> bool:
         ignore = directory / ".gitignore"
         if not ignore.exists():
             ignore.write_text("# Created by codelex: the index is a cache.\n*\n", encoding="utf-8")
-        probe = directory / f".write-test-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
+        # A probe of its own (threads and processes may probe the same directory at once).
+        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=directory)
+        os.close(fd)
+        os.unlink(probe)
         return True
     except OSError:
         return False

@@ -31,7 +31,7 @@ ProgressCallback = Callable[[int, int, int], object]
 
 
 def start(state: RootState, *, full: bool, wait_for_it: bool, reason: str | None, supersede: bool = False,
-          progress: ProgressCallback | None = None) -> None:
+          progress: ProgressCallback | None = None, structure: bool = True) -> None:
     """Start (or join) a build of ``state``'s root; in this thread when ``wait_for_it``."""
     with state.lock:
         if state.status == "closed":
@@ -50,7 +50,7 @@ def start(state: RootState, *, full: bool, wait_for_it: bool, reason: str | None
             job = state.job
             state.status, state.reason = "building", None
             if not wait_for_it:
-                thread = threading.Thread(target=_run, args=(state, job, full, reason, progress), daemon=True,
+                thread = threading.Thread(target=_run, args=(state, job, full, reason, progress, structure), daemon=True,
                                           name=f"codelex-build-{state.root.name}")
                 state.thread = thread
                 thread.start()
@@ -58,7 +58,7 @@ def start(state: RootState, *, full: bool, wait_for_it: bool, reason: str | None
         if running and not supersede:
             wait(state)
         elif thread is None:
-            _run(state, job, full, reason, progress)
+            _run(state, job, full, reason, progress, structure)
 
 
 def wait(state: RootState, timeout: float | None = None) -> bool:
@@ -73,10 +73,11 @@ def wait(state: RootState, timeout: float | None = None) -> bool:
     return True
 
 
-def _run(state: RootState, job: int, full: bool, reason: str | None, progress: ProgressCallback | None) -> None:
+def _run(state: RootState, job: int, full: bool, reason: str | None, progress: ProgressCallback | None,
+         structure: bool = True) -> None:
     started = time.perf_counter()
     try:
-        report = _build(state, job, full, reason, progress)
+        report = _build(state, job, full, reason, progress, structure)
     except Cancelled:
         return
     except Exception as exc:  # reported through status; never raised into a query
@@ -93,7 +94,7 @@ def _run(state: RootState, job: int, full: bool, reason: str | None, progress: P
 
 
 def _build(state: RootState, job: int, full: bool, reason: str | None,
-           progress: ProgressCallback | None) -> RefreshReport:
+           progress: ProgressCallback | None, structure: bool) -> RefreshReport:
     opts = state.options
     index: WordIndex | None = None
     if not full:
@@ -119,6 +120,9 @@ def _build(state: RootState, job: int, full: bool, reason: str | None,
     _publish(state, job, index, walk)
     if changed:
         report.saved = save(state, index)
+    state.check_job(job)
+    if structure:  # the structure follows in the background (worker processes); queries never wait for it
+        state.structure.refresh(walk.files, state.saved_dir or state.candidate_dirs()[0])
     return report
 
 
@@ -251,3 +255,4 @@ def close(state: RootState) -> None:
         thread.join()
     if saver is not None:
         saver.close()
+    state.structure.close()

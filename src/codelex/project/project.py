@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from codelex.defaults import DEFAULT_MAX_BYTES
+from codelex.defaults import DEFAULT_MAX_BYTES, STRUCTURE_FILE
 from codelex.ingest import list_files
 from codelex.lexical import WordIndex
 from codelex.persist.layout import probe_index
@@ -26,6 +26,7 @@ from codelex.project.refresh import diff
 from codelex.project.results import HINTS, Coverage, RefreshReport, SearchResult
 from codelex.project.roots import refusal_reason
 from codelex.project.state import RootOptions, state_for
+from codelex.project.symbols import Outline, SymbolSource, find_definition, outline_of
 from codelex.query.options import SearchOptions, parse_request
 
 __all__ = ["Project"]
@@ -59,6 +60,11 @@ class Project:
     ignore : sequence of str
         Extra gitignore-style patterns (relative to the root), on top of the
         repository's own ignore files.
+    build_structure : bool, default True
+        After each build or refresh, analyze the changed files' structure
+        (definitions and chunks) in the background, on worker processes.
+        Either way, an outline, a symbol or a search hit's enclosing
+        definition is read on demand when not known yet.
 
     Examples
     --------
@@ -83,6 +89,7 @@ class Project:
         debounce_ms: float | None = None,
         use_git: bool | None = None,
         ignore: Sequence[str] = (),
+        build_structure: bool = True,
     ) -> None:
         if max_files is not None and (isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 0):
             raise ValueError(f"max_files must be a non-negative int or None, not {max_files!r}")
@@ -99,6 +106,7 @@ class Project:
         self._state = state_for(RootOptions(resolved, explicit, max_files, max_bytes, use_git, patterns))
         self.progress = progress
         self.debounce_ms = debounce_ms
+        self.build_structure = bool(build_structure)
 
     # --- status -------------------------------------------------------------------
 
@@ -156,19 +164,20 @@ class Project:
         """
         if not wait:
             lifecycle.adopt_saved(self._state)
-        lifecycle.start(self._state, full=False, wait_for_it=wait, reason=None, progress=self.progress)
+        lifecycle.start(self._state, full=False, wait_for_it=wait, reason=None, progress=self.progress,
+                        structure=self.build_structure)
         return self
 
     def rebuild(self, wait: bool = True) -> Project:
         """Build from scratch, superseding any running build."""
         lifecycle.start(self._state, full=True, wait_for_it=wait, reason="requested", supersede=True,
-                        progress=self.progress)
+                        progress=self.progress, structure=self.build_structure)
         return self
 
     def refresh(self) -> RefreshReport | None:
         """Bring the index in line with the files on disk now (synchronously)."""
         lifecycle.start(self._state, full=False, wait_for_it=True, reason=None, supersede=True,
-                        progress=self.progress)
+                        progress=self.progress, structure=self.build_structure)
         return self._state.report
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -239,7 +248,7 @@ class Project:
         _, opts = parse_request(query, options, kwargs)  # a malformed request raises, available or not
         index = state.index
         if index is not None:
-            results = index.search(query, opts)
+            results = self._with_symbols(index.search(query, opts))
             return SearchResult(True, query, results, Coverage(len(index), state.truncated), state.generated_at)
         with state.lock:
             status, reason = state.status, state.reason
@@ -257,6 +266,108 @@ class Project:
             if status == "idle":
                 self.open(wait=False)
         return SearchResult(False, query, [], Coverage(0, False), None, why, HINTS[why].format(reason=reason))
+
+    def _with_symbols(self, hits: list) -> list:
+        """Each hit named by the definition that encloses its best line (``end_line`` becomes its end)."""
+        upkeep = self._state.structure
+        upkeep.load(self._structure_dir())
+        out = []
+        for hit in hits:
+            structure = upkeep.structure(hit.file)
+            found = structure.enclosing(hit.start_line) if structure is not None else None
+            out.append(hit.with_symbol(found.qualified_name, found.end_line) if found is not None else hit)
+        return out
+
+    # --- structure --------------------------------------------------------------------
+
+    def _structure_dir(self) -> Path | None:
+        state = self._state
+        if state.saved_dir is not None:
+            return state.saved_dir
+        for directory in state.candidate_dirs():
+            if probe_index(directory)[0] is not None or probe_index(directory, STRUCTURE_FILE)[0] is not None:
+                return directory
+        return None
+
+    def _structure(self, path: str | os.PathLike[str]):
+        rel = relative_path(self.root, path)
+        if not os.path.isfile(self.root / rel):
+            raise FileNotFoundError(f"no such file in {self.root}: {rel}")
+        upkeep = self._state.structure
+        upkeep.load(self._structure_dir())
+        structure = upkeep.structure(rel)
+        if structure is None:
+            from codelex.ingest import read_file
+
+            why = read_file(str(self.root), rel, self._state.options.max_bytes)
+            raise ValueError(f"cannot read the structure of {rel}: {why if isinstance(why, str) else 'unreadable'}")
+        return rel, structure
+
+    def outline(self, path: str | os.PathLike[str]) -> Outline:
+        """The definitions of a file, in order, nested, with kinds and spans.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Absolute, or relative to the root.
+
+        Returns
+        -------
+        Outline
+            ``available`` False (with a reason) when the file has no grammar
+            or the structure extra is not installed.
+
+        Raises
+        ------
+        ValueError
+            When ``path`` is outside the root, or the file cannot be read
+            (binary, too large).
+        FileNotFoundError
+            When there is no such file.
+        """
+        _, structure = self._structure(path)
+        return outline_of(structure)
+
+    def read_symbol(self, path: str | os.PathLike[str], name: str, *, line: int | None = None) -> SymbolSource:
+        """The exact source of one definition of a file (decorators and doc comment included).
+
+        Parameters
+        ----------
+        name : str
+            A qualified name (``Outer.method``, ``Type::fn``), a qualified
+            suffix (``Inner.method``) or a bare name.
+        line : int, optional
+            Picks one of several definitions of the same name.
+
+        Raises
+        ------
+        codelex.SymbolNotFoundError
+            No such definition (the message names the nearest ones).
+        codelex.AmbiguousSymbolError
+            Several match (the message lists them with their lines).
+        ValueError, FileNotFoundError
+            As :meth:`outline`.
+        """
+        if line is not None and (isinstance(line, bool) or not isinstance(line, int)):
+            raise TypeError(f"line must be int or None, not {type(line).__name__}")
+        rel, structure = self._structure(path)
+        definition = find_definition(structure, name, line)
+        with open(self.root / rel, "rb") as f:
+            lines = f.read().decode("utf-8", "replace").split("\n")
+        lo, hi = definition.outer_start_line, min(definition.end_line, len(lines))
+        text = "\n".join(line.rstrip("\r") for line in lines[lo - 1:hi])
+        return SymbolSource(rel, definition, lo, hi, text)
+
+    def wait_structure(self, timeout: float | None = None) -> bool:
+        """Wait for the background structure build; True when none is running (any more)."""
+        return self._state.structure.wait(timeout)
+
+    @property
+    def structure_status(self) -> dict:
+        """``{status, reason, stats}`` of the structure store (``idle``, ``building``, ``ready``, ``failed``)."""
+        upkeep = self._state.structure
+        with upkeep.lock:
+            return {"status": upkeep.status, "reason": upkeep.reason, "stats": dict(upkeep.stats)}
 
     # --- per-edit upkeep ----------------------------------------------------------
 
@@ -294,6 +405,10 @@ class Project:
             if index is None:
                 return False
             indexed = apply_edit(state, index, rel, content)
+        if indexed:
+            state.structure.mark_stale(rel, content, self.debounce_ms)
+        else:
+            state.structure.remove(rel)
         schedule_save(state, index, self.debounce_ms)
         return indexed
 

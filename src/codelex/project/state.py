@@ -17,6 +17,7 @@ from pathlib import Path
 from codelex.lexical import WordIndex
 from codelex.persist.layout import candidate_dirs, writable_dir
 from codelex.project.results import RefreshReport
+from codelex.project.structure import StructureUpkeep
 
 __all__ = ["Cancelled", "RootOptions", "RootState", "state_for"]
 
@@ -61,12 +62,14 @@ class RootState:
         self.disk_signature: tuple | None = None
         # Candidate index locations that could not be examined, with the reason (shown by status).
         self.unreadable_dirs: dict[str, str] = {}
+        self.structure = StructureUpkeep(self.root, options.max_bytes, self.writable_dir)
 
     def candidate_dirs(self) -> list[Path]:
         return candidate_dirs(self.root, self.options.index_dir)
 
     def writable_dir(self) -> Path:
-        return writable_dir(self.root, self.options.index_dir)
+        """Where to save: where the last save went, else the first writable candidate."""
+        return self.saved_dir or writable_dir(self.root, self.options.index_dir)
 
     def check_job(self, job: int) -> None:
         """Raise :class:`Cancelled` when ``job`` is no longer the current build."""

@@ -1,0 +1,275 @@
+"""A project's structure store kept fresh: built in the background after the word index, per edit on demand.
+
+The structure of every indexed file (definitions and chunks, see
+:mod:`codelex.structure`) is kept in ``<index dir>/structure.clx``, keyed by
+content hash.  After each build or refresh of the word index, files whose
+size or mtime changed are analyzed again on worker processes, in the
+background: a query never waits for it.  An edit marks its file stale; the
+file is analyzed again in the background shortly after, or at once when its
+structure is asked for (an outline, a symbol, a search hit's enclosing
+definition), so answers never use a structure older than the file.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from codelex.defaults import STRUCTURE_FILE
+from codelex.errors import IndexFormatError
+from codelex.ingest import Document, SourceFile, read_file
+from codelex.persist.layout import probe_index
+from codelex.structure import FileStructure, analyze
+from codelex.structure.pool import analyze_files, content_hash
+from codelex.structure.store import FileRecord, StructureIndex
+
+__all__ = ["STALE_DRAIN_S", "StructureUpkeep"]
+
+log = logging.getLogger("codelex")
+
+#: Edited files are analyzed again this long after the last edit (a burst of edits is analyzed once).
+STALE_DRAIN_S = 0.2
+
+
+class StructureUpkeep:
+    """One root's structure store and the work that keeps it fresh (thread-safe)."""
+
+    def __init__(self, root, max_bytes: int | None, save_dir_fn) -> None:
+        self.root = root
+        self.max_bytes = max_bytes
+        self.save_dir_fn = save_dir_fn  # where to save (the root's writable index directory)
+        self.debounce_ms: float | None = None
+        self.lock = threading.RLock()
+        self.done = threading.Condition(self.lock)
+        self.index: StructureIndex | None = None
+        self.status = "idle"  # idle | building | ready | failed
+        self.reason: str | None = None
+        self.stats: dict[str, int] = {}
+        self.job = 0
+        self.thread: threading.Thread | None = None
+        self.stale: dict[str, bytes | str | None] = {}  # path -> new content (None: read it from disk)
+        self.drain_timer: threading.Timer | None = None
+        self.saver = None
+        self.closed = False
+        # Edits that arrive while a build runs: analyzed again after it, so the build's read of the disk
+        # never wins over a newer edit.
+        self.edited_during_build: dict[str, bytes | str | None] = {}
+
+    # --- loading and building ----------------------------------------------------
+
+    def load(self, directory) -> StructureIndex:
+        """The store in memory, else the one saved in ``directory``, else an empty one."""
+        with self.lock:
+            if self.index is not None:
+                return self.index
+        index = None
+        if directory is not None and probe_index(directory, STRUCTURE_FILE)[0] is not None:
+            from codelex.persist.structure import load_structure
+
+            try:
+                index = StructureIndex(load_structure(directory))
+            except (IndexFormatError, OSError) as exc:
+                log.warning("codelex: the saved structure in %s is unusable (%s); rebuilding it", directory, exc)
+        with self.lock:
+            if self.index is None:
+                self.index = index or StructureIndex()
+            return self.index
+
+    def refresh(self, files: list[SourceFile], directory, *, wait: bool = False) -> None:
+        """Bring the store in line with ``files`` (the walk's), in the background unless ``wait``."""
+        with self.lock:
+            if self.closed:
+                return
+            self.job += 1
+            job = self.job
+            self.status = "building"
+            self.done.notify_all()
+        if wait:
+            self._refresh(job, files, directory)
+            return
+        thread = threading.Thread(target=self._refresh, args=(job, files, directory), daemon=True,
+                                  name="codelex-structure")
+        with self.lock:
+            self.thread = thread
+        thread.start()
+
+    def _refresh(self, job: int, files: list[SourceFile], directory) -> None:
+        started = time.perf_counter()
+        try:
+            index = self.load(directory)
+            current = {f.path: f for f in files}
+            removed = index.retain(set(current))
+            todo = []
+            for f in files:
+                info = index.file_info(f.path)
+                if info is None or info[1] != f.mtime_ns or info[2] != f.size:
+                    todo.append((f.path, info[0] if info is not None else None))
+            result = analyze_files(self.root, todo, max_bytes=self.max_bytes,
+                                   should_continue=lambda: self.job == job and not self.closed)
+            # Work done is kept even when the build was cut short (a closed project, a one-shot
+            # command): the next refresh goes on from there.
+            index.apply(result.batches, result.unchanged)
+            for path in result.skipped:  # binary, vanished...: not in the word index either
+                index.remove(path)
+            if self.job != job or self.closed:
+                if index.changes:
+                    self._save(self.save_dir_fn())
+                return
+            if index.changes:
+                self._save(self.save_dir_fn())
+            with self.lock:
+                self.stats = dict(result.statuses, analyzed=len(todo), removed=removed,
+                                  unchanged=len(result.unchanged), seconds=round(time.perf_counter() - started, 3))
+                self.status, self.reason = "ready", None
+                requeue = bool(self.edited_during_build)
+                self.stale.update(self.edited_during_build)
+                self.edited_during_build.clear()
+                self.done.notify_all()
+            if requeue:
+                self._start_drain()
+        except Exception as exc:  # reported through status; never raised into a query
+            log.warning("codelex: building the structure of %s failed: %s", self.root, exc, exc_info=True)
+            with self.lock:
+                if self.job == job:
+                    self.status, self.reason = "failed", f"{type(exc).__name__}: {exc}"
+                    self.done.notify_all()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until no structure build runs; True when none does (any more)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self.done:
+            while self.status == "building":
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self.done.wait(remaining)
+        return True
+
+    def _save(self, directory) -> None:
+        index = self.index
+        if index is None or directory is None:
+            return
+        try:
+            index.save(directory)
+        except OSError as exc:
+            log.warning("codelex: could not save the structure of %s: %s", self.root, exc)
+
+    # --- edits -------------------------------------------------------------------
+
+    def mark_stale(self, path: str, content: bytes | str | None, debounce_ms: float | None = None) -> None:
+        """Note an edit of ``path``: its structure is analyzed again soon, or at once when asked for."""
+        with self.lock:
+            if self.closed:
+                return
+            self.stale[path] = content
+            self.debounce_ms = debounce_ms
+            if self.status == "building":
+                self.edited_during_build[path] = content
+        self._start_drain()
+
+    def _start_drain(self) -> None:
+        with self.lock:
+            if self.closed:
+                return
+            if self.drain_timer is not None:
+                self.drain_timer.cancel()
+            self.drain_timer = threading.Timer(STALE_DRAIN_S, self._drain)
+            self.drain_timer.daemon = True
+            self.drain_timer.start()
+
+    def _drain(self) -> None:
+        with self.lock:
+            paths = list(self.stale)
+        changed = False
+        for path in paths:
+            changed |= self._analyze_stale(path)
+        if changed:
+            self._schedule_save()
+
+    def _analyze_stale(self, path: str) -> bool:
+        with self.lock:
+            if path not in self.stale:
+                return False
+            content = self.stale[path]
+        index = self.index or StructureIndex()
+        if content is None:
+            doc = read_file(str(self.root), path, self.max_bytes)
+            if not isinstance(doc, Document):
+                index.remove(path)
+                self._forget(path, content)
+                return True
+            data, mtime, size = doc.content, doc.mtime_ns, doc.size
+        else:
+            data = content if isinstance(content, bytes) else content.encode("utf-8", "surrogatepass")
+            mtime, size = -1, len(data)  # as the word index records it: the next refresh reads the file
+        index.put(FileRecord(analyze(path, data), content_hash(data), mtime, size))
+        with self.lock:
+            if self.index is None:
+                self.index = index
+        self._forget(path, content)
+        return True
+
+    def _forget(self, path: str, content) -> None:
+        with self.lock:
+            if self.stale.get(path, object()) is content:
+                del self.stale[path]
+
+    def remove(self, path: str) -> None:
+        with self.lock:
+            self.stale.pop(path, None)
+            if self.index is not None:
+                self.index.remove(path)
+
+    def _schedule_save(self) -> None:
+        from codelex.persist.scheduler import PersistScheduler
+
+        with self.lock:
+            if self.closed or self.index is None:
+                return
+            if self.saver is None or self.saver.index is not self.index:
+                if self.saver is not None:
+                    self.saver.close()
+                self.saver = PersistScheduler(self.index, self.save_dir_fn(), debounce_ms=self.debounce_ms)
+            saver = self.saver
+        saver.schedule()
+
+    # --- reads -------------------------------------------------------------------
+
+    def structure(self, path: str, *, parse: bool = True) -> FileStructure | None:
+        """The current structure of ``path``.
+
+        A file edited since its last analysis is analyzed now; with
+        ``parse`` (default) so is a file the store does not hold yet (the
+        background build has not reached it).  None for a file that cannot
+        be read, or (``parse=False``) is not known yet.
+        """
+        if path in self.stale:
+            self._analyze_stale(path)
+        index = self.index
+        record = index.record(path) if index is not None else None
+        if record is not None:
+            return record.structure
+        if not parse:
+            return None
+        doc = read_file(str(self.root), path, self.max_bytes)
+        if not isinstance(doc, Document):
+            return None
+        structure = analyze(path, doc.content)
+        if index is not None:
+            index.put(FileRecord(structure, content_hash(doc.content), doc.mtime_ns, doc.size))
+        return structure
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            self.job += 1
+            timer, thread, saver = self.drain_timer, self.thread, self.saver
+            self.saver = None
+            self.done.notify_all()
+        if timer is not None:
+            timer.cancel()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        if saver is not None:
+            saver.close()

@@ -1,0 +1,123 @@
+"""Reading a file's structure: its outline, and one definition's exact source by name."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from codelex.errors import AmbiguousSymbolError, SymbolNotFoundError
+from codelex.structure import Definition, FileStructure
+
+__all__ = ["Outline", "SymbolSource", "find_definition", "outline_of"]
+
+
+@dataclass(frozen=True)
+class Outline:
+    """A file's definitions, in source order, with their nesting.
+
+    ``available`` is False when the file's structure could not be read with
+    a grammar (``status`` and ``reason`` say why); ``definitions`` is then
+    empty.
+    """
+
+    path: str
+    language: str | None
+    status: str
+    available: bool
+    reason: str | None
+    definitions: tuple[Definition, ...]
+
+    def children(self, index: int = -1) -> list[int]:
+        """Indices of the definitions directly inside definition ``index`` (-1: the top level)."""
+        return [i for i, d in enumerate(self.definitions) if d.parent == index]
+
+    def to_dict(self) -> dict:
+        """``{path, language, status, available, reason?, definitions: [..., children: [...]]}``, nested."""
+
+        def node(i: int) -> dict:
+            entry = self.definitions[i].to_dict()
+            kids = self.children(i)
+            if kids:
+                entry["children"] = [node(k) for k in kids]
+            return entry
+
+        out = {"path": self.path, "language": self.language, "status": self.status, "available": self.available,
+               "definitions": [node(i) for i in self.children()]}
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+@dataclass(frozen=True)
+class SymbolSource:
+    """One definition's exact source: lines ``start_line``..``end_line`` (decorators and doc comment included)."""
+
+    path: str
+    definition: Definition
+    start_line: int
+    end_line: int
+    text: str
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "symbol": self.definition.qualified_name, "kind": self.definition.kind,
+                "startLine": self.start_line, "endLine": self.end_line, "text": self.text}
+
+
+_REASONS = {
+    "no-grammar": "no grammar for this file's language",
+    "unavailable": "the structure extra is not installed: pip install 'codelex[structure]'",
+    "parse-failed": "the grammar failed on this file",
+    "timeout": "parsing ran over its time budget",
+}
+
+
+def outline_of(structure: FileStructure) -> Outline:
+    available = structure.status == "parsed"
+    return Outline(structure.path, structure.language, structure.status, available,
+                   None if available else _REASONS.get(structure.status, structure.status),
+                   structure.definitions)
+
+
+def _normalize(name: str) -> str:
+    return name.strip().replace("::", ".").replace("#", ".").replace("->", ".")
+
+
+def find_definition(structure: FileStructure, name: str, line: int | None = None) -> Definition:
+    """The definition ``name`` (qualified, a qualified suffix, or bare) of a file.
+
+    ``line`` picks one of several definitions of the same name (the one whose
+    span holds that line, or that starts on it).
+
+    Raises
+    ------
+    SymbolNotFoundError
+        No definition has that name (the message names the nearest ones).
+    AmbiguousSymbolError
+        Several do, and ``line`` does not pick one (the message lists them).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise SymbolNotFoundError("Provide a symbol name.")
+    defs = structure.definitions
+    want = _normalize(name)
+    exact = [d for d in defs if _normalize(d.qualified_name) == want]
+    matches = exact or [d for d in defs if _normalize(d.qualified_name).endswith("." + want)] \
+        or [d for d in defs if d.name == name.strip()]
+    if not matches:
+        low = want.lower()
+        matches = [d for d in defs if _normalize(d.qualified_name).lower() == low or d.name.lower() == low]
+    if line is not None and len(matches) > 1:
+        picked = [d for d in matches if d.start_line == line] or \
+            [d for d in matches if d.outer_start_line <= line <= d.end_line]
+        matches = picked[-1:] if picked else matches
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        names = sorted({d.qualified_name for d in defs} | {d.name for d in defs})
+        nearest = tuple(difflib.get_close_matches(name.strip(), names, n=5, cutoff=0.5))
+        hint = f"; nearest: {', '.join(nearest)}" if nearest else (
+            "; the file has no definitions" if not defs else "")
+        raise SymbolNotFoundError(f"no definition named {name!r} in {structure.path}{hint}", nearest)
+    candidates = tuple((d.qualified_name, d.start_line) for d in matches)
+    listed = ", ".join(f"{q} (line {ln})" for q, ln in candidates)
+    raise AmbiguousSymbolError(f"{name!r} names {len(matches)} definitions in {structure.path}: {listed}; "
+                               "give a qualified name or a line", candidates)

@@ -1,0 +1,361 @@
+"""The structure of every file of a project, keyed by path and content hash, kept compact.
+
+Structures live in columnar arrays (:class:`~codelex.persist.structure.StructureSnapshot`):
+a base (as loaded or built) plus an overlay of files changed since, which a
+:meth:`StructureIndex.compact` folds in.  A file is decoded into
+:class:`~codelex.structure.model.FileStructure` objects only when asked for
+(a small cache keeps the recent ones), so a large tree costs arrays, not
+millions of Python objects.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from codelex.persist.structure import SCHEMA, StructureSnapshot
+from codelex.structure.languages import GRAMMARS
+from codelex.structure.model import DEFINITION_KINDS, STATUSES, Chunk, Definition, FileStructure
+
+__all__ = ["FileRecord", "StructureIndex", "decode", "encode"]
+
+_NO_GRAMMAR = 255
+_GRAMMAR_ID = {g: i for i, g in enumerate(GRAMMARS)}
+_KIND_ID = {k: i for i, k in enumerate(DEFINITION_KINDS)}
+_STATUS_ID = {s: i for i, s in enumerate(STATUSES)}
+_CACHE_FILES = 512
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """A file's structure with what it was read from: content hash, ``mtime_ns`` and size."""
+
+    structure: FileStructure
+    hash: int
+    mtime_ns: int
+    size: int
+
+
+def _pack_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    encoded = [s.encode("utf-8", "surrogatepass") for s in strings]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.uint64)
+    if encoded:
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.uint64, count=len(encoded)), out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), offsets
+
+
+def encode(records: Iterable[FileRecord]) -> StructureSnapshot:
+    """Columnar arrays of ``records`` (in order)."""
+    records = list(records)
+    paths, hashes, mtimes, sizes, statuses, grammars, lines = [], [], [], [], [], [], []
+    def_ptr, chunk_ptr = [0], [0]
+    names, quals, sigs = [], [], []
+    kind, start, end, outer, doc_start, doc_end, parent = [], [], [], [], [], [], []
+    c_start, c_end, c_def = [], [], []
+    for r in records:
+        s = r.structure
+        paths.append(s.path)
+        hashes.append(r.hash & 0xFFFFFFFFFFFFFFFF)
+        mtimes.append(r.mtime_ns)
+        sizes.append(r.size)
+        statuses.append(_STATUS_ID[s.status])
+        grammars.append(_GRAMMAR_ID.get(s.language, _NO_GRAMMAR) if s.language else _NO_GRAMMAR)
+        lines.append(s.lines)
+        for d in s.definitions:
+            names.append(d.name)
+            quals.append(d.qualified_name)
+            sigs.append(d.signature)
+            kind.append(_KIND_ID[d.kind])
+            start.append(d.start_line)
+            end.append(d.end_line)
+            outer.append(d.outer_start_line)
+            doc_start.append(d.doc_start_line)
+            doc_end.append(d.doc_end_line)
+            parent.append(d.parent)
+        for c in s.chunks:
+            c_start.append(c.start_line)
+            c_end.append(c.end_line)
+            c_def.append(c.definition)
+        def_ptr.append(len(kind))
+        chunk_ptr.append(len(c_start))
+    a: dict[str, np.ndarray] = {}
+    a["path_blob"], a["path_off"] = _pack_strings(paths)
+    a["name_blob"], a["name_off"] = _pack_strings(names)
+    a["qual_blob"], a["qual_off"] = _pack_strings(quals)
+    a["sig_blob"], a["sig_off"] = _pack_strings(sigs)
+    columns = {"hash": hashes, "mtime_ns": mtimes, "size": sizes, "status": statuses, "grammar": grammars,
+               "lines": lines, "def_ptr": def_ptr, "chunk_ptr": chunk_ptr, "kind": kind, "start": start, "end": end,
+               "outer": outer, "doc_start": doc_start, "doc_end": doc_end, "parent": parent,
+               "chunk_start": c_start, "chunk_end": c_end, "chunk_def": c_def}
+    for name, values in columns.items():
+        a[name] = np.asarray(values, dtype=np.dtype(SCHEMA[name]).newbyteorder("="))
+    return StructureSnapshot(a)
+
+
+def _strings(blob: np.ndarray, off: np.ndarray, lo: int, hi: int) -> list[str]:
+    if hi <= lo:
+        return []
+    base = int(off[lo])
+    raw = blob[base:int(off[hi])].tobytes()
+    bounds = (off[lo:hi + 1] - base).tolist()
+    return [raw[bounds[i]:bounds[i + 1]].decode("utf-8", "surrogatepass") for i in range(hi - lo)]
+
+
+def decode(snapshot: StructureSnapshot, row: int) -> FileRecord:
+    """File ``row`` of a snapshot as objects."""
+    a = snapshot.arrays
+    path = _strings(a["path_blob"], a["path_off"], row, row + 1)[0]
+    d0, d1 = int(a["def_ptr"][row]), int(a["def_ptr"][row + 1])
+    c0, c1 = int(a["chunk_ptr"][row]), int(a["chunk_ptr"][row + 1])
+    names = _strings(a["name_blob"], a["name_off"], d0, d1)
+    quals = _strings(a["qual_blob"], a["qual_off"], d0, d1)
+    sigs = _strings(a["sig_blob"], a["sig_off"], d0, d1)
+    cols = [a[c][d0:d1].tolist() for c in ("kind", "start", "end", "outer", "doc_start", "doc_end", "parent")]
+    n_defs = d1 - d0
+    defs = tuple(
+        Definition(names[i], quals[i], DEFINITION_KINDS[cols[0][i]] if cols[0][i] < len(DEFINITION_KINDS) else "function",
+                   cols[1][i], cols[2][i], cols[3][i], sigs[i], cols[4][i], cols[5][i],
+                   cols[6][i] if -1 <= cols[6][i] < n_defs else -1)
+        for i in range(n_defs)
+    )
+    chunks = tuple(Chunk(s, e, d if -1 <= d < n_defs else -1) for s, e, d in
+                   zip(a["chunk_start"][c0:c1].tolist(), a["chunk_end"][c0:c1].tolist(), a["chunk_def"][c0:c1].tolist()))
+    status = int(a["status"][row])
+    grammar = int(a["grammar"][row])
+    structure = FileStructure(path, GRAMMARS[grammar] if grammar < len(GRAMMARS) else None,
+                              STATUSES[status] if status < len(STATUSES) else "parse-failed",
+                              int(a["lines"][row]), defs, chunks)
+    return FileRecord(structure, int(a["hash"][row]), int(a["mtime_ns"][row]), int(a["size"][row]))
+
+
+def _rows(snapshot: StructureSnapshot, keep: np.ndarray) -> StructureSnapshot:
+    """The snapshot restricted to the files ``keep`` (bool per file), vectorized."""
+    a = snapshot.arrays
+    rows = np.flatnonzero(keep)
+    out: dict[str, np.ndarray] = {}
+    for col in ("hash", "mtime_ns", "size", "status", "grammar", "lines"):
+        out[col] = a[col][rows]
+
+    def ranges(ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = ptr[rows].astype(np.int64), ptr[rows + 1].astype(np.int64)
+        counts = hi - lo
+        new_ptr = np.zeros(len(rows) + 1, dtype=np.uint64)
+        np.cumsum(counts, out=new_ptr[1:])
+        idx = np.repeat(lo - new_ptr[:-1].astype(np.int64), counts) + np.arange(int(counts.sum()), dtype=np.int64)
+        return new_ptr, idx
+
+    out["def_ptr"], def_idx = ranges(a["def_ptr"])
+    out["chunk_ptr"], chunk_idx = ranges(a["chunk_ptr"])
+    for col in ("kind", "start", "end", "outer", "doc_start", "doc_end", "parent"):
+        out[col] = a[col][def_idx]
+    for col in ("chunk_start", "chunk_end", "chunk_def"):
+        out[col] = a[col][chunk_idx]
+
+    def strings(blob: str, off: str, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        o = a[off].astype(np.int64)
+        lo, hi = o[idx], o[idx + 1]
+        counts = hi - lo
+        new_off = np.zeros(len(idx) + 1, dtype=np.uint64)
+        np.cumsum(counts, out=new_off[1:])
+        byte_idx = np.repeat(lo - new_off[:-1].astype(np.int64), counts) + np.arange(int(counts.sum()), dtype=np.int64)
+        return a[blob][byte_idx], new_off
+
+    out["path_blob"], out["path_off"] = strings("path_blob", "path_off", rows)
+    out["name_blob"], out["name_off"] = strings("name_blob", "name_off", def_idx)
+    out["qual_blob"], out["qual_off"] = strings("qual_blob", "qual_off", def_idx)
+    out["sig_blob"], out["sig_off"] = strings("sig_blob", "sig_off", def_idx)
+    return StructureSnapshot(out)
+
+
+def concat(snapshots: list[StructureSnapshot]) -> StructureSnapshot:
+    """One snapshot of the files of ``snapshots``, in order."""
+    snapshots = [s for s in snapshots if s.n_files] or snapshots[:1]
+    if not snapshots:
+        return encode([])
+    if len(snapshots) == 1:
+        return snapshots[0]
+    out: dict[str, np.ndarray] = {}
+    for col in SCHEMA:
+        parts = [s.arrays[col] for s in snapshots]
+        if col in ("def_ptr", "chunk_ptr", "path_off", "name_off", "qual_off", "sig_off"):
+            shifted, base = [], 0
+            for i, p in enumerate(parts):
+                p = p.astype(np.uint64)
+                shifted.append((p if i == 0 else p[1:]) + np.uint64(base))
+                base += int(p[-1])
+            out[col] = np.concatenate(shifted)
+        else:
+            out[col] = np.concatenate(parts)
+    return StructureSnapshot(out)
+
+
+class StructureIndex:
+    """Per-file structures: a columnar base plus the files changed since (thread-safe).
+
+    Parameters
+    ----------
+    snapshot : StructureSnapshot, optional
+        The base (for example as loaded from disk).
+    """
+
+    def __init__(self, snapshot: StructureSnapshot | None = None) -> None:
+        self._lock = threading.RLock()
+        self._base = snapshot if snapshot is not None else encode([])
+        self._row_of = self._rows_of(self._base)
+        self._overlay: dict[str, FileRecord | None] = {}  # None: removed
+        self._cache: OrderedDict[str, FileRecord] = OrderedDict()
+        self.changes = 0  # edits since the last compact (a save is due when non-zero)
+
+    @staticmethod
+    def _rows_of(snapshot: StructureSnapshot) -> dict[str, int]:
+        a = snapshot.arrays
+        paths = _strings(a["path_blob"], a["path_off"], 0, snapshot.n_files)
+        return {p: i for i, p in enumerate(paths)}
+
+    # --- reads ---------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(1 for _ in self.paths())
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self.record(path) is not None
+
+    def paths(self) -> Iterator[str]:
+        """Every path with a structure, base order first, then files added since."""
+        with self._lock:
+            overlay = dict(self._overlay)
+            rows = list(self._row_of)
+        for p in rows:
+            if p not in overlay or overlay[p] is not None:
+                yield p
+        for p, r in overlay.items():
+            if r is not None and p not in self._row_of:
+                yield p
+
+    def record(self, path: str) -> FileRecord | None:
+        """The file's structure and what it was read from; None when unknown."""
+        with self._lock:
+            if path in self._overlay:
+                return self._overlay[path]
+            cached = self._cache.get(path)
+            if cached is not None:
+                self._cache.move_to_end(path)
+                return cached
+            row = self._row_of.get(path)
+            if row is None:
+                return None
+            rec = decode(self._base, row)
+            self._cache[path] = rec
+            while len(self._cache) > _CACHE_FILES:
+                self._cache.popitem(last=False)
+            return rec
+
+    def file_info(self, path: str) -> tuple[int, int, int] | None:
+        """``(content hash, mtime_ns, size)`` of what the file's structure was read from, without decoding it."""
+        with self._lock:
+            if path in self._overlay:
+                r = self._overlay[path]
+                return None if r is None else (r.hash, r.mtime_ns, r.size)
+            row = self._row_of.get(path)
+            if row is None:
+                return None
+            a = self._base.arrays
+            return int(a["hash"][row]), int(a["mtime_ns"][row]), int(a["size"][row])
+
+    def get(self, path: str) -> FileStructure | None:
+        rec = self.record(path)
+        return rec.structure if rec is not None else None
+
+    # --- writes --------------------------------------------------------------------
+
+    def put(self, record: FileRecord) -> None:
+        with self._lock:
+            self._overlay[record.structure.path] = record
+            self._cache.pop(record.structure.path, None)
+            self.changes += 1
+
+    def remove(self, path: str) -> bool:
+        with self._lock:
+            known = self.record(path) is not None
+            if known:
+                self._overlay[path] = None
+                self._cache.pop(path, None)
+                self.changes += 1
+            return known
+
+    def retain(self, paths: set[str]) -> int:
+        """Remove every file not in ``paths``; returns how many were removed."""
+        gone = [p for p in self.paths() if p not in paths]
+        for p in gone:
+            self.remove(p)
+        return len(gone)
+
+    def apply(self, batches: list[StructureSnapshot], unchanged: dict[str, tuple[int, int, int]]) -> None:
+        """Fold in newly analyzed files (``batches``) and files found unchanged by hash.
+
+        ``unchanged`` maps a path to ``(hash, mtime_ns, size)``: its structure
+        stays, and what it was read from is brought up to date, so the next
+        refresh does not hash it again.
+        """
+        with self._lock:
+            self.compact()
+            fresh = concat(batches) if batches else encode([])
+            fresh_rows = self._rows_of(fresh)
+            keep = np.ones(self._base.n_files, dtype=bool)
+            for p in fresh_rows:
+                row = self._row_of.get(p)
+                if row is not None:
+                    keep[row] = False
+            base = concat([self._base if keep.all() else _rows(self._base, keep), fresh])
+            row_of = self._rows_of(base)
+            if unchanged:
+                mtime = base.arrays["mtime_ns"].copy()
+                size = base.arrays["size"].copy()
+                for p, (_, m, n) in unchanged.items():
+                    row = row_of.get(p)
+                    if row is not None:
+                        mtime[row], size[row] = m, n
+                base.arrays["mtime_ns"], base.arrays["size"] = mtime, size
+            self._base, self._row_of = base, row_of
+            self._cache.clear()
+            if fresh.n_files or unchanged:
+                self.changes += 1
+
+    def compact(self) -> StructureSnapshot:
+        """Fold the overlay into a new base; returns it (what a save writes)."""
+        with self._lock:
+            keep = np.ones(self._base.n_files, dtype=bool)
+            for p in self._overlay:
+                row = self._row_of.get(p)
+                if row is not None:
+                    keep[row] = False
+            if not self._overlay:
+                return self._base
+            parts = [_rows(self._base, keep) if not keep.all() else self._base]
+            added = [r for r in self._overlay.values() if r is not None]
+            if added:
+                parts.append(encode(added))
+            base = concat(parts)
+            self._base = base
+            self._row_of = self._rows_of(base)
+            self._overlay.clear()
+            self._cache.clear()
+            return base
+
+    def snapshot(self) -> StructureSnapshot:
+        """Everything, as one columnar snapshot (what a save writes); resets :attr:`changes`."""
+        with self._lock:
+            base = self.compact()
+            self.changes = 0
+            return base
+
+    def save(self, directory) -> None:
+        """Write the store atomically to ``directory/structure.clx``."""
+        from codelex.persist.structure import save_structure
+
+        save_structure(self.snapshot(), directory)
