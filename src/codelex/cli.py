@@ -188,6 +188,11 @@ def _cmd_index(args) -> int:
             raise _Failure(f"indexing {project.root} {project.status}: {project.status_reason}")
         elapsed = time.perf_counter() - started
         report = project.last_report
+        structure_started = time.perf_counter()
+        if not args.no_structure:
+            project.wait_structure()  # `index` is the build command: it finishes the structure too
+        structure = project.structure_status
+        structure_s = time.perf_counter() - structure_started
         info = project.check() if args.json else None
         index_file = project.index_dir / "index.clx"
         size = index_file.stat().st_size if index_file.is_file() else None
@@ -197,7 +202,7 @@ def _cmd_index(args) -> int:
             "reason": report.reason, "files": len(project.index), "refreshed": report.refreshed,
             "added": report.added, "dropped": report.dropped, "skipped": dict(report.skipped),
             "pruned_dirs": dict(report.pruned_dirs), "truncated": report.truncated, "seconds": elapsed,
-            "index_bytes": size,
+            "index_bytes": size, "structure": dict(structure, seconds=structure_s),
         }
         if args.json:
             summary["stale"] = info["stale"]
@@ -212,6 +217,14 @@ def _cmd_index(args) -> int:
         if report.pruned_dirs:
             print("directories pruned: " + ", ".join(f"{k} {v:,}" for k, v in sorted(report.pruned_dirs.items())))
         print(f"index: {display_path(str(project.index_dir))} ({_human_bytes(size)})")
+        if structure["status"] == "ready":
+            counts = {k: v for k, v in structure["stats"].items() if k in ("parsed", "no-grammar", "unavailable",
+                                                                            "parse-failed", "timeout")}
+            detail = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items())) or "nothing changed"
+            print(f"structure: {structure['stats'].get('analyzed', 0):,} files analyzed in {structure_s:.2f} s "
+                  f"({detail})")
+        elif structure["status"] == "failed":
+            print(f"structure: failed ({structure['reason']})")
     finally:
         project.close()
     return EXIT_FOUND
@@ -341,8 +354,9 @@ def _cmd_outline(args) -> int:
     def walk(index: int, depth: int) -> None:
         for i in outline.children(index):
             d = outline.definitions[i]
+            signature = outline.signatures[i] if i < len(outline.signatures) else ""
             print(f"{'  ' * depth}{style.dim(d.kind)} {style.path(display_text(d.name))}  "
-                  f"{style.line_no(f'{d.start_line}-{d.end_line}')}  {display_text(d.signature)}")
+                  f"{style.line_no(f'{d.start_line}-{d.end_line}')}  {display_text(signature)}")
             walk(i, depth + 1)
 
     walk(-1, 0)
@@ -460,6 +474,8 @@ def _parser() -> argparse.ArgumentParser:
 
     i = sub.add_parser("index", parents=[common], help="build or refresh the index and summarize it")
     i.add_argument("--rebuild", action="store_true", help="build from scratch")
+    i.add_argument("--no-structure", action="store_true",
+                   help="do not wait for the structure (definitions, chunks) to be analyzed")
     i.add_argument("--json", action="store_true")
     i.set_defaults(func=_cmd_index)
 

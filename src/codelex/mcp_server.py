@@ -211,8 +211,9 @@ def file_outline_text(project: Project, path) -> str:
         def walk(index: int, depth: int) -> None:
             for i in outline.children(index):
                 d = outline.definitions[i]
+                signature = outline.signatures[i] if i < len(outline.signatures) else ""
                 lines.append(f"{'  ' * (depth + 1)}{d.kind} {display_text(d.qualified_name)}  "
-                             f"(lines {d.start_line}-{d.end_line})  {display_text(d.signature)}")
+                             f"(lines {d.start_line}-{d.end_line})  {display_text(signature)}")
                 walk(i, depth + 1)
 
         walk(-1, 0)

@@ -31,7 +31,7 @@ def records(draw, path=None):
         start = draw(st.integers(1, n_lines))
         end = draw(st.integers(start, n_lines))
         defs.append(Definition(draw(_names), draw(_names), draw(st.sampled_from(["function", "class", "method"])),
-                               start, end, draw(st.integers(1, start)), draw(_names), 0, 0,
+                               start, end, draw(st.integers(1, start)), draw(st.integers(start, end)), 0, 0,
                                draw(st.integers(-1, i - 1))))
     cuts = sorted(set(draw(st.lists(st.integers(1, n_lines - 1), max_size=5)))) if n_lines > 1 else []
     bounds = [0, *cuts, n_lines]

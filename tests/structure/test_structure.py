@@ -231,7 +231,7 @@ def test_python_decorators_docstrings_overloads_and_nesting():
     top = d["top"]
     assert (top.outer_start_line, top.start_line) == (8, 10)  # the leading comment and the decorator
     assert (top.doc_start_line, top.doc_end_line) == (11, 11)
-    assert top.signature == "def top(a, b):"
+    assert top.signature_line == 10
     assert d["Outer.Inner.method"].kind == "method" and d["top.inner"].kind == "function"
     overloads = [x for x in structure.definitions if x.qualified_name == "Outer.f"]
     assert [x.start_line for x in overloads] == [26, 28, 29]
@@ -254,7 +254,7 @@ def test_qualified_names_of_receivers_impls_namespaces_and_out_of_line_methods()
     assert cpp["outer::inner::Widget::grow"].start_line == 16
     java = _defs("Sample.java")
     assert java["Outer.Inner.run"].kind == "method" and java["Outer.toString"].outer_start_line == 8
-    assert java["Outer.toString"].signature == 'public String toString() { return ""; }'
+    assert java["Outer.toString"].signature_line == 10 and java["Outer"].signature_line == 4
     ts = _defs("sample.ts")
     assert ts["mul"].kind == "function" and ts["div"].kind == "function"  # bound to const
     assert ts["Calc.compute"].outer_start_line == 9  # its decorator

@@ -6,9 +6,10 @@ Columnar arrays, three tables:
   structure was read from), ``mtime_ns``, ``size``, ``status`` and
   ``grammar`` (small codes), ``lines``, and ``def_ptr``/``chunk_ptr``
   (each file's rows of the two tables below, n + 1 offsets);
-- definitions: ``name``, ``qualified``, ``signature`` (blobs + offsets),
-  ``kind``, ``start``, ``end``, ``outer``, ``doc_start``, ``doc_end`` and
-  ``parent`` (an index within the file, -1 for none);
+- definitions: ``name`` and ``qualified`` (blobs + offsets; a qualified
+  name is stored only where it is not the parent's plus the name), ``kind``,
+  ``start``, ``end``, ``outer``, ``sig_line``, ``doc_start``, ``doc_end``
+  and ``parent`` (an index within the file, -1 for none);
 - chunks: ``chunk_start``, ``chunk_end``, ``chunk_def`` (within the file).
 
 The structure stage crosses this module only as a :class:`StructureSnapshot`.
@@ -34,13 +35,13 @@ FORMAT_VERSION = 1
 SCHEMA: dict[str, str] = {
     "path_blob": "|u1", "path_off": "<u8", "hash": "<u8", "mtime_ns": "<i8", "size": "<u8", "status": "|u1",
     "grammar": "|u1", "lines": "<u4", "def_ptr": "<u8", "chunk_ptr": "<u8",
-    "name_blob": "|u1", "name_off": "<u8", "qual_blob": "|u1", "qual_off": "<u8", "sig_blob": "|u1",
-    "sig_off": "<u8", "kind": "|u1", "start": "<u4", "end": "<u4", "outer": "<u4", "doc_start": "<u4",
+    "name_blob": "|u1", "name_off": "<u4", "qual_blob": "|u1", "qual_off": "<u4",
+    "kind": "|u1", "start": "<u4", "end": "<u4", "outer": "<u4", "sig_line": "<u4", "doc_start": "<u4",
     "doc_end": "<u4", "parent": "<i4",
     "chunk_start": "<u4", "chunk_end": "<u4", "chunk_def": "<i4",
 }
 _FILE_COLUMNS = ("hash", "mtime_ns", "size", "status", "grammar", "lines")
-_DEF_COLUMNS = ("kind", "start", "end", "outer", "doc_start", "doc_end", "parent")
+_DEF_COLUMNS = ("kind", "start", "end", "outer", "sig_line", "doc_start", "doc_end", "parent")
 _CHUNK_COLUMNS = ("chunk_start", "chunk_end", "chunk_def")
 
 
@@ -75,7 +76,7 @@ class StructureSnapshot:
             if p.shape[0] != n + 1 or (n + 1 and (p[0] != 0 or p[-1] != total)) or np.any(np.diff(p.astype(np.int64)) < 0):
                 raise IndexFormatError(f"corrupt structure: offsets {ptr!r} do not describe the table")
         for blob, off, count in (("path_blob", "path_off", n), ("name_blob", "name_off", n_defs),
-                                 ("qual_blob", "qual_off", n_defs), ("sig_blob", "sig_off", n_defs)):
+                                 ("qual_blob", "qual_off", n_defs)):
             o = a[off]
             if o.shape[0] != count + 1 or o[0] != 0 or o[-1] != a[blob].shape[0] \
                     or np.any(np.diff(o.astype(np.int64)) < 0):

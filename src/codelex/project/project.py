@@ -325,8 +325,13 @@ class Project:
         FileNotFoundError
             When there is no such file.
         """
-        _, structure = self._structure(path)
-        return outline_of(structure)
+        rel, structure = self._structure(path)
+        try:
+            with open(self.root / rel, "rb") as f:
+                content = f.read()
+        except OSError:
+            content = None
+        return outline_of(structure, content)
 
     def read_symbol(self, path: str | os.PathLike[str], name: str, *, line: int | None = None) -> SymbolSource:
         """The exact source of one definition of a file (decorators and doc comment included).

@@ -26,6 +26,8 @@ class Outline:
     available: bool
     reason: str | None
     definitions: tuple[Definition, ...]
+    #: Each definition's signature: the text of its signature line, stripped (at most 200 characters).
+    signatures: tuple[str, ...] = ()
 
     def children(self, index: int = -1) -> list[int]:
         """Indices of the definitions directly inside definition ``index`` (-1: the top level)."""
@@ -36,6 +38,8 @@ class Outline:
 
         def node(i: int) -> dict:
             entry = self.definitions[i].to_dict()
+            if i < len(self.signatures):
+                entry["signature"] = self.signatures[i]
             kids = self.children(i)
             if kids:
                 entry["children"] = [node(k) for k in kids]
@@ -71,11 +75,21 @@ _REASONS = {
 }
 
 
-def outline_of(structure: FileStructure) -> Outline:
+#: A signature is cut to this many characters.
+SIGNATURE_CHARS = 200
+
+
+def outline_of(structure: FileStructure, content: bytes | None = None) -> Outline:
+    """The outline of a file's structure; ``content`` (the file's bytes) gives the signatures' text."""
     available = structure.status == "parsed"
+    signatures: tuple[str, ...] = ()
+    if content is not None:
+        lines = content.decode("utf-8", "replace").split("\n")
+        signatures = tuple(lines[d.signature_line - 1].strip()[:SIGNATURE_CHARS] if 0 < d.signature_line <= len(lines)
+                           else "" for d in structure.definitions)
     return Outline(structure.path, structure.language, structure.status, available,
                    None if available else _REASONS.get(structure.status, structure.status),
-                   structure.definitions)
+                   structure.definitions, signatures)
 
 
 def _normalize(name: str) -> str:

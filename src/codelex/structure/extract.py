@@ -28,7 +28,6 @@ log = logging.getLogger("codelex")
 
 #: A parse may take this long (wall clock) before the file falls back to line windows.
 PARSE_BUDGET_S = 5.0
-SIGNATURE_CHARS = 200
 
 
 def structure_available() -> str | None:
@@ -347,11 +346,11 @@ def _definitions(grammar: str, cands: list[_Candidate], lines: _Lines) -> tuple[
             emitted_parent = cands[emitted_parent].parent
         start = _first_line(c.node)
         end = max(start, _last_line(c.outer if c.outer is not c.node else c.node))
-        signature = lines.text(c.name_line if start <= c.name_line <= end else start).strip()[:SIGNATURE_CHARS]
+        signature_line = c.name_line if start <= c.name_line <= end else start
         index_of[i] = len(out)
         out.append(Definition(
             name=c.name, qualified_name=q, kind=kind, start_line=start, end_line=end,
-            outer_start_line=min(c.outer_start, start), signature=signature,
+            outer_start_line=min(c.outer_start, start), signature_line=signature_line,
             doc_start_line=c.doc[0], doc_end_line=c.doc[1],
             parent=index_of.get(emitted_parent, -1),
         ))

@@ -45,8 +45,8 @@ class Definition:
     outer_start_line : int
         Where its leading decorators, attributes and doc comment begin
         (``<= start_line``).
-    signature : str
-        The definition's first line, stripped (at most 200 characters).
+    signature_line : int
+        The line its name stands on (its signature; the text is the file's).
     doc_start_line, doc_end_line : int
         The span of its docstring or leading doc comment (0, 0 when none).
     parent : int
@@ -59,14 +59,14 @@ class Definition:
     start_line: int
     end_line: int
     outer_start_line: int
-    signature: str
+    signature_line: int
     doc_start_line: int = 0
     doc_end_line: int = 0
     parent: int = -1
 
     def to_dict(self) -> dict:
         out = {"name": self.name, "qualifiedName": self.qualified_name, "kind": self.kind,
-               "startLine": self.start_line, "endLine": self.end_line, "signature": self.signature}
+               "startLine": self.start_line, "endLine": self.end_line, "signatureLine": self.signature_line}
         if self.outer_start_line != self.start_line:
             out["outerStartLine"] = self.outer_start_line
         if self.doc_start_line:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codelex.persist.structure import SCHEMA, StructureSnapshot
-from codelex.structure.languages import GRAMMARS
+from codelex.structure.languages import GRAMMARS, spec_for
 from codelex.structure.model import DEFINITION_KINDS, STATUSES, Chunk, Definition, FileStructure
 
 __all__ = ["FileRecord", "StructureIndex", "decode", "encode"]
@@ -40,12 +40,24 @@ class FileRecord:
     size: int
 
 
-def _pack_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _pack_strings(strings: list[str], offset_dtype=np.uint64) -> tuple[np.ndarray, np.ndarray]:
     encoded = [s.encode("utf-8", "surrogatepass") for s in strings]
     offsets = np.zeros(len(encoded) + 1, dtype=np.uint64)
     if encoded:
         np.cumsum(np.fromiter(map(len, encoded), dtype=np.uint64, count=len(encoded)), out=offsets[1:])
+    if offset_dtype is not np.uint64:
+        if int(offsets[-1]) > np.iinfo(offset_dtype).max:
+            raise OverflowError("structure store strings exceed 4 GiB")
+        offsets = offsets.astype(offset_dtype)
     return np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), offsets
+
+
+def _separator(grammar: str | None) -> str:
+    return spec_for(grammar).separator if grammar else "."
+
+
+def _derived(names: list[str], parents: list[int], quals: list[str], i: int, sep: str) -> str:
+    return names[i] if parents[i] < 0 else f"{quals[parents[i]]}{sep}{names[i]}"
 
 
 def encode(records: Iterable[FileRecord]) -> StructureSnapshot:
@@ -53,8 +65,8 @@ def encode(records: Iterable[FileRecord]) -> StructureSnapshot:
     records = list(records)
     paths, hashes, mtimes, sizes, statuses, grammars, lines = [], [], [], [], [], [], []
     def_ptr, chunk_ptr = [0], [0]
-    names, quals, sigs = [], [], []
-    kind, start, end, outer, doc_start, doc_end, parent = [], [], [], [], [], [], []
+    names, quals = [], []
+    kind, start, end, outer, sig_line, doc_start, doc_end, parent = [], [], [], [], [], [], [], []
     c_start, c_end, c_def = [], [], []
     for r in records:
         s = r.structure
@@ -65,14 +77,18 @@ def encode(records: Iterable[FileRecord]) -> StructureSnapshot:
         statuses.append(_STATUS_ID[s.status])
         grammars.append(_GRAMMAR_ID.get(s.language, _NO_GRAMMAR) if s.language else _NO_GRAMMAR)
         lines.append(s.lines)
-        for d in s.definitions:
+        sep = _separator(s.language)
+        defs = s.definitions
+        for i, d in enumerate(defs):
             names.append(d.name)
-            quals.append(d.qualified_name)
-            sigs.append(d.signature)
+            # Most qualified names follow from the parent's: stored only where they do not.
+            derived = d.name if d.parent < 0 or d.parent >= i else f"{defs[d.parent].qualified_name}{sep}{d.name}"
+            quals.append("" if d.qualified_name == derived else d.qualified_name)
             kind.append(_KIND_ID[d.kind])
             start.append(d.start_line)
             end.append(d.end_line)
             outer.append(d.outer_start_line)
+            sig_line.append(d.signature_line)
             doc_start.append(d.doc_start_line)
             doc_end.append(d.doc_end_line)
             parent.append(d.parent)
@@ -84,12 +100,11 @@ def encode(records: Iterable[FileRecord]) -> StructureSnapshot:
         chunk_ptr.append(len(c_start))
     a: dict[str, np.ndarray] = {}
     a["path_blob"], a["path_off"] = _pack_strings(paths)
-    a["name_blob"], a["name_off"] = _pack_strings(names)
-    a["qual_blob"], a["qual_off"] = _pack_strings(quals)
-    a["sig_blob"], a["sig_off"] = _pack_strings(sigs)
+    a["name_blob"], a["name_off"] = _pack_strings(names, np.uint32)
+    a["qual_blob"], a["qual_off"] = _pack_strings(quals, np.uint32)
     columns = {"hash": hashes, "mtime_ns": mtimes, "size": sizes, "status": statuses, "grammar": grammars,
                "lines": lines, "def_ptr": def_ptr, "chunk_ptr": chunk_ptr, "kind": kind, "start": start, "end": end,
-               "outer": outer, "doc_start": doc_start, "doc_end": doc_end, "parent": parent,
+               "outer": outer, "sig_line": sig_line, "doc_start": doc_start, "doc_end": doc_end, "parent": parent,
                "chunk_start": c_start, "chunk_end": c_end, "chunk_def": c_def}
     for name, values in columns.items():
         a[name] = np.asarray(values, dtype=np.dtype(SCHEMA[name]).newbyteorder("="))
@@ -113,20 +128,25 @@ def decode(snapshot: StructureSnapshot, row: int) -> FileRecord:
     c0, c1 = int(a["chunk_ptr"][row]), int(a["chunk_ptr"][row + 1])
     names = _strings(a["name_blob"], a["name_off"], d0, d1)
     quals = _strings(a["qual_blob"], a["qual_off"], d0, d1)
-    sigs = _strings(a["sig_blob"], a["sig_off"], d0, d1)
-    cols = [a[c][d0:d1].tolist() for c in ("kind", "start", "end", "outer", "doc_start", "doc_end", "parent")]
+    cols = [a[c][d0:d1].tolist() for c in ("kind", "start", "end", "outer", "sig_line", "doc_start", "doc_end",
+                                              "parent")]
     n_defs = d1 - d0
+    grammar = int(a["grammar"][row])
+    language = GRAMMARS[grammar] if grammar < len(GRAMMARS) else None
+    sep = _separator(language)
+    parents = [p if -1 <= p < i else -1 for i, p in enumerate(cols[7])]  # a parent precedes its children
+    for i in range(n_defs):
+        if not quals[i]:
+            quals[i] = names[i] if parents[i] < 0 else f"{quals[parents[i]]}{sep}{names[i]}"
     defs = tuple(
         Definition(names[i], quals[i], DEFINITION_KINDS[cols[0][i]] if cols[0][i] < len(DEFINITION_KINDS) else "function",
-                   cols[1][i], cols[2][i], cols[3][i], sigs[i], cols[4][i], cols[5][i],
-                   cols[6][i] if -1 <= cols[6][i] < n_defs else -1)
+                   cols[1][i], cols[2][i], cols[3][i], cols[4][i], cols[5][i], cols[6][i], parents[i])
         for i in range(n_defs)
     )
     chunks = tuple(Chunk(s, e, d if -1 <= d < n_defs else -1) for s, e, d in
                    zip(a["chunk_start"][c0:c1].tolist(), a["chunk_end"][c0:c1].tolist(), a["chunk_def"][c0:c1].tolist()))
     status = int(a["status"][row])
-    grammar = int(a["grammar"][row])
-    structure = FileStructure(path, GRAMMARS[grammar] if grammar < len(GRAMMARS) else None,
+    structure = FileStructure(path, language,
                               STATUSES[status] if status < len(STATUSES) else "parse-failed",
                               int(a["lines"][row]), defs, chunks)
     return FileRecord(structure, int(a["hash"][row]), int(a["mtime_ns"][row]), int(a["size"][row]))
@@ -150,7 +170,7 @@ def _rows(snapshot: StructureSnapshot, keep: np.ndarray) -> StructureSnapshot:
 
     out["def_ptr"], def_idx = ranges(a["def_ptr"])
     out["chunk_ptr"], chunk_idx = ranges(a["chunk_ptr"])
-    for col in ("kind", "start", "end", "outer", "doc_start", "doc_end", "parent"):
+    for col in ("kind", "start", "end", "outer", "sig_line", "doc_start", "doc_end", "parent"):
         out[col] = a[col][def_idx]
     for col in ("chunk_start", "chunk_end", "chunk_def"):
         out[col] = a[col][chunk_idx]
@@ -167,7 +187,7 @@ def _rows(snapshot: StructureSnapshot, keep: np.ndarray) -> StructureSnapshot:
     out["path_blob"], out["path_off"] = strings("path_blob", "path_off", rows)
     out["name_blob"], out["name_off"] = strings("name_blob", "name_off", def_idx)
     out["qual_blob"], out["qual_off"] = strings("qual_blob", "qual_off", def_idx)
-    out["sig_blob"], out["sig_off"] = strings("sig_blob", "sig_off", def_idx)
+    out["name_off"], out["qual_off"] = out["name_off"].astype(np.uint32), out["qual_off"].astype(np.uint32)
     return StructureSnapshot(out)
 
 
@@ -181,13 +201,13 @@ def concat(snapshots: list[StructureSnapshot]) -> StructureSnapshot:
     out: dict[str, np.ndarray] = {}
     for col in SCHEMA:
         parts = [s.arrays[col] for s in snapshots]
-        if col in ("def_ptr", "chunk_ptr", "path_off", "name_off", "qual_off", "sig_off"):
+        if col in ("def_ptr", "chunk_ptr", "path_off", "name_off", "qual_off"):
             shifted, base = [], 0
             for i, p in enumerate(parts):
                 p = p.astype(np.uint64)
                 shifted.append((p if i == 0 else p[1:]) + np.uint64(base))
                 base += int(p[-1])
-            out[col] = np.concatenate(shifted)
+            out[col] = np.concatenate(shifted).astype(np.dtype(SCHEMA[col]).newbyteorder("="))
         else:
             out[col] = np.concatenate(parts)
     return StructureSnapshot(out)
