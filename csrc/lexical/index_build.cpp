@@ -15,21 +15,37 @@ void SegmentBuilder::on_token(uint32_t line, uint32_t term) {
   trip_line_.push_back(line);
 }
 
+void SegmentBuilder::on_field_token(int field, uint32_t line, uint32_t term) {
+  ++cur_field_len_[field - 1];
+  if (!lines_.first_on_line(line, term)) return;
+  trip_term_.push_back(term);
+  trip_doc_.push_back(cur_doc_);
+  trip_line_.push_back(line);
+}
+
 void SegmentBuilder::end_document() {
   if (cur_len_ > std::numeric_limits<uint32_t>::max()) throw std::length_error("document has too many tokens");
   doc_len_.push_back(static_cast<uint32_t>(cur_len_));
+  for (int f = 0; f < kExtraFields; ++f) {
+    if (cur_field_len_[f] > std::numeric_limits<uint32_t>::max()) throw std::length_error("field has too many tokens");
+    field_len_.push_back(static_cast<uint32_t>(cur_field_len_[f]));
+  }
 }
 
 void SegmentBuilder::begin_document() {
   if (doc_len_.size() >= std::numeric_limits<uint32_t>::max()) throw std::length_error("too many documents");
   cur_doc_ = static_cast<uint32_t>(doc_len_.size());
   cur_len_ = 0;
+  for (auto& x : cur_field_len_) x = 0;
   lines_.reset();
 }
 
-uint32_t SegmentBuilder::add_document(const char* data, size_t n) {
+uint32_t SegmentBuilder::add_document(const char* data, size_t n, const char* path, size_t path_n,
+                                      const DefinitionList* defs) {
   begin_document();
   tokenizer_.tokenize(data, n, [this](uint32_t line, uint32_t term) { on_token(line, term); });
+  tokenizer_.tokenize_fields(path, path_n, data, n, defs,
+                             [this](int field, uint32_t line, uint32_t term) { on_field_token(field, line, term); });
   end_document();
   return cur_doc_;
 }
@@ -99,6 +115,8 @@ void SegmentBuilder::finish(BatchSegment& out) {
   out.term_line_ptr[n_terms] = static_cast<int64_t>(out.line_data.size());
   out.doc_len.swap(doc_len_);
   doc_len_.clear();
+  out.field_len.swap(field_len_);
+  field_len_.clear();
 }
 
 void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const std::vector<uint32_t>*>& remaps,
@@ -140,6 +158,8 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
   out.line_data.resize(static_cast<size_t>(out.term_line_ptr[n_terms]));
   out.doc_len.clear();
   out.doc_len.reserve(n_docs);
+  out.field_len.clear();
+  out.field_len.reserve(n_docs * kExtraFields);
   out.fwd_ptr.clear();
   out.fwd_term.clear();
   std::vector<int64_t> fill_post(out.term_ptr.begin(), out.term_ptr.end() - 1);
@@ -164,25 +184,36 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
       fill_line[t] += le - ls;
     }
     out.doc_len.insert(out.doc_len.end(), c.doc_len.begin(), c.doc_len.end());
+    out.field_len.insert(out.field_len.end(), c.field_len.begin(), c.field_len.end());
     doc_base += static_cast<uint32_t>(c.doc_len.size());
     c = BatchSegment();  // free the batch now
   }
 }
 
-void DocumentEncoder::encode(DocumentTokenizer& tokenizer, const char* data, size_t n, EncodedDocument& out) {
+void DocumentEncoder::encode(DocumentTokenizer& tokenizer, const char* data, size_t n, const char* path, size_t path_n,
+                             const DefinitionList* defs, EncodedDocument& out) {
   pairs_.clear();
   out.terms.clear();
   out.tf.clear();
   out.line_off.clear();
   out.lines.clear();
   uint64_t length = 0;
+  uint64_t field_length[kExtraFields] = {0, 0, 0};
   lines_.reset();
   tokenizer.tokenize(data, n, [&](uint32_t line, uint32_t term) {
     ++length;
     if (lines_.first_on_line(line, term)) pairs_.push_back((static_cast<uint64_t>(term) << 32) | line);
   });
+  tokenizer.tokenize_fields(path, path_n, data, n, defs, [&](int field, uint32_t line, uint32_t term) {
+    ++field_length[field - 1];
+    if (lines_.first_on_line(line, term)) pairs_.push_back((static_cast<uint64_t>(term) << 32) | line);
+  });
   if (length > std::numeric_limits<uint32_t>::max()) throw std::length_error("document has too many tokens");
   out.length = length;
+  for (int f = 0; f < kExtraFields; ++f) {
+    if (field_length[f] > std::numeric_limits<uint32_t>::max()) throw std::length_error("field has too many tokens");
+    out.field_length[f] = static_cast<uint32_t>(field_length[f]);
+  }
   std::sort(pairs_.begin(), pairs_.end());
   size_t i = 0;
   while (i < pairs_.size()) {

@@ -35,6 +35,7 @@ struct BuiltSegment {
   std::vector<uint32_t> post_line_off; // byte offset of a posting's lines, relative to term_line_ptr[t]
   std::vector<uint8_t> line_data;      // varint line deltas, tf per posting
   std::vector<uint32_t> doc_len;       // token occurrences per document (repeats counted)
+  std::vector<uint32_t> field_len;     // n_docs * kExtraFields: dir, name, defs token counts per document
   std::vector<int64_t> fwd_ptr;        // n_docs + 1: distinct terms of document d are fwd_term[fwd_ptr[d]...]
   std::vector<uint32_t> fwd_term;
 };
@@ -82,6 +83,7 @@ struct BatchSegment {
   std::vector<uint32_t> post_line_off;  // relative to the term's line start
   std::vector<uint8_t> line_data;
   std::vector<uint32_t> doc_len;
+  std::vector<uint32_t> field_len;      // n_docs * kExtraFields
 };
 
 // Accumulates documents, then lays them out as a batch segment.  Not
@@ -91,8 +93,10 @@ class SegmentBuilder {
  public:
   explicit SegmentBuilder(Vocabulary& vocab) : tokenizer_(vocab) {}
 
-  // Tokenizes and adds a document; returns its id (0, 1, ... in call order).
-  uint32_t add_document(const char* data, size_t n);
+  // Tokenizes and adds a document with its extra fields (from path and
+  // defs, or the definition scanner when defs is null); returns its id
+  // (0, 1, ... in call order).
+  uint32_t add_document(const char* data, size_t n, const char* path, size_t path_n, const DefinitionList* defs);
   size_t n_docs() const noexcept { return doc_len_.size(); }
   // Lays out the documents added so far and resets the builder for the next batch.
   void finish(BatchSegment& out);
@@ -100,12 +104,15 @@ class SegmentBuilder {
  private:
   void begin_document();
   void on_token(uint32_t line, uint32_t term);
+  void on_field_token(int field, uint32_t line, uint32_t term);
   void end_document();
 
   DocumentTokenizer tokenizer_;
   // (term, doc, line) triples, one per distinct token per line.
   std::vector<uint32_t> trip_term_, trip_doc_, trip_line_;
   std::vector<uint32_t> doc_len_;
+  std::vector<uint32_t> field_len_;  // kExtraFields per document
+  uint64_t cur_field_len_[kExtraFields] = {0, 0, 0};
   LineDeduper lines_;
   std::vector<uint32_t> term_slot_;  // term -> 1 + index among the batch's terms (0 outside finish)
   uint32_t cur_doc_ = 0;
@@ -127,14 +134,17 @@ struct EncodedDocument {
   std::vector<uint32_t> line_off;  // start of term i's lines in `lines`
   std::vector<uint8_t> lines;
   uint64_t length = 0;             // token occurrences (repeats counted)
+  uint32_t field_length[kExtraFields] = {0, 0, 0};  // dir, name, defs token counts
 };
 
 // Tokenizes single documents into EncodedDocument form (the per-edit path).
 // Owns scratch space sized by the vocabulary; not thread-safe.
 class DocumentEncoder {
  public:
-  // The caller holds whatever lock protects tokenizer's vocabulary.
-  void encode(DocumentTokenizer& tokenizer, const char* data, size_t n, EncodedDocument& out);
+  // The caller holds whatever lock protects tokenizer's vocabulary.  The
+  // extra fields come from path and defs (the scanner's when null).
+  void encode(DocumentTokenizer& tokenizer, const char* data, size_t n, const char* path, size_t path_n,
+              const DefinitionList* defs, EncodedDocument& out);
 
  private:
   LineDeduper lines_;

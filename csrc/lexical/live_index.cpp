@@ -18,6 +18,7 @@ BaseArrays base_arrays_of(const BuiltSegment& s) {
   b.seg.line_data = s.line_data.data();
   b.seg.line_bytes = s.line_data.size();
   b.doc_len = s.doc_len.data();
+  b.field_len = s.field_len.data();
   b.fwd_ptr = s.fwd_ptr.empty() ? nullptr : s.fwd_ptr.data();
   b.fwd_term = s.fwd_ptr.empty() ? nullptr : s.fwd_term.data();
   b.n_docs = s.doc_len.size();
@@ -60,6 +61,7 @@ void LiveIndex::clear_locked() {
   fwd_ptr_owned_.clear();
   fwd_term_owned_.clear();
   doc_len_.clear();
+  field_len_.clear();
   alive_.clear();
   gen_.clear();
   mtime_.clear();
@@ -75,6 +77,7 @@ void LiveIndex::clear_locked() {
   max_gen_ = 0;
   df_.clear();
   n_live_ = total_tokens_ = 0;
+  for (auto& t : field_total_) t = 0;
 }
 
 const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegment> owned, const SlotArrays& slots,
@@ -82,6 +85,7 @@ const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegm
   const char* err = nullptr;
   if (!base.seg.term_ptr || !base.seg.term_line_ptr) err = "missing term offsets";
   if (!err && (!base.doc_len && base.n_docs)) err = "missing document lengths";
+  if (!err && (!base.field_len && base.n_docs)) err = "missing field lengths";
   if (!err && base.n_docs >= std::numeric_limits<uint32_t>::max()) err = "too many documents";
   if (!err && !trusted) err = validate_segment(base.seg, base.n_docs);
   if (!err && !slots.path_off) err = "missing path offsets";
@@ -99,6 +103,9 @@ const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegm
   std::vector<uint32_t> doc_len(base.doc_len, base.doc_len + base.n_docs);
   uint64_t total = 0;
   for (uint32_t len : doc_len) total += len;
+  std::vector<uint32_t> field_len(base.field_len, base.field_len + base.n_docs * kExtraFields);
+  uint64_t field_total[kExtraFields] = {0, 0, 0};
+  for (size_t i = 0; i < field_len.size(); ++i) field_total[i % kExtraFields] += field_len[i];
   std::vector<char> arena(slots.path_blob, slots.path_blob + slots.path_bytes);
   std::vector<uint64_t> path_off(slots.path_off, slots.path_off + base.n_docs + 1);
   std::vector<int64_t> mtime(slots.mtime_ns, slots.mtime_ns + base.n_docs);
@@ -113,6 +120,8 @@ const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegm
   fwd_term_ = trusted ? base.fwd_term : nullptr;
   base_live_.assign(base.n_docs, 1);
   doc_len_.swap(doc_len);
+  field_len_.swap(field_len);
+  for (int f = 0; f < kExtraFields; ++f) field_total_[f] = field_total[f];
   alive_.assign(base.n_docs, 1);
   gen_.assign(base.n_docs, 0);
   mtime_.swap(mtime);
@@ -142,6 +151,7 @@ uint32_t LiveIndex::add_slot(const char* path, size_t n, int64_t mtime_ns, uint6
     path_arena_.insert(path_arena_.end(), path, path + n);
     path_off_.push_back(path_arena_.size());
     doc_len_.push_back(0);
+    field_len_.insert(field_len_.end(), kExtraFields, 0);
     alive_.push_back(0);
     gen_.push_back(0);
     mtime_.push_back(mtime_ns);
@@ -151,6 +161,7 @@ uint32_t LiveIndex::add_slot(const char* path, size_t n, int64_t mtime_ns, uint6
     path_off_.resize(slot + 1);
     path_arena_.resize(path_off_[slot]);
     doc_len_.resize(slot);
+    field_len_.resize(slot * kExtraFields);
     alive_.resize(slot);
     gen_.resize(slot);
     mtime_.resize(slot);
@@ -192,6 +203,10 @@ void LiveIndex::retire_locked(uint32_t slot) {
   --n_live_;
   total_tokens_ -= doc_len_[slot];
   doc_len_[slot] = 0;
+  for (int f = 0; f < kExtraFields; ++f) {
+    field_total_[f] -= field_len_[slot * kExtraFields + f];
+    field_len_[slot * kExtraFields + f] = 0;
+  }
 }
 
 void LiveIndex::put(uint32_t slot, const EncodedDocument& doc, int64_t mtime_ns, uint64_t size) {
@@ -243,6 +258,10 @@ void LiveIndex::put(uint32_t slot, const EncodedDocument& doc, int64_t mtime_ns,
   }
   std::swap(delta_docs_[delta_doc_of_[slot] - 1], fresh);
   doc_len_[slot] = static_cast<uint32_t>(doc.length);
+  for (int f = 0; f < kExtraFields; ++f) {
+    field_len_[slot * kExtraFields + f] = doc.field_length[f];
+    field_total_[f] += doc.field_length[f];
+  }
   alive_[slot] = 1;
   ++n_live_;
   total_tokens_ += doc.length;
@@ -352,12 +371,14 @@ std::unique_ptr<MergedIndex> LiveIndex::build_merged(size_t n_terms) const {
   out.term_line_ptr[n_terms] = static_cast<int64_t>(out.line_data.size());
 
   out.doc_len.resize(n_docs);
+  out.field_len.resize(n_docs * kExtraFields);
   m->path_off.assign(1, 0);
   m->mtime_ns.resize(n_docs);
   m->size.resize(n_docs);
   for (size_t d = 0; d < n_docs; ++d) {
     const uint32_t s = m->old_slot[d];
     out.doc_len[d] = doc_len_[s];
+    for (int f = 0; f < kExtraFields; ++f) out.field_len[d * kExtraFields + f] = field_len_[s * kExtraFields + f];
     const std::string_view p = path(s);
     m->path_blob.insert(m->path_blob.end(), p.begin(), p.end());
     m->path_off.push_back(m->path_blob.size());
@@ -371,6 +392,7 @@ void LiveIndex::install_merged(MergedIndex& m) {
   auto owned = std::make_unique<BuiltSegment>(std::move(m.seg));
   const BaseArrays b = base_arrays_of(*owned);
   std::vector<uint32_t> doc_len(owned->doc_len);
+  std::vector<uint32_t> field_len(owned->field_len);
   std::vector<uint8_t> live(b.n_docs, 1);
   std::vector<uint8_t> alive(b.n_docs, 1);
   std::vector<uint32_t> gen(b.n_docs, 0);
@@ -395,6 +417,7 @@ void LiveIndex::install_merged(MergedIndex& m) {
     base_live_.swap(live);
     dead_base_docs_ = dead_base_pairs_ = 0;
     doc_len_.swap(doc_len);
+    field_len_.swap(field_len);
     alive_.swap(alive);
     gen_.swap(gen);
     mtime_.swap(m.mtime_ns);
@@ -457,26 +480,33 @@ void LiveIndex::live_slots(std::vector<uint32_t>& out) const {
     if (alive_[s]) out.push_back(static_cast<uint32_t>(s));
 }
 
-IndexCounts LiveIndex::counts() const {
+IndexCounts LiveIndex::counts(const std::vector<uint8_t>& is_field_term) const {
   auto lock = read_lock();
+  auto field = [&is_field_term](size_t t) { return t < is_field_term.size() && is_field_term[t]; };
   IndexCounts c;
   c.live_docs = n_live_;
   c.total_tokens = total_tokens_;
-  for (uint32_t df : df_) {
-    c.terms += df > 0;
-    c.pairs += df;
+  for (size_t t = 0; t < df_.size(); ++t) {
+    if (field(t)) {
+      c.field_terms += df_[t] > 0;
+      continue;
+    }
+    c.terms += df_[t] > 0;
+    c.pairs += df_[t];
   }
   const SegmentView& seg = base_.seg;
   const int64_t n_base_pairs = seg.term_ptr[seg.n_terms];
-  if (dead_base_docs_ == 0) {
-    for (int64_t p = 0; p < n_base_pairs; ++p) c.line_postings += seg.post_tf[p];
-  } else {
-    for (int64_t p = 0; p < n_base_pairs; ++p)
-      if (base_live_[seg.post_doc[p]]) c.line_postings += seg.post_tf[p];
+  for (size_t t = 0; t < seg.n_terms; ++t) {
+    if (field(t)) continue;
+    for (int64_t p = seg.term_ptr[t]; p < seg.term_ptr[t + 1]; ++p)
+      if (dead_base_docs_ == 0 || base_live_[seg.post_doc[p]]) c.line_postings += seg.post_tf[p];
   }
-  for (const auto& list : delta_lists_) {
-    for (const DeltaPosting& dp : list)
-      if (dp.gen == gen_[dp.doc]) c.line_postings += dp.tf;
+  for (size_t t = 0; t < delta_head_.size(); ++t) {
+    if (!delta_head_[t]) continue;
+    const auto& list = delta_lists_[delta_head_[t] - 1];
+    if (!field(t))
+      for (const DeltaPosting& dp : list)
+        if (dp.gen == gen_[dp.doc]) c.line_postings += dp.tf;
     c.delta_bytes += list.capacity() * sizeof(DeltaPosting);
   }
   c.delta_bytes += delta_head_.capacity() * 4 + delta_lines_.capacity();
@@ -484,8 +514,8 @@ IndexCounts LiveIndex::counts() const {
   c.base_bytes = static_cast<uint64_t>(seg.n_terms + 1) * 16 + static_cast<uint64_t>(n_base_pairs) * 12 +
                  seg.line_bytes + base_.n_docs * 4;
   if (fwd_ptr_) c.base_bytes += (base_.n_docs + 1) * 8 + static_cast<uint64_t>(fwd_ptr_[base_.n_docs]) * 4;
-  c.table_bytes = df_.size() * 4 + doc_len_.size() * (4 + 1 + 4 + 8 + 8 + 8 + 4) + base_live_.size() +
-                  path_arena_.size();
+  c.table_bytes = df_.size() * 4 + doc_len_.size() * (4 + 1 + 4 + 8 + 8 + 8 + 4 + 4 * kExtraFields) +
+                  base_live_.size() + path_arena_.size();
   return c;
 }
 

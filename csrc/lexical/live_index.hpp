@@ -40,6 +40,7 @@ namespace codelex {
 struct BaseArrays {
   SegmentView seg;
   const uint32_t* doc_len = nullptr;  // n_docs
+  const uint32_t* field_len = nullptr;  // n_docs * kExtraFields (dir, name, defs token counts)
   // Forward index (n_docs + 1 offsets into the terms); optional: when null it
   // is derived from the postings the first time a base document changes.
   const int64_t* fwd_ptr = nullptr;
@@ -79,9 +80,10 @@ struct MergedIndex {
 struct IndexCounts {
   uint64_t live_docs = 0;
   uint64_t total_tokens = 0;
-  uint64_t terms = 0;          // terms with df > 0
-  uint64_t pairs = 0;          // current (term, document) postings
-  uint64_t line_postings = 0;  // current (term, document, line) postings
+  uint64_t terms = 0;          // body terms with df > 0
+  uint64_t pairs = 0;          // current (body term, document) postings
+  uint64_t line_postings = 0;  // current (body term, document, line) postings
+  uint64_t field_terms = 0;    // field terms (dir, name, defs) with df > 0
   uint64_t base_bytes = 0;     // base arrays
   uint64_t delta_bytes = 0;    // delta postings, lines and forward lists (capacity)
   uint64_t table_bytes = 0;    // slot table and df
@@ -133,7 +135,8 @@ class LiveIndex {
   uint32_t doc_len(uint32_t slot) const;
   int64_t mtime_ns(uint32_t slot) const;
   uint64_t size(uint32_t slot) const;
-  IndexCounts counts() const;
+  // is_field_term(t) tells the extra fields' terms from the body's.
+  IndexCounts counts(const std::vector<uint8_t>& is_field_term) const;
   void live_slots(std::vector<uint32_t>& out) const;
   // The current base (valid until the next install or merge).
   const BaseArrays& base() const noexcept { return base_; }
@@ -150,6 +153,9 @@ class LiveIndex {
   size_t n_slots_unlocked() const noexcept { return doc_len_.size(); }
   uint64_t n_live_unlocked() const noexcept { return n_live_; }
   uint64_t total_tokens_unlocked() const noexcept { return total_tokens_; }
+  // Token occurrences of an extra field over the live documents (f: 0 dir, 1 name, 2 defs).
+  uint64_t field_total_unlocked(int f) const noexcept { return field_total_[f]; }
+  const uint32_t* field_len_data() const noexcept { return field_len_.data(); }
   uint32_t df_unlocked(uint32_t term) const noexcept { return term < df_.size() ? df_[term] : 0; }
   const uint32_t* doc_len_data() const noexcept { return doc_len_.data(); }
   const uint32_t* gen_data() const noexcept { return gen_.data(); }
@@ -190,6 +196,7 @@ class LiveIndex {
 
   // slot table
   std::vector<uint32_t> doc_len_;
+  std::vector<uint32_t> field_len_;  // n_slots * kExtraFields
   std::vector<uint8_t> alive_;
   std::vector<uint32_t> gen_;
   std::vector<int64_t> mtime_;
@@ -210,6 +217,7 @@ class LiveIndex {
   std::vector<uint32_t> df_;
   uint64_t n_live_ = 0;
   uint64_t total_tokens_ = 0;
+  uint64_t field_total_[kExtraFields] = {0, 0, 0};
   uint64_t generation_ = 0;
   uint64_t stats_version_ = 0;
 };

@@ -61,14 +61,15 @@ void Scorer::accumulate_delta(const LiveIndex& index, const SearchRequest& req) 
 }
 
 // Streams the matched terms' line lists in ascending line order (a k-way
-// merge of varint cursors): the first line carrying every matched term has
-// the maximal weight, so the scan usually stops early.
-uint32_t Scorer::best_line(const LiveIndex& index, uint32_t doc) {
+// merge of varint cursors) and stops once the terms still ahead cannot
+// outweigh the best line so far (at the latest, at the first line carrying
+// every matched term).
+uint32_t Scorer::best_line(const LiveIndex& index, uint32_t doc, const QueryTerm* terms, size_t n_terms) {
   cursors_.clear();
-  double total = 0.0;
   const bool in_base = index.is_base_doc(doc);
   const SegmentView& seg = index.base().seg;
-  for (const QueryTerm& q : terms_) {
+  for (size_t i = 0; i < n_terms; ++i) {
+    const QueryTerm& q = terms[i];
     LineCursor c;
     if (in_base) {
       const int64_t p = find_posting(seg, q.term, doc);
@@ -86,7 +87,6 @@ uint32_t Scorer::best_line(const LiveIndex& index, uint32_t doc) {
     c.line = 0;
     c.idf = q.idf;
     if (!c.advance()) continue;
-    total += c.idf;
     cursors_.push_back(c);
   }
   if (cursors_.empty()) return 1;
@@ -95,13 +95,19 @@ uint32_t Scorer::best_line(const LiveIndex& index, uint32_t doc) {
   for (;;) {
     uint32_t m = UINT32_MAX;
     bool any = false;
+    // No line from here on outweighs the terms still active, summed in the
+    // same order as w (a rounded sum of positive terms only grows with more
+    // terms), so the best so far stands once it reaches them: this stops the
+    // scan after the last definition line instead of at the end of the body.
+    double rest = 0.0;
     for (const auto& c : cursors_) {
-      if (c.active && c.line < m) {
-        m = c.line;
+      if (c.active) {
+        rest += c.idf;
+        if (c.line < m) m = c.line;
         any = true;
       }
     }
-    if (!any) break;
+    if (!any || best_w >= rest) break;
     double w = 0.0;  // summed in query-term order, like the reference
     for (auto& c : cursors_) {
       if (c.active && c.line == m) {
@@ -112,7 +118,6 @@ uint32_t Scorer::best_line(const LiveIndex& index, uint32_t doc) {
     if (w > best_w) {
       best_w = w;
       best = m;
-      if (w == total) break;  // every matched term is on this line: nothing later can beat it
     }
   }
   return best;
@@ -227,6 +232,7 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
   if ((req.allowed && req.allowed_len != n_docs) || (req.multiplier && req.multiplier_len != n_docs))
     return SearchStatus::kBadLength;
   if (req.limit == 0 || n_docs == 0) return SearchStatus::kOk;
+  if (req.fields) return search_fields(index, req, out);
   const double n = index.n_live_unlocked() > 0 ? static_cast<double>(index.n_live_unlocked()) : 1.0;
   double avgdl = static_cast<double>(index.total_tokens_unlocked()) / n;
   if (!(avgdl > 0)) avgdl = 1.0;
@@ -237,17 +243,7 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
     terms_.push_back(QueryTerm{req.term_ids[i], bm25_idf(n, df)});
   }
   if (terms_.empty()) return SearchStatus::kOk;
-  if (docs_.size() < n_docs) {
-    docs_.resize(n_docs, DocState{0.0, 0.0, 0, 0});
-    // add() stores before it knows whether the document is new: one spare
-    // slot for the store that follows the last new document.
-    touched_.resize(n_docs + 1);
-  }
-  if (++epoch_ == 0) {  // wrapped: forget every stamp
-    for (auto& st : docs_) st.stamp = 0;
-    epoch_ = 1;
-  }
-  n_touched_ = 0;
+  begin_query(n_docs);
   refresh_norms(index, req.k1, req.b, avgdl);
   // Pruning pays off when several terms of different weights meet; one term,
   // an unbounded multiplier or a request for the reference path: score all.
@@ -281,7 +277,501 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
   }
   if (prune) search_base_pruned(index, req, top);
   top.finish();
-  for (auto& h : out) h.line = best_line(index, h.doc);
+  for (auto& h : out) h.line = best_line(index, h.doc, terms_.data(), terms_.size());
+  return SearchStatus::kOk;
+}
+
+void Scorer::refresh_field_norms(const LiveIndex& index, const FieldParams& p) {
+  const size_t n = index.n_slots_unlocked();
+  bool same = field_norm_version_ == index.stats_version_unlocked() && field_norm_n_ == n && docs_.size() >= n;
+  for (int f = 0; f < kFields; ++f) same = same && field_norm_params_.b[f] == p.b[f] && field_norm_params_.w[f] == p.w[f];
+  if (same) return;
+  const double live = index.n_live_unlocked() > 0 ? static_cast<double>(index.n_live_unlocked()) : 1.0;
+  double* avg = field_avg_;
+  avg[0] = static_cast<double>(index.total_tokens_unlocked()) / live;
+  for (int f = 1; f < kFields; ++f) avg[f] = static_cast<double>(index.field_total_unlocked(f - 1)) / live;
+  for (int f = 0; f < kFields; ++f)
+    if (!(avg[f] > 0)) avg[f] = 1.0;  // an empty field: every length is 0 anyway
+  field_factor_.resize(n * kExtraFields);
+  const uint32_t* doc_len = index.doc_len_data();
+  const uint32_t* field_len = index.field_len_data();
+  for (size_t d = 0; d < n; ++d) {
+    docs_[d].body_factor = p.w[0] / (1 - p.b[0] + p.b[0] * static_cast<double>(doc_len[d]) / avg[0]);
+    for (int f = 1; f < kFields; ++f)
+      field_factor_[d * kExtraFields + f - 1] =
+          p.w[f] / (1 - p.b[f] + p.b[f] * static_cast<double>(field_len[d * kExtraFields + f - 1]) / avg[f]);
+  }
+  field_norm_version_ = index.stats_version_unlocked();
+  field_norm_n_ = n;
+  field_norm_params_ = p;
+}
+
+void Scorer::mark(uint32_t d, uint8_t mask, size_t all) {
+  FieldMarks& m = marks_[d];
+  if (m.stamp != epoch_) m = FieldMarks{epoch_, 0, 0};
+  if ((mask >> kDefs) & 1u && ++m.n_defs == all) defs_full_.push_back(d);
+  if ((mask >> kName) & 1u && ++m.n_name == all) name_full_.push_back(d);
+}
+
+// One term over the base, in three passes: the dir/name/defs lists (short
+// next to the body's) sum their contributions into scratch; the body list
+// then runs as in the classic loop, adding each document's scratch sum (read
+// in document order); the documents of those lists without the body match
+// come last.  tf~ = body part + ((dir + name) + defs), as the reference sums.
+template <bool kMasked, bool kDeadBase>
+void Scorer::accumulate_field_term_base(const LiveIndex& index, const SearchRequest& req, const FieldTerm& ft,
+                                        double idf) {
+  const SegmentView& seg = index.base().seg;
+  const uint8_t* base_live = index.base_live_or_null();
+  const double k1 = req.k1;
+  const double scale = ft.weight * idf;
+  // Two stamps per term: `open` (a scratch sum waiting) and `open - 1` (consumed).
+  extra_epoch_ += 2;
+  if (extra_epoch_ < 2) {  // wrapped: forget every stamp
+    for (auto& e : extra_) e.stamp = 0;
+    extra_epoch_ = 2;
+  }
+  const uint32_t open = extra_epoch_;
+  size_t n_extra = 0;  // documents with a scratch sum; the body pass counts those it consumes
+  for (int f = 1; f < kFields; ++f) {
+    const uint32_t t = ft.ids[f];
+    if (t == kNoTerm || t >= seg.n_terms) continue;
+    const double* factor = field_factor_.data() + (f - 1);
+    for (int64_t p = seg.term_ptr[t]; p < seg.term_ptr[t + 1]; ++p) {
+      const uint32_t d = seg.post_doc[p];
+      if (kDeadBase && !base_live[d]) continue;
+      if (kMasked && !req.allowed[d]) continue;
+      ExtraAcc& e = extra_[d];
+      const double c = seg.post_tf[p] * factor[d * kExtraFields];
+      n_extra += e.stamp != open;
+      e.tilde = e.stamp == open ? e.tilde + c : c;  // field order: all dir, then name, then defs lists
+      e.stamp = open;
+    }
+  }
+  const uint32_t t = ft.ids[kBody];
+  if (t != kNoTerm && t < seg.n_terms) {
+    const int64_t e = seg.term_ptr[t + 1];
+    for (int64_t p = seg.term_ptr[t]; p < e; ++p) {
+      const uint32_t d = seg.post_doc[p];
+      if (kDeadBase && !base_live[d]) continue;
+      if (kMasked && !req.allowed[d]) continue;
+      const uint32_t tf = seg.post_tf[p];
+      double tilde = tf * docs_[d].body_factor;
+      if (n_extra) {  // read in document order; selects, not branches (x + 0.0 == x)
+        ExtraAcc& x = extra_[d];
+        const bool here = x.stamp == open;
+        tilde = tilde + (here ? x.tilde : 0.0);
+        x.stamp = here ? open - 1 : x.stamp;
+        n_extra -= here;
+      }
+      if (tilde > 0) add(d, scale * tilde * (k1 + 1) / (k1 + tilde), tf);
+    }
+  }
+  if (n_extra == 0) return;  // every scratch sum met its body posting (definitions are in the body, mostly)
+  for (int f = 1; f < kFields; ++f) {  // documents matched outside the body only
+    const uint32_t u = ft.ids[f];
+    if (u == kNoTerm || u >= seg.n_terms) continue;
+    for (int64_t p = seg.term_ptr[u]; p < seg.term_ptr[u + 1]; ++p) {
+      const uint32_t d = seg.post_doc[p];
+      ExtraAcc& x = extra_[d];
+      if (x.stamp != open) continue;  // consumed, masked or dead
+      x.stamp = open - 1;
+      const double tilde = 0.0 + x.tilde;
+      if (tilde > 0) add(d, scale * tilde * (k1 + 1) / (k1 + tilde), 0);
+    }
+  }
+}
+
+// The live, allowed base documents that hold every query token in `field`
+// (defs or name): the intersection of those tokens' lists, from the smallest.
+// Empty when some query token is unknown or absent from the field.
+void Scorer::base_all_tokens(const LiveIndex& index, const SearchRequest& req, int field, std::vector<uint32_t>& out) {
+  out.clear();
+  if (n_known_query_tokens_ != req.n_query_tokens || req.n_query_tokens == 0) return;
+  const SegmentView& seg = index.base().seg;
+  std::vector<std::pair<const uint32_t*, const uint32_t*>>& lists = intersect_lists_;
+  lists.clear();
+  for (const PrunedTerm& t : pruned_terms_) {
+    if (!t.ft.query_token) continue;
+    const uint32_t id = t.ft.ids[field];
+    if (id == kNoTerm || id >= seg.n_terms || seg.term_ptr[id] == seg.term_ptr[id + 1]) return;
+    lists.emplace_back(seg.post_doc + seg.term_ptr[id], seg.post_doc + seg.term_ptr[id + 1]);
+  }
+  std::sort(lists.begin(), lists.end(),
+            [](const auto& a, const auto& b) { return a.second - a.first < b.second - b.first; });
+  const uint8_t* base_live = index.base_live_or_null();
+  for (const uint32_t* p = lists[0].first; p < lists[0].second; ++p)
+    if ((!base_live || base_live[*p]) && (!req.allowed || req.allowed[*p])) out.push_back(*p);
+  for (size_t i = 1; i < lists.size() && !out.empty(); ++i) {
+    const uint32_t* p = lists[i].first;
+    const uint32_t* const e = lists[i].second;
+    size_t kept = 0;
+    for (uint32_t d : out) {
+      p = gallop(p, e, d);  // the candidates ascend: each search starts where the last ended
+      if (p == e) break;
+      if (*p == d) out[kept++] = d;
+    }
+    out.resize(kept);
+  }
+}
+
+uint32_t Scorer::hit_fields(const LiveIndex& index, uint32_t doc) const {
+  uint32_t fields = 0;
+  const bool in_base = index.is_base_doc(doc);
+  const SegmentView& seg = index.base().seg;
+  for (const PrunedTerm& t : pruned_terms_) {
+    for (int f = 0; f < kFields; ++f) {
+      const uint32_t id = t.ft.ids[f];
+      if (id == kNoTerm || (fields >> f & 1u)) continue;
+      const bool found = in_base ? find_posting(seg, id, doc) >= 0 : index.find_delta(id, doc) != nullptr;
+      if (found) fields |= 1u << f;
+    }
+  }
+  return fields;
+}
+
+// One term over the delta: its lists hold the documents re-put since the
+// base was built, in no useful order, so the field sums go through scratch.
+void Scorer::accumulate_field_term_delta(const LiveIndex& index, const SearchRequest& req, const FieldTerm& ft,
+                                         double idf, size_t all) {
+  const std::vector<DeltaPosting>* lists[kFields];
+  bool any = false;
+  for (int f = 0; f < kFields; ++f) {
+    lists[f] = ft.ids[f] == kNoTerm ? nullptr : index.delta_list(ft.ids[f]);
+    any |= lists[f] != nullptr;
+  }
+  if (!any) return;
+  const size_t n_docs = index.n_slots_unlocked();
+  if (delta_acc_.size() < n_docs) {
+    delta_acc_.resize(n_docs, DeltaAcc{0.0, 0.0, 0, 0, 0});
+    delta_touched_.resize(n_docs + 1);
+  }
+  if (++term_epoch_ == 0) {
+    for (auto& st : delta_acc_) st.stamp = 0;
+    term_epoch_ = 1;
+  }
+  const uint32_t* gen = index.gen_data();
+  size_t n = 0;
+  for (int f = 0; f < kFields; ++f) {
+    if (!lists[f]) continue;
+    const size_t offset = f == kBody ? 0 : static_cast<size_t>(f - 1);
+    for (const DeltaPosting& dp : *lists[f]) {
+      const uint32_t d = dp.doc;
+      if (dp.gen != gen[d]) continue;  // superseded or removed
+      if (req.allowed && !req.allowed[d]) continue;
+      DeltaAcc& st = delta_acc_[d];
+      if (st.stamp != term_epoch_) {
+        st = DeltaAcc{0.0, 0.0, term_epoch_, 0, 0};
+        delta_touched_[n++] = d;
+      }
+      if (f == kBody) {
+        st.body = dp.tf * docs_[d].body_factor;
+      } else {
+        st.extra += dp.tf * field_factor_[d * kExtraFields + offset];
+      }
+      st.mask |= static_cast<uint8_t>(1u << f);
+      if (f == kBody) st.hits += dp.tf;
+    }
+  }
+  const double k1 = req.k1;
+  const double scale = ft.weight * idf;
+  for (size_t j = 0; j < n; ++j) {
+    const uint32_t d = delta_touched_[j];
+    const DeltaAcc& st = delta_acc_[d];
+    if (ft.query_token && (st.mask & (1u << kDefs | 1u << kName))) mark(d, st.mask, all);
+    const double tilde = st.body + st.extra;
+    if (tilde > 0) add(d, scale * tilde * (k1 + 1) / (k1 + tilde), st.hits);
+  }
+}
+
+void Scorer::prepare_field_terms(const LiveIndex& index, const SearchRequest& req) {
+  const double n = index.n_live_unlocked() > 0 ? static_cast<double>(index.n_live_unlocked()) : 1.0;
+  line_terms_.clear();
+  def_line_terms_.clear();
+  pruned_terms_.clear();
+  n_known_query_tokens_ = 0;
+  for (size_t i = 0; i < req.n_field_terms; ++i) {
+    const FieldTerm& ft = req.field_terms[i];
+    uint32_t df = 0;
+    for (int f = 0; f < kFields; ++f)
+      if (ft.ids[f] != kNoTerm) df = std::max(df, index.df_unlocked(ft.ids[f]));
+    if (df == 0) continue;
+    const double idf = bm25_idf(n, df);
+    if (ft.query_token) {  // the best line weighs the query's own tokens, in the body then in the definitions
+      if (ft.ids[kBody] != kNoTerm) line_terms_.push_back(QueryTerm{ft.ids[kBody], idf});
+      if (ft.ids[kDefs] != kNoTerm) def_line_terms_.push_back(QueryTerm{ft.ids[kDefs], idf});
+      ++n_known_query_tokens_;
+    }
+    pruned_terms_.push_back(PrunedTerm{ft, idf});
+  }
+  n_body_line_terms_ = line_terms_.size();
+  line_terms_.insert(line_terms_.end(), def_line_terms_.begin(), def_line_terms_.end());
+}
+
+void Scorer::accumulate_fields(const LiveIndex& index, const SearchRequest& req, bool base) {
+  const size_t all = req.n_query_tokens;
+  const bool dead = index.base_live_or_null() != nullptr;
+  for (const PrunedTerm& t : pruned_terms_) {
+    if (base) {
+      if (req.allowed) {
+        dead ? accumulate_field_term_base<true, true>(index, req, t.ft, t.idf)
+             : accumulate_field_term_base<true, false>(index, req, t.ft, t.idf);
+      } else {
+        dead ? accumulate_field_term_base<false, true>(index, req, t.ft, t.idf)
+             : accumulate_field_term_base<false, false>(index, req, t.ft, t.idf);
+      }
+    }
+    accumulate_field_term_delta(index, req, t.ft, t.idf, all);
+  }
+  if (!base) return;
+  // The base documents' boosts: those holding every query token in the field.
+  const FieldParams& p = req.field_params;
+  const int fields[2] = {kDefs, kName};
+  std::vector<uint32_t>* full[2] = {&defs_full_, &name_full_};
+  for (int i = 0; i < 2; ++i) {
+    if ((i == 0 ? p.def_boost : p.name_boost) == 1.0) continue;
+    base_all_tokens(index, req, fields[i], base_full_);  // live and allowed
+    full[i]->insert(full[i]->end(), base_full_.begin(), base_full_.end());
+  }
+}
+
+void Scorer::begin_query(size_t n_docs) {
+  if (docs_.size() < n_docs) {
+    docs_.resize(n_docs, DocState{0.0, 0.0, 0, 0, 0.0});
+    // add() stores before it knows whether the document is new: one spare
+    // slot for the store that follows the last new document.
+    touched_.resize(n_docs + 1);
+  }
+  if (++epoch_ == 0) {  // wrapped: forget every stamp
+    for (auto& st : docs_) st.stamp = 0;
+    for (auto& m : marks_) m.stamp = 0;
+    epoch_ = 1;
+  }
+  n_touched_ = 0;
+}
+
+std::pair<uint32_t, uint32_t> Scorer::field_term_bounds(const LiveIndex& index, uint32_t term, int field) {
+  const SegmentView& seg = index.base().seg;
+  if (field_bounds_base_ != seg.term_ptr || field_bounds_generation_ != index.generation_unlocked()) {
+    field_bounds_.clear();
+    field_bounds_base_ = seg.term_ptr;
+    field_bounds_generation_ = index.generation_unlocked();
+  }
+  auto it = field_bounds_.find(term);
+  if (it != field_bounds_.end()) return it->second;
+  uint32_t max_tf = 0, min_len = UINT32_MAX;
+  const uint32_t* lens = field == kBody ? index.doc_len_data() : index.field_len_data();
+  const size_t stride = field == kBody ? 1 : kExtraFields;
+  const size_t offset = field == kBody ? 0 : static_cast<size_t>(field - 1);
+  for (int64_t p = seg.term_ptr[term]; p < seg.term_ptr[term + 1]; ++p) {
+    max_tf = std::max(max_tf, seg.post_tf[p]);
+    min_len = std::min(min_len, lens[seg.post_doc[p] * stride + offset]);
+  }
+  if (field_bounds_.size() > 65536) field_bounds_.clear();
+  return field_bounds_[term] = {max_tf, min_len};
+}
+
+// MaxScore over the base for the code ranking, document at a time: each
+// query term is one cursor over the union of its four field lists.  A
+// document is scored exactly (terms in query order, fields in field order,
+// as the term-at-a-time passes sum) only when its essential terms' exact
+// contributions plus the other terms' bounds, times the largest multiplier
+// and the boosts it can earn, reach the k-th score.
+void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& req, TopK& top) {
+  const SegmentView& seg = index.base().seg;
+  const uint8_t* base_live = index.base_live_or_null();
+  const double k1 = req.k1;
+  const FieldParams& p = req.field_params;
+  const size_t all = req.n_query_tokens;
+  const double slack = (1 + 1e-9) * req.multiplier_max;
+  std::vector<FieldCursor>& cursors = field_cursors_;
+  cursors.clear();
+  for (size_t i = 0; i < pruned_terms_.size(); ++i) {
+    const PrunedTerm& t = pruned_terms_[i];
+    FieldCursor c;
+    double tilde_max = 0.0;
+    for (int f = 0; f < kFields; ++f) {
+      const uint32_t id = t.ft.ids[f];
+      if (id == kNoTerm || id >= seg.n_terms || seg.term_ptr[id] == seg.term_ptr[id + 1]) continue;
+      const auto [max_tf, min_len] = field_term_bounds(index, id, f);
+      tilde_max += max_tf * (p.w[f] / (1 - p.b[f] + p.b[f] * static_cast<double>(min_len) / field_avg_[f]));
+      const int64_t a = seg.term_ptr[id], e = seg.term_ptr[id + 1];
+      c.sub[c.n++] = FieldCursor::Sub{seg.post_doc + a, seg.post_doc + e, seg.post_tf + a, f};
+    }
+    if (c.n == 0) continue;
+    c.scale = t.ft.weight * t.idf;
+    c.ub = tilde_max > 0 ? c.scale * tilde_max * (k1 + 1) / (k1 + tilde_max) : 0.0;
+    c.term = i;
+    c.query_token = t.ft.query_token;
+    c.settle();
+    cursors.push_back(c);
+  }
+  std::sort(cursors.begin(), cursors.end(), [](const FieldCursor& a, const FieldCursor& b) { return a.ub < b.ub; });
+  const size_t nc = cursors.size();
+  std::vector<double> prefix(nc + 1, 0.0);  // prefix[j]: the sum of the j smallest bounds
+  for (size_t j = 0; j < nc; ++j) prefix[j + 1] = prefix[j] + cursors[j].ub;
+  std::vector<int> at_term(pruned_terms_.size(), -1);
+  for (size_t j = 0; j < nc; ++j) at_term[cursors[j].term] = static_cast<int>(j);
+  const double* ff = field_factor_.data();
+  // d's exact score with every cursor of `cs` at or past d (the non-essential
+  // ones, those before `from`, are moved there first), summed in query order
+  // as the term-at-a-time path sums; offered to top.
+  auto score_exactly = [&](std::vector<FieldCursor>& cs, size_t from, uint32_t d) -> bool {
+    const double bf = docs_[d].body_factor;
+    double score = 0.0;
+    uint32_t hits = 0;
+    size_t n_defs = 0, n_name = 0;
+    for (size_t i = 0; i < pruned_terms_.size(); ++i) {
+      const int j = at_term[i];
+      if (j < 0) continue;
+      FieldCursor& c = cs[static_cast<size_t>(j)];
+      if (static_cast<size_t>(j) < from) c.seek(d);
+      if (c.cur != d) continue;
+      if (c.at != d) c.eval(d, ff, bf, k1);
+      if (c.query_token) {
+        n_defs += c.mask >> kDefs & 1u;
+        n_name += c.mask >> kName & 1u;
+      }
+      if (c.scored) {
+        score = score + c.contrib;
+        hits += c.hits;
+      }
+    }
+    if (!(score > 0)) return false;
+    if (p.def_boost != 1.0 && n_defs == all) score *= p.def_boost;
+    if (p.name_boost != 1.0 && n_name == all) score *= p.name_boost;
+    if (req.multiplier) score *= req.multiplier[d];
+    return top.offer(SearchHit{d, hits, 0, score});
+  };
+  // The documents that can earn a boost above 1 hold every query token in
+  // their definitions (or file name), so they are in every query token's
+  // list: while one query token's cursor stays essential, the essential
+  // cursors reach them, and only their bounds need the boost.
+  boosted_defs_.clear();
+  boosted_name_.clear();
+  if (p.def_boost > 1.0) base_all_tokens(index, req, kDefs, boosted_defs_);
+  if (p.name_boost > 1.0) base_all_tokens(index, req, kName, boosted_name_);
+  // Scored first and exactly, they start the k-th score high (they tend to
+  // be the best documents), and the main loop passes over them.  When they
+  // are many, only some are, and the others' bounds carry their boosts.
+  scored_first_.clear();
+  std::set_union(boosted_defs_.begin(), boosted_defs_.end(), boosted_name_.begin(), boosted_name_.end(),
+                 std::back_inserter(scored_first_));
+  const bool all_first = scored_first_.size() <= kScoredFirstAll;
+  if (!all_first) scored_first_.resize(kScoredFirstSome);
+  if (!scored_first_.empty()) {
+    first_cursors_ = cursors;
+    for (uint32_t d : scored_first_) score_exactly(first_cursors_, nc, d);
+  }
+  if (all_first) {
+    boosted_defs_.clear();
+    boosted_name_.clear();
+  }
+  const bool any_boosted = !boosted_defs_.empty() || !boosted_name_.empty();
+  size_t last_query_cursor = 0;  // in bound order
+  for (size_t j = 0; j < nc; ++j)
+    if (cursors[j].query_token) last_query_cursor = j;
+  size_t first = 0;
+  auto update_first = [&]() {
+    const double theta = top.threshold();
+    while (first < nc && prefix[first + 1] * slack < theta && (!any_boosted || first < last_query_cursor)) ++first;
+  };
+  update_first();
+  constexpr uint32_t kEnd = UINT32_MAX;
+  const uint32_t* next_defs = boosted_defs_.data();
+  const uint32_t* const defs_end = next_defs + boosted_defs_.size();
+  const uint32_t* next_name = boosted_name_.data();
+  const uint32_t* const name_end = next_name + boosted_name_.size();
+  const uint32_t* next_done = scored_first_.data();
+  const uint32_t* const done_end = next_done + scored_first_.size();
+  while (first < nc) {
+    uint32_t d = kEnd;
+    for (size_t j = first; j < nc; ++j) d = std::min(d, cursors[j].cur);
+    if (d == kEnd) break;
+    while (next_done < done_end && *next_done < d) ++next_done;
+    const bool done = next_done < done_end && *next_done == d;
+    const bool usable = !done && (!base_live || base_live[d]) && (!req.allowed || req.allowed[d]);
+    if (usable) {
+      // The essential terms' exact contributions plus the others' bounds.
+      const double bf = docs_[d].body_factor;
+      double bound = prefix[first];
+      for (size_t j = first; j < nc; ++j) {
+        FieldCursor& c = cursors[j];
+        if (c.cur != d) continue;
+        c.eval(d, ff, bf, k1);
+        bound += c.contrib;
+      }
+      double boost = 1.0;
+      if (any_boosted) {
+        while (next_defs < defs_end && *next_defs < d) ++next_defs;
+        while (next_name < name_end && *next_name < d) ++next_name;
+        if (next_defs < defs_end && *next_defs == d) boost *= p.def_boost;
+        if (next_name < name_end && *next_name == d) boost *= p.name_boost;
+      }
+      if (bound * slack * boost >= top.threshold() && score_exactly(cursors, first, d) && top.full()) update_first();
+    }
+    for (size_t j = first; j < nc; ++j)
+      if (cursors[j].cur == d) cursors[j].step(d);
+  }
+}
+
+SearchStatus Scorer::search_fields(const LiveIndex& index, const SearchRequest& req, std::vector<SearchHit>& out) {
+  const size_t n_docs = index.n_slots_unlocked();
+  begin_query(n_docs);
+  if (marks_.size() < n_docs) marks_.resize(n_docs, FieldMarks{0, 0, 0});
+  if (extra_.size() < n_docs) extra_.resize(n_docs, ExtraAcc{0.0, 0});
+  defs_full_.clear();
+  name_full_.clear();
+  refresh_field_norms(index, req.field_params);
+  prepare_field_terms(index, req);
+  // Pruning as in the classic ranking: several terms, a bounded multiplier,
+  // no mask, long enough lists; and no term rarer than the k wanted (the
+  // k-th score then comes from documents without it, which the other terms'
+  // bounds reach: nothing would be pruned, and document at a time costs
+  // more here than term at a time).
+  bool prune = !req.exhaustive && pruned_terms_.size() >= 2 && std::isfinite(req.multiplier_max) && !req.allowed;
+  if (prune) {
+    const SegmentView& seg = index.base().seg;
+    int64_t postings = 0;
+    for (const PrunedTerm& t : pruned_terms_) {
+      int64_t term_postings = 0;
+      for (int f = 0; f < kFields; ++f)
+        if (t.ft.ids[f] != kNoTerm && t.ft.ids[f] < seg.n_terms)
+          term_postings = std::max(term_postings, seg.term_ptr[t.ft.ids[f] + 1] - seg.term_ptr[t.ft.ids[f]]);
+      if (term_postings < static_cast<int64_t>(req.limit)) prune = false;
+      postings += term_postings;
+    }
+    prune = prune && postings >= req.prune_min_postings;
+  }
+  accumulate_fields(index, req, !prune);  // when pruning, the delta only (term at a time)
+  // The boosts, in the reference's order: x def_boost, then x name_boost, then the multiplier.
+  const FieldParams& p = req.field_params;
+  if (p.def_boost != 1.0)
+    for (uint32_t d : defs_full_)
+      if (docs_[d].stamp == epoch_) docs_[d].acc *= p.def_boost;
+  if (p.name_boost != 1.0)
+    for (uint32_t d : name_full_)
+      if (docs_[d].stamp == epoch_) docs_[d].acc *= p.name_boost;
+  TopK top(index, req.limit, out);
+  if (req.multiplier) {
+    for (size_t i = 0; i < n_touched_; ++i) {
+      const uint32_t d = touched_[i];
+      top.offer(SearchHit{d, docs_[d].hits, 0, docs_[d].acc * req.multiplier[d]});
+    }
+  } else {
+    for (size_t i = 0; i < n_touched_; ++i) {
+      const uint32_t d = touched_[i];
+      top.offer(SearchHit{d, docs_[d].hits, 0, docs_[d].acc});
+    }
+  }
+  if (prune) search_fields_pruned(index, req, top);
+  top.finish();
+  for (auto& h : out) {
+    h.fields = hit_fields(index, h.doc);
+    // A document whose definitions the query missed has no definition line to weigh.
+    const size_t n_terms = (h.fields >> kDefs) & 1u ? line_terms_.size() : n_body_line_terms_;
+    h.line = best_line(index, h.doc, line_terms_.data(), n_terms);
+  }
   return SearchStatus::kOk;
 }
 

@@ -7,6 +7,8 @@
 // global statistics.
 #pragma once
 
+#include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +27,26 @@ struct QueryTerm {
   double idf;
 };
 
+// A query term of the code ranking: its term id in each field (kNoTerm when
+// the field has none), its weight (1 for a query token, less for a stem
+// variant) and whether it is a query token (the boosts and the best line
+// consider those only).
+constexpr uint32_t kNoTerm = 0xFFFFFFFFu;
+struct FieldTerm {
+  uint32_t ids[kFields] = {kNoTerm, kNoTerm, kNoTerm, kNoTerm};
+  double weight = 1.0;
+  bool query_token = true;
+};
+
+// BM25F: per field a weight and a length normalisation, then the boosts for a
+// document whose definitions, or file name, hold every query token.
+struct FieldParams {
+  double w[kFields] = {1.0, 0.0, 0.0, 0.0};
+  double b[kFields] = {0.75, 0.5, 0.5, 0.5};
+  double def_boost = 1.0;
+  double name_boost = 1.0;
+};
+
 struct SearchRequest {
   const uint32_t* term_ids = nullptr;  // distinct, in query order; unknown ids are skipped
   size_t n_term_ids = 0;
@@ -38,6 +60,12 @@ struct SearchRequest {
   double k1 = 0;  // BM25 parameters: the caller passes them (codelex.defaults)
   double b = 0;
   bool exhaustive = false;  // score every posting (the reference path; tests compare the two)
+  // The code ranking (BM25F over body, dir, name and defs) instead of classic BM25 over the body.
+  bool fields = false;
+  const FieldTerm* field_terms = nullptr;  // in query order, stem variants after their token
+  size_t n_field_terms = 0;
+  size_t n_query_tokens = 0;  // distinct tokens of the query (the boosts need all of them)
+  FieldParams field_params;
   // Below this many base postings in all, scoring every posting beats pruning.
   int64_t prune_min_postings = 16384;
 };
@@ -46,6 +74,19 @@ enum class SearchStatus : int { kOk = 0, kStale = 1, kBadLength = 2 };
 
 // idf = ln(1 + (N - df + 0.5) / (df + 0.5)), always positive.
 inline double bm25_idf(double n_docs, double df) { return std::log(1.0 + (n_docs - df + 0.5) / (df + 0.5)); }
+
+// The first position of [p, end) holding a value >= d, searched from p
+// outwards (steps 1, 2, 4...) and then by bisection: cheap when it is near.
+inline const uint32_t* gallop(const uint32_t* p, const uint32_t* end, uint32_t d) {
+  size_t step = 1;
+  const uint32_t* lo = p;
+  while (lo < end && *lo < d) {
+    p = lo + 1;
+    lo = static_cast<size_t>(end - p) > step ? p + step : end;
+    step <<= 1;
+  }
+  return std::lower_bound(p, lo < end ? lo + 1 : end, d);
+}
 
 // Owns the accumulator; one per concurrent search.
 class Scorer {
@@ -68,7 +109,119 @@ class Scorer {
   const void* bounds_base_ = nullptr;
   uint64_t bounds_generation_ = UINT64_MAX;
   void accumulate_delta(const LiveIndex& index, const SearchRequest& req);
-  uint32_t best_line(const LiveIndex& index, uint32_t doc);
+  // The code ranking, term at a time: per term, the field contributions of
+  // each document are summed (in field order), saturated, and added.
+  // The query's known terms (df > 0) with their idf, and the best line's terms.
+  void prepare_field_terms(const LiveIndex& index, const SearchRequest& req);
+  void accumulate_fields(const LiveIndex& index, const SearchRequest& req, bool base);
+  void search_fields_pruned(const LiveIndex& index, const SearchRequest& req, TopK& top);
+  // (max tf, min field length) over a base field term's postings, cached per base.
+  std::pair<uint32_t, uint32_t> field_term_bounds(const LiveIndex& index, uint32_t term, int field);
+  std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> field_bounds_;
+  const void* field_bounds_base_ = nullptr;
+  uint64_t field_bounds_generation_ = UINT64_MAX;
+  struct PrunedTerm {
+    FieldTerm ft;
+    double idf;
+  };
+  std::vector<PrunedTerm> pruned_terms_;
+  size_t n_known_query_tokens_ = 0;
+  double field_avg_[kFields] = {1.0, 1.0, 1.0, 1.0};
+  // One query term over the base for document-at-a-time scoring: a cursor
+  // into each of its non-empty field lists (in field order); cur is the
+  // smallest document among them.  eval() caches the term's contribution at
+  // a document, summed exactly as the term-at-a-time passes do.
+  struct FieldCursor {
+    struct Sub {
+      const uint32_t* doc;
+      const uint32_t* end;
+      const uint32_t* tf;
+      int field;
+    };
+    Sub sub[kFields];
+    int n = 0;
+    double scale = 0, ub = 0;
+    size_t term = 0;
+    bool query_token = false;
+    uint32_t cur = UINT32_MAX;
+    uint32_t at = UINT32_MAX;  // the document of the cached contribution
+    double contrib = 0;
+    bool scored = false;  // tf~ > 0 at `at`
+    uint32_t hits = 0;
+    uint8_t mask = 0;
+    void settle() {
+      cur = UINT32_MAX;
+      for (int i = 0; i < n; ++i)
+        if (sub[i].doc < sub[i].end && *sub[i].doc < cur) cur = *sub[i].doc;
+    }
+    void eval(uint32_t d, const double* field_factor, double body_factor, double k1) {
+      at = d;
+      mask = 0;
+      hits = 0;
+      double body = 0.0, extra = 0.0;
+      bool any_extra = false;
+      for (int i = 0; i < n; ++i) {
+        const Sub& s = sub[i];
+        if (s.doc >= s.end || *s.doc != d) continue;
+        mask |= static_cast<uint8_t>(1u << s.field);
+        if (s.field == kBody) {
+          hits = *s.tf;
+          body = *s.tf * body_factor;
+        } else {
+          const double c = *s.tf * field_factor[d * kExtraFields + s.field - 1];
+          extra = any_extra ? extra + c : c;
+          any_extra = true;
+        }
+      }
+      const double tilde = body + extra;
+      scored = tilde > 0;
+      contrib = scored ? scale * tilde * (k1 + 1) / (k1 + tilde) : 0.0;
+    }
+    void step(uint32_t d) {
+      for (int i = 0; i < n; ++i)
+        if (sub[i].doc < sub[i].end && *sub[i].doc == d) ++sub[i].doc, ++sub[i].tf;
+      settle();
+    }
+    void seek(uint32_t d) {
+      for (int i = 0; i < n; ++i) {
+        Sub& s = sub[i];
+        if (s.doc >= s.end || *s.doc >= d) continue;
+        const uint32_t* to = gallop(s.doc, s.end, d);
+        s.tf += to - s.doc;
+        s.doc = to;
+      }
+      settle();
+    }
+  };
+  std::vector<FieldCursor> field_cursors_, first_cursors_;
+  std::vector<uint32_t> boosted_defs_, boosted_name_, scored_first_;
+  static constexpr size_t kScoredFirstAll = 4096, kScoredFirstSome = 256;
+  template <bool kMasked, bool kDeadBase>
+  void accumulate_field_term_base(const LiveIndex& index, const SearchRequest& req, const FieldTerm& ft, double idf);
+  void base_all_tokens(const LiveIndex& index, const SearchRequest& req, int field, std::vector<uint32_t>& out);
+  std::vector<std::pair<const uint32_t*, const uint32_t*>> intersect_lists_;
+  std::vector<uint32_t> base_full_;
+  // The fields of doc that some query term matches (for the top hits only).
+  uint32_t hit_fields(const LiveIndex& index, uint32_t doc) const;
+  void accumulate_field_term_delta(const LiveIndex& index, const SearchRequest& req, const FieldTerm& ft, double idf,
+                                   size_t all);
+  // Counts, for a delta document, the query tokens found in its definitions
+  // and file name; a count reaching `all` queues d for that boost.
+  void mark(uint32_t d, uint8_t mask, size_t all);
+  // The line of doc whose terms (of `terms`, in order) carry the largest total idf; earliest on ties.
+  uint32_t best_line(const LiveIndex& index, uint32_t doc, const QueryTerm* terms, size_t n_terms);
+  std::vector<QueryTerm> line_terms_;  // the code ranking's: body terms, then definition terms
+  std::vector<QueryTerm> def_line_terms_;
+  size_t n_body_line_terms_ = 0;
+  void refresh_field_norms(const LiveIndex& index, const FieldParams& p);
+  void begin_query(size_t n_docs);
+  SearchStatus search_fields(const LiveIndex& index, const SearchRequest& req, std::vector<SearchHit>& out);
+  uint64_t field_norm_version_ = UINT64_MAX;
+  FieldParams field_norm_params_;
+  // Per document and field, w / (1 - b + b * len / avglen): a posting's
+  // contribution to tf~ is one multiplication.  The body's is in DocState.
+  std::vector<double> field_factor_;  // n_docs * kExtraFields: dir, name, defs
+  size_t field_norm_n_ = 0;
 
   // Per-document length norm k1 * (1 - b + b * dl / avgdl), computed once per
   // change of the index's statistics: one division per posting instead of two.
@@ -95,7 +248,34 @@ class Scorer {
     double acc;
     uint32_t hits;
     uint32_t stamp;
+    double body_factor;  // the code ranking's w / (1 - b + b * dl / avgdl): beside acc, one cache line
   };
+  // The code ranking's per-document records for documents of the delta
+  // (few): their boost counts, and one term's field sums.
+  struct FieldMarks {
+    uint32_t stamp;   // query epoch
+    uint32_t n_defs;  // query tokens found in the definitions
+    uint32_t n_name;  // query tokens found in the file name
+  };
+  std::vector<FieldMarks> marks_;
+  std::vector<uint32_t> defs_full_, name_full_;  // documents that reached every query token
+  struct DeltaAcc {
+    double body;     // this term's body contribution
+    double extra;    // and its dir, name and defs contributions, summed in that order
+    uint32_t stamp;  // term epoch
+    uint32_t hits;   // this term's body tf
+    uint8_t mask;    // fields this term matched
+  };
+  std::vector<DeltaAcc> delta_acc_;
+  // The base pass's scratch: one term's dir + name + defs sum per document.
+  struct ExtraAcc {
+    double tilde;
+    uint32_t stamp;  // open (even) or consumed (open - 1) for the current term
+  };
+  std::vector<ExtraAcc> extra_;
+  uint32_t extra_epoch_ = 0;
+  std::vector<uint32_t> delta_touched_;
+  uint32_t term_epoch_ = 0;
   std::vector<QueryTerm> terms_;
   std::vector<DocState> docs_;
   uint32_t epoch_ = 0;

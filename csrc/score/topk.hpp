@@ -19,6 +19,7 @@ struct SearchHit {
   uint32_t hits;  // sum of tf over the matched query terms
   uint32_t line;  // best line: largest total idf of distinct query terms, earliest on ties
   double score;
+  uint32_t fields = 1;  // bit f: field f matched (always the body in the classic ranking)
 };
 
 class TopK {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "text/definitions.hpp"
 #include "text/unicode.hpp"
 #include "text/vocabulary.hpp"
 
@@ -166,6 +167,22 @@ void split_identifier(const char* data, size_t n, IdentifierSplitter& splitter, 
 // tokenize_line() of the public API: every token of the text, as one line.
 void tokenize_line(const char* data, size_t n, IdentifierSplitter& splitter, TokenList& out);
 
+// The fields of a document besides its body (the code ranking's): the
+// identifiers of its directory and of its file name (without the extension),
+// and of the names it defines.  Their terms are the body's tokens behind a
+// one-byte prefix (kFieldPrefix), so they share the vocabulary and the
+// posting machinery without ever meeting a body term.
+enum Field : int { kBody = 0, kDir = 1, kName = 2, kDefs = 3 };
+constexpr int kFields = 4;
+constexpr int kExtraFields = 3;  // dir, name, defs
+constexpr char kFieldPrefix[kFields] = {0, 1, 2, 3};
+
+// Definitions given by the caller (instead of the scanner's): names[i] stands on lines[i].
+struct DefinitionList {
+  std::vector<std::string> names;
+  std::vector<uint32_t> lines;
+};
+
 // Token occurrences of a document: terms[i] occurs on lines[i], in text order.
 struct Occurrences {
   std::vector<uint32_t> terms;
@@ -187,7 +204,19 @@ class DocumentTokenizer {
   void tokenize(const char* data, size_t n, Occurrences& out);
   void reset_cache();
 
+  // Calls sink(int field, uint32_t line, uint32_t term_id) for the extra
+  // fields of a document: its path's directory and name tokens (line 0), then
+  // its definitions' tokens on their lines, in line order.  defs, when not
+  // null, replaces the definition scanner.
+  template <class Sink>
+  void tokenize_fields(const char* path, size_t path_n, const char* data, size_t n, const DefinitionList* defs,
+                       Sink&& sink);
+
  private:
+  uint32_t intern_field(int field, const char* t, size_t len);
+  std::string field_scratch_;
+  std::vector<DefinitionName> scanned_;
+
   Vocabulary& vocab_;
   IdentifierSplitter splitter_;
   Vocabulary idents_;                  // distinct identifier runs seen so far
@@ -208,6 +237,51 @@ void DocumentTokenizer::tokenize(const char* data, size_t n, Sink&& sink) {
     for (uint32_t i = ident_start_[rid]; i < ident_start_[rid + 1]; ++i) sink(line, ident_terms_[i]);
   });
   if (idents_.size() > (1u << 22)) reset_cache();  // bound the cache (~4M distinct runs)
+}
+
+inline uint32_t DocumentTokenizer::intern_field(int field, const char* t, size_t len) {
+  field_scratch_.assign(1, kFieldPrefix[field]);
+  field_scratch_.append(t, len);
+  return vocab_.intern(field_scratch_.data(), field_scratch_.size());
+}
+
+template <class Sink>
+void DocumentTokenizer::tokenize_fields(const char* path, size_t path_n, const char* data, size_t n,
+                                        const DefinitionList* defs, Sink&& sink) {
+  // dir / name: everything before the last '/', and the last part without its extension.
+  size_t slash = path_n;
+  while (slash > 0 && path[slash - 1] != '/') --slash;
+  const size_t base = slash;
+  size_t stem_end = path_n;
+  for (size_t i = path_n; i > base + 1; --i) {
+    if (path[i - 1] == '.') {
+      stem_end = i - 1;
+      break;
+    }
+  }
+  auto p = reinterpret_cast<const unsigned char*>(path);
+  if (base > 0)
+    tokenize_text(p, p + base - 1, splitter_, [&](uint32_t, const char* t, size_t len) {
+      sink(kDir, 0u, intern_field(kDir, t, len));
+    });
+  tokenize_text(p + base, p + stem_end, splitter_, [&](uint32_t, const char* t, size_t len) {
+    sink(kName, 0u, intern_field(kName, t, len));
+  });
+  auto each_name = [&](const char* name, size_t len, uint32_t line) {
+    auto q = reinterpret_cast<const unsigned char*>(name);
+    tokenize_text(q, q + len, splitter_, [&](uint32_t, const char* t, size_t tl) {
+      sink(kDefs, line, intern_field(kDefs, t, tl));
+    });
+  };
+  if (defs != nullptr) {
+    for (size_t i = 0; i < defs->names.size(); ++i)
+      each_name(defs->names[i].data(), defs->names[i].size(), defs->lines[i]);
+    return;
+  }
+  const bool go = path_n >= 3 && std::memcmp(path + path_n - 3, ".go", 3) == 0;
+  scanned_.clear();
+  scan_definitions(data, n, go, scanned_);
+  for (const DefinitionName& d : scanned_) each_name(data + d.begin, d.end - d.begin, d.line);
 }
 
 }  // namespace codelex

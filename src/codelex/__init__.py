@@ -13,12 +13,12 @@ module re-exports the public API; parts that pull in heavier dependencies
 (persistence, the project walk) load on first use.
 """
 
-from codelex.defaults import DEFAULT_MAX_BYTES, STOPWORDS, VERSION
+from codelex.defaults import DEFAULT_MAX_BYTES, DEFAULT_RANKING, RANKINGS, STOPWORDS, VERSION
 from codelex.errors import AmbiguousSymbolError, CodelexError, IndexFormatError, QueryError, SymbolNotFoundError
 from codelex.kinds import CODE_KINDS, KINDS, NON_CODE_KINDS
 from codelex.lexical import FileInfo, Hit, WordIndex, centrality_from_reverse_deps
 from codelex.query import Filter, ParsedQuery, SearchOptions, parse_query
-from codelex.text import Vocabulary, split_identifier, tokenize_document, tokenize_line
+from codelex.text import Vocabulary, scan_definitions, split_identifier, tokenize_document, tokenize_line
 
 __version__ = VERSION
 
@@ -45,8 +45,10 @@ __all__ = [
     "AmbiguousSymbolError",
     "CODE_KINDS",
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_RANKING",
     "KINDS",
     "NON_CODE_KINDS",
+    "RANKINGS",
     "STOPWORDS",
     "CodelexError",
     "Coverage",
@@ -66,6 +68,7 @@ __all__ = [
     "WordIndex",
     "centrality_from_reverse_deps",
     "parse_query",
+    "scan_definitions",
     "split_identifier",
     "tokenize_document",
     "tokenize_line",

@@ -125,7 +125,8 @@ def _cmd_search(args) -> int:
     from codelex.render import best_line_text, display_path, display_text, echo_query, wire_text
 
     options = SearchOptions(limit=args.limit, paths=args.path or None, lang=args.lang,
-                            demote_test_vendor=not args.no_priors, demote_docs=not args.no_priors)
+                            demote_test_vendor=not args.no_priors, demote_docs=not args.no_priors,
+                            ranking=args.ranking)
     parsed, _ = parse_request(args.query, options)  # a bad query fails before any indexing
     progress = _Progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
     started = time.perf_counter()
@@ -150,8 +151,9 @@ def _cmd_search(args) -> int:
             highlight = _highlighter(parsed.tokens, style)
             for rank, hit in enumerate(result.results, 1):
                 text = display_text(best_line_text(root, hit.file, hit.start_line))
+                matched = f", {'+'.join(hit.fields)}" if hit.fields != ("body",) else ""
                 print(f"{rank:>3}. {style.path(display_path(hit.file))}:{style.line_no(str(hit.start_line))}  "
-                      f"{style.dim(f'score {hit.score:.2f}, {hit.hits} hit(s)')}  {highlight(text)}")
+                      f"{style.dim(f'score {hit.score:.2f}, {hit.hits} hit(s){matched}')}  {highlight(text)}")
             if not args.quiet:
                 report = project.last_report
                 how = report.mode if report is not None else "loaded"
@@ -442,7 +444,7 @@ _VALUE_OPTIONS = frozenset({"--root", "--max-bytes", "-n", "--limit", "--lang", 
 
 
 def _parser() -> argparse.ArgumentParser:
-    from codelex.defaults import DEFAULT_MAX_BYTES, VERSION
+    from codelex.defaults import DEFAULT_MAX_BYTES, DEFAULT_RANKING, RANKINGS, VERSION
 
     parser = _Parser(
         prog="codelex",
@@ -468,6 +470,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--path", action="append", metavar="GLOB", help="only paths matching GLOB (repeatable)")
     s.add_argument("--json", action="store_true", help="print one JSON document")
     s.add_argument("--no-priors", action="store_true", help="do not demote tests, vendored code and docs")
+    s.add_argument("--ranking", choices=RANKINGS, default=DEFAULT_RANKING,
+                   help="code: BM25F over bodies, paths and definitions (default); classic: BM25 over bodies")
     s.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     s.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     s.set_defaults(func=_cmd_search)

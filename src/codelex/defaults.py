@@ -44,6 +44,18 @@ INDEX_DIR_ENV = "CODELEX_INDEX_DIR"
 #: BM25 term-frequency saturation and length normalisation (the original's values).
 BM25_K1 = 1.2
 BM25_B = 0.75
+#: The rankings: ``code`` (BM25F over the body, the path's directory and file name, and the names the
+#: file defines; tuned on ../shared/eval) and ``classic`` (the original's BM25 over the body).
+RANKINGS = ("code", "classic")
+DEFAULT_RANKING = "code"
+#: The code ranking's field weights and length normalisations, in field order (body, dir, name, defs),
+#: and its boosts: x DEF_BOOST when the file defines every query token, x NAME_BOOST when its name holds them.
+FIELD_WEIGHTS = (1.0, 0.3, 1.0, 2.0)
+FIELD_B = (0.75, 0.5, 0.5, 0.3)
+DEF_BOOST = 2.5
+NAME_BOOST = 1.15
+#: Weight of a query token's stem variants (other words of the vocabulary with its English stem); 0: off.
+STEM_WEIGHT = 0.0
 #: Results of a search unless asked otherwise (the original's default).
 DEFAULT_LIMIT = 20
 #: Larger limits are clamped to this (no index holds more files; native code counts in 32 bits).
@@ -74,6 +86,10 @@ __all__ = [
     "BM25_K1",
     "DEFAULT_LIMIT",
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_RANKING",
+    "DEF_BOOST",
+    "FIELD_B",
+    "FIELD_WEIGHTS",
     "DOCS_CACHE_FILE",
     "FILE_SET_CHURN",
     "INDEX_DIR_ENV",
@@ -83,11 +99,14 @@ __all__ = [
     "MAX_LIMIT",
     "MERGE_MIN_POSTINGS",
     "MERGE_RATIO",
+    "NAME_BOOST",
     "PERSIST_DEBOUNCE_ENV",
     "PERSIST_DEBOUNCE_MS",
+    "RANKINGS",
     "STALE_AFTER_S",
     "STALE_CHURN",
     "STALE_MIN_FILES",
+    "STEM_WEIGHT",
     "STOPWORDS",
     "STRUCTURE_FILE",
     "VERSION",

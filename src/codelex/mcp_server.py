@@ -28,7 +28,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
-from codelex.defaults import DEFAULT_LIMIT, MAX_LIMIT, STALE_AFTER_S, VERSION
+from codelex.defaults import DEFAULT_LIMIT, DEFAULT_RANKING, MAX_LIMIT, RANKINGS, STALE_AFTER_S, VERSION
 from codelex.errors import QueryError
 from codelex.project import Project, SearchResult, refusal_reason
 from codelex.query import SearchOptions
@@ -84,16 +84,21 @@ def _coverage_line(result: SearchResult) -> str:
     return f"Index covers {result.coverage.files} files{capped}."
 
 
-def symbol_search_text(project: Project, query: str, limit=None, paths=None, lang=None) -> str:
+def symbol_search_text(project: Project, query: str, limit=None, paths=None, lang=None, ranking=None) -> str:
     """The tool's reply for a project (separate from the server for reuse and tests).
 
     Raises
     ------
     ToolError
-        For an empty query or a malformed one (an unknown ``lang:``...).
+        For an empty query or a malformed one (an unknown ``lang:``...), or
+        an unknown ranking.
     """
     if not isinstance(query, str) or not query.strip():
         raise ToolError("Provide a non-empty `query`.")
+    if ranking is None:
+        ranking = DEFAULT_RANKING
+    if ranking not in RANKINGS:
+        raise ToolError(f"`ranking` must be one of {', '.join(RANKINGS)}.")
     if isinstance(paths, str):
         paths = [paths]
     project.reload_if_changed()
@@ -102,7 +107,8 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
         project.open(wait=False)
     echo = echo_query(query)
     try:
-        result = project.search(query, SearchOptions(limit=_limit(limit), paths=paths or None, lang=lang))
+        result = project.search(query, SearchOptions(limit=_limit(limit), paths=paths or None, lang=lang,
+                                                     ranking=ranking))
     except (QueryError, TypeError, ValueError) as exc:
         raise ToolError(f'Symbol search failed for "{echo}": {display_text(str(exc))}') from None
     if not result.available:
@@ -138,8 +144,9 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
         lines.append(f'Top {len(results)} file(s) for "{echo}":')
         for rank, (hit, entry) in enumerate(zip(result.results, results), 1):
             where = f" in {entry['symbol']} (lines {hit.start_line}-{hit.end_line})" if hit.symbol is not None else ""
+            matched = f", matched {'+'.join(hit.fields)}" if hit.fields != ("body",) else ""
             lines.append(f"  {rank}. {entry['file']} (score {hit.score:.2f}, {hit.hits} hit(s), line {hit.start_line})"
-                         f"{where}")
+                         f"{where}{matched}")
     else:
         lines.append(f'No files matched "{echo}".')
     if staleness:
@@ -296,12 +303,14 @@ def build_server() -> MCPServer:
         limit: float | None = None,
         paths: list[str] | None = None,
         lang: str | None = None,
+        ranking: str | None = None,
     ) -> CallToolResult:
         """query: what to look for; cwd: the project directory (default: the server's working directory);
         limit: number of files (default 20); paths: globs that scope the search (a bare directory scopes its
-        subtree); lang: a language kind such as python, jsts, go, rust, cxx."""
+        subtree); lang: a language kind such as python, jsts, go, rust, cxx; ranking: "code" (default: fields
+        for definitions and paths) or "classic" (BM25 over file bodies only)."""
         try:
-            text = symbol_search_text(_project_for(cwd), query, limit=limit, paths=paths, lang=lang)
+            text = symbol_search_text(_project_for(cwd), query, limit=limit, paths=paths, lang=lang, ranking=ranking)
         except ToolError as exc:  # our own words, not the SDK's "Error executing tool ..." wrapper
             return _result(str(exc), error=True)
         return _result(text)

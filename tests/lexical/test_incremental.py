@@ -16,6 +16,7 @@ from codelex import WordIndex, _reference
 WORDS = [
     "alpha", "beta", "gamma", "parseConfig", "parse_config", "HTTPServer", "getUserByID", "user", "config",
     "café", "naïveBayes", "Ωmega", "load", "save", "index", "the", "42", "x", "delta_v2", "SegmentView",
+    "def", "class", "(", "):", "MAX_SIZE =",
 ]
 PATHS = [
     "src/app.py", "src/util.py", "src/http/server.py", "lib/config.js", "docs/readme.md", "tests/test_app.py",
@@ -28,19 +29,23 @@ QUERIES = [
 
 line_st = st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join)
 content_st = st.lists(line_st, max_size=10).map("\n".join)
+definitions_st = st.none() | st.lists(st.tuples(st.sampled_from(WORDS), st.integers(1, 12)), max_size=3)
 
 
-def fresh(docs: dict[str, str | bytes], max_bytes: int | None) -> WordIndex:
-    return WordIndex.build(list(docs.items()), max_bytes=max_bytes)
+def fresh(docs: dict[str, str | bytes], max_bytes: int | None, definitions: dict | None = None) -> WordIndex:
+    definitions = definitions or {}
+    return WordIndex.build([(p, c, -1, definitions.get(p)) for p, c in docs.items()], max_bytes=max_bytes)
 
 
 LOGICAL_STATS = ("files", "tokens", "postings", "term_doc_pairs", "total_tokens")
 
 
-def assert_same(idx: WordIndex, docs: dict[str, str | bytes], max_bytes: int | None) -> None:
-    """idx answers exactly like a fresh build and like the reference over docs."""
+def assert_same(idx: WordIndex, docs: dict[str, str | bytes], max_bytes: int | None,
+                definitions: dict | None = None) -> None:
+    """idx answers exactly like a fresh build and like the references over docs, in both rankings."""
+    definitions = definitions or {}
     kept = {p: c for p, c in docs.items() if max_bytes is None or len(c.encode() if isinstance(c, str) else c) <= max_bytes}
-    ref_build = fresh(kept, max_bytes)
+    ref_build = fresh(kept, max_bytes, definitions)
     assert sorted(idx.files) == sorted(ref_build.files) == sorted(kept)
     assert len(idx) == len(kept)
     got_stats, want_stats = idx.stats(), ref_build.stats()
@@ -50,14 +55,21 @@ def assert_same(idx: WordIndex, docs: dict[str, str | bytes], max_bytes: int | N
         assert idx.document_length(path) == ref_build.document_length(path)
     ref = _reference.ReferenceIndex(kept.items())
     for q in QUERIES:
-        got = idx.search(q, limit=50)
-        assert got == ref_build.search(q, limit=50), q  # identical, bit for bit
-    for q in ("parse config", "user", "alpha beta gamma", "getUserByID"):
-        got = idx.search(q, limit=50, demote_test_vendor=False, demote_docs=False)
+        for ranking in codelex.RANKINGS:
+            got = idx.search(q, limit=50, ranking=ranking)
+            assert got == ref_build.search(q, limit=50, ranking=ranking), (q, ranking)  # identical, bit for bit
+    field_ref = _reference.ReferenceFieldIndex((p, c, definitions.get(p)) for p, c in kept.items())
+    for q in ("parse config", "user", "alpha beta gamma", "getUserByID", "src http"):
+        got = idx.search(q, limit=50, demote_test_vendor=False, demote_docs=False, ranking="classic")
         want = ref.search(q, limit=50)
         assert [(h.file, h.hits, h.start_line) for h in got] == [(p, hits, line) for p, _, hits, line in want]
         for h, (_, score, _, _) in zip(got, want):
             assert math.isclose(h.score, score, rel_tol=1e-9)
+        got = idx.search(q, limit=50, demote_test_vendor=False, demote_docs=False, ranking="code")
+        want = field_ref.search(q, limit=50)
+        assert [(h.file, h.hits, h.start_line, h.fields) for h in got] == [w[:1] + w[2:] for w in want], q
+        for h, w in zip(got, want):
+            assert math.isclose(h.score, w[1], rel_tol=1e-9)
 
 
 class IndexMachine(RuleBasedStateMachine):
@@ -66,6 +78,7 @@ class IndexMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.docs: dict[str, str | bytes] = {}
+        self.definitions: dict[str, list[tuple[str, int]]] = {}
         self.max_bytes = 120
         self.idx = WordIndex(max_bytes=self.max_bytes)
 
@@ -77,13 +90,16 @@ class IndexMachine(RuleBasedStateMachine):
         self.idx.merge_min_postings = merge_min
         self.idx.merge_ratio = ratio
 
-    @rule(path=st.sampled_from(PATHS), content=content_st, as_bytes=st.booleans())
-    def update(self, path, content, as_bytes):
+    @rule(path=st.sampled_from(PATHS), content=content_st, as_bytes=st.booleans(), definitions=definitions_st)
+    def update(self, path, content, as_bytes, definitions):
         data = content.encode() if as_bytes else content
-        indexed = self.idx.update(path, data)
+        indexed = self.idx.update(path, data, definitions=definitions)
         assert indexed == (len(content.encode()) <= self.max_bytes)
+        self.definitions.pop(path, None)
         if indexed:
             self.docs[path] = data
+            if definitions is not None:
+                self.definitions[path] = definitions
         else:
             self.docs.pop(path, None)
 
@@ -92,6 +108,7 @@ class IndexMachine(RuleBasedStateMachine):
         present = path in self.docs
         assert self.idx.remove(path) is present
         self.docs.pop(path, None)
+        self.definitions.pop(path, None)
 
     @rule()
     def merge(self):
@@ -111,7 +128,7 @@ class IndexMachine(RuleBasedStateMachine):
 
     @invariant()
     def equals_fresh_build(self):
-        assert_same(self.idx, self.docs, self.max_bytes)
+        assert_same(self.idx, self.docs, self.max_bytes, self.definitions)
 
 
 IndexMachine.TestCase.settings = settings(

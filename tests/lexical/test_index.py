@@ -40,7 +40,7 @@ def scores(hits):
     ],
 )
 def test_golden_fixture_a(index_a, query, expected):
-    got = index_a.search(query)
+    got = index_a.search(query, ranking="classic")
     assert [(f, hits, line) for f, _, hits, line in scores(got)] == [(f, h, ln) for f, _, h, ln in expected]
     for hit, (_, score, _, _) in zip(got, expected):
         assert hit.score == pytest.approx(score, abs=1e-5)
@@ -56,7 +56,7 @@ def test_fixture_a_statistics(index_a):
 
 
 def test_hit_shape(index_a):
-    hit = index_a.search("authenticate user", limit=1)[0]
+    hit = index_a.search("authenticate user", limit=1, ranking="classic")[0]
     assert hit.to_dict() == {"file": "src/auth/login.ts", "score": hit.score, "hits": 2, "startLine": 1, "endLine": 1}
     assert "login.ts" in repr(hit)
     assert hit == codelex.Hit(hit.file, hit.score, hit.hits, hit.start_line)
@@ -69,14 +69,14 @@ def test_golden_priors():
         ("vendor/widget.ts", "function renderWidget() {}"),
         ("docs/widget.md", "renderWidget renders the widget"),
     ])
-    got = {h.file: h.score for h in idx.search("render widget")}
+    got = {h.file: h.score for h in idx.search("render widget", ranking="classic")}
     assert got["src/widget.ts"] == pytest.approx(0.2238, abs=1e-5)
     assert got["docs/widget.md"] == pytest.approx(0.089644, abs=1e-5)
     assert got["tests/widget.test.ts"] == pytest.approx(0.06714, abs=1e-5)
     assert got["vendor/widget.ts"] == pytest.approx(0.06714, abs=1e-5)
     assert [h.file for h in idx.search("render widget")][0] == "src/widget.ts"
     # Without priors every file scores on BM25 alone.
-    plain = idx.search("render widget", demote_test_vendor=False, demote_docs=False)
+    plain = idx.search("render widget", demote_test_vendor=False, demote_docs=False, ranking="classic")
     assert {h.file: h.score for h in plain}["tests/widget.test.ts"] == pytest.approx(0.2238, abs=1e-5)
 
 
@@ -91,10 +91,10 @@ def test_priors_use_relative_paths_only():
 
 def test_golden_centrality():
     idx = WordIndex.build([("src/a.ts", "function sharedHelper() {}"), ("src/b.ts", "function sharedHelper() {}")])
-    hits = idx.search("shared helper")
+    hits = idx.search("shared helper", ranking="classic")
     assert [h.file for h in hits] == ["src/a.ts", "src/b.ts"]
     assert hits[0].score == hits[1].score == pytest.approx(0.364643, abs=1e-5)
-    boosted = idx.search("shared helper", centrality={"src/b.ts": 25})
+    boosted = idx.search("shared helper", centrality={"src/b.ts": 25}, ranking="classic")
     assert boosted[0].file == "src/b.ts"
     assert boosted[0].score == pytest.approx(0.661654, abs=1e-5)
 
@@ -303,7 +303,7 @@ def assert_same(native, reference):
 def test_search_matches_reference(corpus, query, limit, demote_tv, demote_docs):
     native = WordIndex.build(corpus)
     ref = _reference.ReferenceIndex(corpus)
-    got = native.search(query, limit=limit, demote_test_vendor=demote_tv, demote_docs=demote_docs)
+    got = native.search(query, limit=limit, demote_test_vendor=demote_tv, demote_docs=demote_docs, ranking="classic")
 
     def mult(path):
         return prior_multiplier(path, demote_test_vendor=demote_tv, demote_docs=demote_docs)
@@ -318,7 +318,7 @@ def test_search_matches_reference(corpus, query, limit, demote_tv, demote_docs):
 def test_filtered_search_matches_reference(corpus, query, filters, centrality):
     native = WordIndex.build(corpus)
     ref = _reference.ReferenceIndex(corpus)
-    got = native.search(f"{filters} {query}", limit=50, centrality=centrality)
+    got = native.search(f"{filters} {query}", limit=50, centrality=centrality, ranking="classic")
     pred = filters_predicate(codelex.parse_query(filters).filters)
     expected = ref.search(query, limit=50, allowed=pred,
                           multiplier=lambda p: prior_multiplier(p, centrality=centrality))
@@ -425,7 +425,8 @@ def test_query_touching_every_document():
     assert [h.file for h in idx.search("alpha beta", limit=3)] == ["f00.py", "f01.py", "f02.py"]
 
 
-_prune_words = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps", "zeta", "common", "common2", "rare"])
+_prune_words = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps", "zeta", "common", "common2", "rare",
+                                 "def beta(", "class Alpha:"])
 
 
 @settings(max_examples=150, deadline=None)
@@ -438,23 +439,30 @@ _prune_words = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps", "zeta"
     limit=st.integers(1, 12),
     filtered=st.booleans(),
     central=st.booleans(),
+    ranking=st.sampled_from(codelex.RANKINGS),
 )
-def test_pruned_search_equals_exhaustive(docs, edits, removals, query, limit, filtered, central):
-    """MaxScore pruning returns exactly what scoring every posting returns (files, scores, hits, lines)."""
+def test_pruned_search_equals_exhaustive(docs, edits, removals, query, limit, filtered, central, ranking):
+    """MaxScore pruning returns exactly what scoring every posting returns (files, scores, hits, lines, fields)."""
     common = "common common2\n"
-    idx = WordIndex.build([(f"{'tests/' if i % 5 == 0 else 'src/'}f{i:02}.py", common + d) for i, d in enumerate(docs)])
+    # Paths and definitions that hold query words too: the code ranking's fields and boosts take part.
+    names = ["alpha", "beta_gamma", "common", "f", "rare_delta"]
+    idx = WordIndex.build([(f"{'tests/' if i % 5 == 0 else 'src/'}{'zeta/' if i % 3 == 0 else ''}"
+                            f"{names[i % 5]}{i:02}.py", common + d, -1,
+                            [("eps_common", 1)] if i % 4 == 0 else None) for i, d in enumerate(docs)])
     idx.merge_ratio = None
+    files = idx.files
     for i, text in edits:  # a delta segment and dead base documents
-        idx.update(f"src/f{i % len(docs):02}.py", text)
+        idx.update(files[i % len(files)], text)
     for i in removals:
-        idx.remove(f"src/f{i % len(docs):02}.py")
+        idx.remove(files[i % len(files)])
     q = ("-file:tests " if filtered else "") + query
-    centrality = {f"src/f{i:02}.py": i for i in range(0, len(docs), 3)} if central else None
+    centrality = {f: i for i, f in enumerate(files) if i % 3 == 0} if central else None
     idx.prune_min_postings = 0  # prune however short the lists
-    pruned = idx.search(q, limit=limit, centrality=centrality)
+    pruned = idx.search(q, limit=limit, centrality=centrality, ranking=ranking)
     idx.exhaustive = True
-    exhaustive = idx.search(q, limit=limit, centrality=centrality)
+    exhaustive = idx.search(q, limit=limit, centrality=centrality, ranking=ranking)
     assert pruned == exhaustive
+    assert [h.fields for h in pruned] == [h.fields for h in exhaustive]
 
 
 def test_limits_clamp_and_bools_are_rejected(index_a):

@@ -86,6 +86,18 @@ def test_filters_and_options(repo):
     assert raw["tests/test_auth.py"] > score["tests/test_auth.py"]  # the ×0.3 test prior is off
 
 
+def test_ranking_option(repo):
+    code = json.loads(run("search", "authenticate_user", "--root", repo, "--json").stdout)["results"]
+    classic = json.loads(run("search", "authenticate_user", "--root", repo, "--json", "--ranking", "classic").stdout)
+    assert code[0]["file"] == "src/auth.py" and "defs" in code[0]["fields"]
+    assert all("fields" not in h for h in classic["results"])
+    assert {h["file"] for h in code} == {h["file"] for h in classic["results"]}
+    human = run("search", "authenticate user", "--root", repo, "--color", "never", "-q").stdout.splitlines()[0]
+    assert "body+name+defs" in human or "body+defs" in human
+    r = run("search", "x", "--root", repo, "--ranking", "fancy")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "ranking" in r.stderr
+
+
 def test_exit_codes_and_errors(repo, tmp_path):
     assert run("search", "kubernetes", "--root", repo).returncode == 1
     for args, message in [

@@ -141,6 +141,23 @@ def test_staleness_note_and_background_refresh(repo):
         assert "Index last updated" not in symbol_search_text(project, "authenticate")
 
 
+def test_symbol_search_ranking(repo):
+    from codelex.mcp_server import ToolError, symbol_search_text
+    from codelex.project import Project
+
+    with Project(repo) as project:
+        project.open()
+        code = symbol_search_text(project, "authenticate")
+        classic = symbol_search_text(project, "authenticate", ranking="classic")
+        assert "matched " in code and "matched " not in classic
+        assert "fields" in fenced_json(code)["results"][0]
+        assert all("fields" not in r for r in fenced_json(classic)["results"])
+        with pytest.raises(ToolError, match="ranking"):
+            symbol_search_text(project, "authenticate", ranking="fancy")
+        with pytest.raises(ToolError, match="ranking"):
+            symbol_search_text(project, "authenticate", ranking=3)
+
+
 def test_docs_search_tool(repo):
     (repo / "docs").mkdir()
     (repo / "docs/auth.rst").write_text("Authentication\n==============\n\nUsers authenticate with a password.\n")

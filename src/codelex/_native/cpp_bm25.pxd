@@ -6,6 +6,19 @@ from codelex._native.cpp_live_index cimport LiveIndex
 from codelex._native.cpp_topk cimport SearchHit
 
 cdef extern from "score/bm25.hpp" namespace "codelex" nogil:
+    cdef uint32_t kNoTerm
+
+    cdef struct FieldTerm:
+        uint32_t ids[4]
+        double weight
+        bint query_token
+
+    cdef struct FieldParams:
+        double w[4]
+        double b[4]
+        double def_boost
+        double name_boost
+
     cdef struct SearchRequest:
         const uint32_t* term_ids
         size_t n_term_ids
@@ -20,6 +33,11 @@ cdef extern from "score/bm25.hpp" namespace "codelex" nogil:
         double b
         bint exhaustive
         int64_t prune_min_postings
+        bint fields
+        const FieldTerm* field_terms
+        size_t n_field_terms
+        size_t n_query_tokens
+        FieldParams field_params
 
     cdef enum class SearchStatus(int):
         kOk

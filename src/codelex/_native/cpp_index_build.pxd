@@ -2,7 +2,7 @@
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-from codelex._native.cpp_tokenizer cimport DocumentTokenizer
+from codelex._native.cpp_tokenizer cimport DefinitionList, DocumentTokenizer
 from codelex._native.cpp_vocabulary cimport Vocabulary
 
 cdef extern from "lexical/index_build.hpp" namespace "codelex" nogil:
@@ -24,6 +24,7 @@ cdef extern from "lexical/index_build.hpp" namespace "codelex" nogil:
         vector[uint32_t] post_line_off
         vector[uint8_t] line_data
         vector[uint32_t] doc_len
+        vector[uint32_t] field_len
         vector[int64_t] fwd_ptr
         vector[uint32_t] fwd_term
 
@@ -33,7 +34,8 @@ cdef extern from "lexical/index_build.hpp" namespace "codelex" nogil:
 
     cdef cppclass SegmentBuilder:
         SegmentBuilder(Vocabulary& vocab) except +
-        uint32_t add_document(const char* data, size_t n) except +
+        uint32_t add_document(const char* data, size_t n, const char* path, size_t path_n,
+                              const DefinitionList* defs) except +
         size_t n_docs()
         void finish(BatchSegment& out) except +
 
@@ -46,10 +48,12 @@ cdef extern from "lexical/index_build.hpp" namespace "codelex" nogil:
         vector[uint32_t] line_off
         vector[uint8_t] lines
         uint64_t length
+        uint32_t field_length[3]
 
     cdef cppclass DocumentEncoder:
         DocumentEncoder() except +
-        void encode(DocumentTokenizer& tokenizer, const char* data, size_t n, EncodedDocument& out) except +
+        void encode(DocumentTokenizer& tokenizer, const char* data, size_t n, const char* path, size_t path_n,
+                    const DefinitionList* defs, EncodedDocument& out) except +
 
     const char* validate_segment(const SegmentView& seg, size_t n_docs)
     const char* derive_line_offsets(const SegmentView& seg, vector[int64_t]& term_line_ptr,

@@ -1,5 +1,5 @@
 # Declarations of csrc/lexical/live_index.hpp.
-from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libcpp cimport bool
 from libcpp.memory cimport unique_ptr
 from libcpp.vector cimport vector
@@ -10,6 +10,7 @@ cdef extern from "lexical/live_index.hpp" namespace "codelex" nogil:
     cdef struct BaseArrays:
         SegmentView seg
         const uint32_t* doc_len
+        const uint32_t* field_len
         const int64_t* fwd_ptr
         const uint32_t* fwd_term
         size_t n_docs
@@ -31,6 +32,7 @@ cdef extern from "lexical/live_index.hpp" namespace "codelex" nogil:
         uint64_t terms
         uint64_t pairs
         uint64_t line_postings
+        uint64_t field_terms
         uint64_t base_bytes
         uint64_t delta_bytes
         uint64_t table_bytes
@@ -57,6 +59,6 @@ cdef extern from "lexical/live_index.hpp" namespace "codelex" nogil:
         uint32_t doc_len(uint32_t slot) except +
         int64_t mtime_ns(uint32_t slot) except +
         uint64_t size(uint32_t slot) except +
-        IndexCounts counts() except +
+        IndexCounts counts(const vector[uint8_t]& is_field_term) except +
         void live_slots(vector[uint32_t]& out) except +
         const BaseArrays& base()

@@ -22,6 +22,10 @@ cdef extern from "text/tokenizer.hpp" namespace "codelex" nogil:
     void split_identifier(const char* data, size_t n, IdentifierSplitter& splitter, TokenList& out) except +
     void tokenize_line(const char* data, size_t n, IdentifierSplitter& splitter, TokenList& out) except +
 
+    cdef cppclass DefinitionList:
+        vector[string] names
+        vector[uint32_t] lines
+
     cdef cppclass DocumentTokenizer:
         DocumentTokenizer(Vocabulary& vocab) except +
         void tokenize(const char* data, size_t n, Occurrences& out) except +

@@ -7,3 +7,4 @@ cdef extern from "score/topk.hpp" namespace "codelex" nogil:
         uint32_t hits
         uint32_t line
         double score
+        uint32_t fields

@@ -5,6 +5,29 @@ import numpy.typing as npt
 
 from codelex._native.text import Vocabulary
 
+FIELD_NAMES: tuple[str, str, str, str]
+FIELD_PREFIXES: tuple[str, str, str, str]
+
+class FieldRanking:
+    @property
+    def k1(self) -> float: ...
+    @property
+    def weights(self) -> tuple[float, float, float, float]: ...
+    @property
+    def bs(self) -> tuple[float, float, float, float]: ...
+    @property
+    def def_boost(self) -> float: ...
+    @property
+    def name_boost(self) -> float: ...
+    def __init__(
+        self,
+        k1: float,
+        weights: tuple[float, float, float, float],
+        bs: tuple[float, float, float, float],
+        def_boost: float,
+        name_boost: float,
+    ) -> None: ...
+
 def encode_paths(paths: list[str]) -> tuple[bytes, npt.NDArray[np.uint64]]: ...
 
 class Hit:
@@ -20,8 +43,17 @@ class Hit:
     def end_line(self) -> int: ...
     @property
     def symbol(self) -> str | None: ...
+    @property
+    def fields(self) -> tuple[str, ...]: ...
     def __init__(
-        self, file: str, score: float, hits: int, start_line: int, end_line: int = -1, symbol: str | None = None
+        self,
+        file: str,
+        score: float,
+        hits: int,
+        start_line: int,
+        end_line: int = -1,
+        symbol: str | None = None,
+        fields: tuple[str, ...] = ("body",),
     ) -> None: ...
     def with_symbol(self, symbol: str | None, end_line: int) -> Hit: ...
     def to_dict(self) -> dict[str, object]: ...
@@ -38,7 +70,12 @@ class BatchBuilder:
     @property
     def vocab(self) -> Vocabulary: ...
     def __init__(self) -> None: ...
-    def build(self, contents: list[str | bytes]) -> SegmentBatch: ...
+    def build(
+        self,
+        contents: list[str | bytes],
+        paths: list[str],
+        definitions: list[list[tuple[str, int]] | None] | None = None,
+    ) -> SegmentBatch: ...
 
 class LiveIndex:
     @property
@@ -60,7 +97,14 @@ class LiveIndex:
         size: npt.NDArray[np.uint64],
     ) -> None: ...
     def add_slot(self, path: str, mtime_ns: int, size: int) -> int: ...
-    def put(self, slot: int, content: str | bytes, mtime_ns: int) -> int: ...
+    def put(
+        self,
+        slot: int,
+        content: str | bytes,
+        mtime_ns: int,
+        path: str,
+        definitions: list[tuple[str, int]] | None = None,
+    ) -> int: ...
     def remove(self, slot: int) -> bool: ...
     def needs_merge(self, ratio: float, min_postings: int) -> bool: ...
     def merge(self) -> npt.NDArray[np.uint32]: ...
@@ -94,6 +138,20 @@ class LiveIndex:
         generation: int,
         k1: float,
         b: float,
+        allowed: npt.NDArray[np.uint8] | None = None,
+        multiplier: npt.NDArray[np.float64] | None = None,
+        multiplier_max: float = ...,
+        exhaustive: bool = False,
+        prune_min_postings: int = 16384,
+    ) -> list[Hit] | None: ...
+    def search_fields(
+        self,
+        terms: list[str | tuple[str, float, bool]],
+        limit: int,
+        paths: list[str],
+        generation: int,
+        ranking: FieldRanking,
+        n_query_tokens: int,
         allowed: npt.NDArray[np.uint8] | None = None,
         multiplier: npt.NDArray[np.float64] | None = None,
         multiplier_max: float = ...,

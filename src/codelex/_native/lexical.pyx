@@ -17,7 +17,9 @@ from libcpp.vector cimport vector
 from codelex._native.buffers cimport (
     codelex_dummy32, codelex_dummy64, copy_array, i64_ptr, u32_ptr, u64_ptr, utf8_of,
 )
-from codelex._native.cpp_bm25 cimport Scorer, SearchRequest, SearchStatus
+from codelex._native.cpp_bm25 cimport FieldParams, FieldTerm, Scorer, SearchRequest, SearchStatus, kNoTerm
+from codelex._native.cpp_tokenizer cimport DefinitionList
+from libcpp.string cimport string
 from codelex._native.cpp_index_build cimport (
     BuiltSegment, BatchSegment, DocumentEncoder, EncodedDocument, SegmentBuilder, concat_batches,
     derive_line_offsets,
@@ -53,6 +55,9 @@ cdef class Hit:
     symbol : str or None
         The qualified name of that definition (None when unknown or outside
         every definition).
+    fields : tuple of str
+        The fields the query matched (``body``, ``dir``, ``name``, ``defs``;
+        always ``("body",)`` in the classic ranking).
     """
 
     cdef readonly str file
@@ -61,8 +66,10 @@ cdef class Hit:
     cdef readonly long start_line
     cdef readonly long end_line
     cdef readonly object symbol
+    cdef readonly tuple fields
 
-    def __init__(self, str file not None, double score, long hits, long start_line, long end_line=-1, symbol=None):
+    def __init__(self, str file not None, double score, long hits, long start_line, long end_line=-1, symbol=None,
+                 tuple fields=("body",)):
         if symbol is not None and not isinstance(symbol, str):
             raise TypeError(f"symbol must be str or None, not {type(symbol).__name__}")
         self.file = file
@@ -71,10 +78,11 @@ cdef class Hit:
         self.start_line = start_line
         self.end_line = start_line if end_line < 0 else end_line
         self.symbol = symbol
+        self.fields = fields if fields is not None else ("body",)
 
     def with_symbol(self, symbol, long end_line):
         """This hit, naming the definition ``symbol`` that encloses its best line and ends at ``end_line``."""
-        return Hit(self.file, self.score, self.hits, self.start_line, end_line, symbol)
+        return Hit(self.file, self.score, self.hits, self.start_line, end_line, symbol, self.fields)
 
     def to_dict(self):
         """The original's result shape: ``{file, score, hits, startLine, endLine}``, plus ``symbol`` when known."""
@@ -82,10 +90,14 @@ cdef class Hit:
                "startLine": self.start_line, "endLine": self.end_line}
         if self.symbol is not None:
             out["symbol"] = self.symbol
+        if self.fields != ("body",):
+            out["fields"] = list(self.fields)
         return out
 
     def __repr__(self):
         extra = f", symbol={self.symbol!r}" if self.symbol is not None else ""
+        if self.fields != ("body",):
+            extra += f", fields={self.fields!r}"
         return (f"Hit(file={self.file!r}, score={self.score:.6g}, hits={self.hits}, "
                 f"start_line={self.start_line}, end_line={self.end_line}{extra})")
 
@@ -94,19 +106,63 @@ cdef class Hit:
             return NotImplemented
         cdef Hit o = other
         return (self.file == o.file and self.score == o.score and self.hits == o.hits
-                and self.start_line == o.start_line and self.end_line == o.end_line and self.symbol == o.symbol)
+                and self.start_line == o.start_line and self.end_line == o.end_line and self.symbol == o.symbol
+                and self.fields == o.fields)
 
     def __hash__(self):
-        return hash((self.file, self.score, self.hits, self.start_line, self.end_line, self.symbol))
+        return hash((self.file, self.score, self.hits, self.start_line, self.end_line, self.symbol, self.fields))
 
     def __reduce__(self):
-        return (Hit, (self.file, self.score, self.hits, self.start_line, self.end_line, self.symbol))
+        return (Hit, (self.file, self.score, self.hits, self.start_line, self.end_line, self.symbol, self.fields))
+
+
+FIELD_NAMES = ("body", "dir", "name", "defs")
+#: Field prefixes of the vocabulary: a field's terms are its tokens behind this byte (none for the body).
+FIELD_PREFIXES = ("", "\x01", "\x02", "\x03")
+_BODY = ("body",)
+_FIELD_TUPLES = tuple(tuple(FIELD_NAMES[f] for f in range(4) if mask >> f & 1) for mask in range(16))
 
 
 cdef class _ScorerBox:
     cdef Scorer scorer
     cdef vector[SearchHit] out
     cdef vector[uint32_t] ids
+    cdef vector[FieldTerm] fts
+    cdef string key
+
+
+cdef class FieldRanking:
+    """The code ranking's parameters, checked once: BM25F saturation ``k1``,
+    per-field ``weights`` and length normalisations ``bs`` (body, dir, name,
+    defs), and the ``def_boost`` and ``name_boost`` multipliers."""
+
+    cdef FieldParams c
+    cdef readonly double k1
+    cdef readonly tuple weights
+    cdef readonly tuple bs
+    cdef readonly double def_boost
+    cdef readonly double name_boost
+
+    def __init__(self, double k1, weights, bs, double def_boost, double name_boost):
+        w = tuple(float(x) for x in weights)
+        bb = tuple(float(x) for x in bs)
+        if len(w) != 4 or len(bb) != 4:
+            raise ValueError("weights and bs need one value per field (body, dir, name, defs)")
+        if not all(0 <= x < float("inf") for x in w) or not all(0 <= x <= 1 for x in bb):
+            raise ValueError(f"field weights must be finite and >= 0, length normalisations in [0, 1]: {w}, {bb}")
+        if not 0 <= k1 < float("inf") or not 0 < def_boost < float("inf") or not 0 < name_boost < float("inf"):
+            raise ValueError(f"k1 must be finite and >= 0, the boosts finite and > 0: {k1}, {def_boost}, {name_boost}")
+        cdef int f
+        for f in range(4):
+            self.c.w[f] = w[f]
+            self.c.b[f] = bb[f]
+        self.c.def_boost = def_boost
+        self.c.name_boost = name_boost
+        self.k1, self.weights, self.bs, self.def_boost, self.name_boost = k1, w, bb, def_boost, name_boost
+
+    def __repr__(self):
+        return (f"FieldRanking(k1={self.k1}, weights={self.weights}, bs={self.bs}, def_boost={self.def_boost}, "
+                f"name_boost={self.name_boost})")
 
 
 cdef object _checked(object arr, object dtype, str name):
@@ -124,6 +180,24 @@ def encode_paths(paths):
     if encoded:
         np.cumsum(np.fromiter(map(len, encoded), dtype=np.uint64, count=len(encoded)), out=offsets[1:])
     return b"".join(encoded), offsets
+
+
+cdef bint _definitions(object definitions, DefinitionList& out) except -1:
+    """Fill ``out`` from ``[(name, line), ...]`` (sorted by line); False for None (the scanner decides)."""
+    out.names.clear()
+    out.lines.clear()
+    if definitions is None:
+        return False
+    cdef list keep = []
+    cdef Py_ssize_t n
+    cdef const char* data
+    for name, line in sorted(definitions, key=lambda d: d[1]):
+        data = utf8_of(name, &n, keep, "definition name")
+        if not isinstance(line, int) or isinstance(line, bool) or not 1 <= line < 2**32:
+            raise ValueError(f"definition lines must be ints >= 1, not {line!r}")
+        out.names.push_back(string(data, n))
+        out.lines.push_back(<uint32_t>line)
+    return True
 
 
 cdef class SegmentBatch:
@@ -164,16 +238,39 @@ cdef class BatchBuilder:
     def __dealloc__(self):
         del self.builder
 
-    def build(self, list contents not None):
-        """Tokenize ``contents`` (str or bytes each) into a :class:`SegmentBatch`."""
+    def build(self, list contents not None, list paths not None, list definitions=None):
+        """Tokenize ``contents`` (str or bytes each) into a :class:`SegmentBatch`.
+
+        ``paths`` give each document's path fields; ``definitions`` (one
+        ``[(name, line)]`` list or None per document) its definitions, None
+        meaning the definition scanner's.
+        """
         cdef list keep = []
         cdef vector[const char*] data
         cdef vector[size_t] lengths
+        cdef vector[const char*] path_data
+        cdef vector[size_t] path_lengths
+        cdef vector[DefinitionList] defs
+        cdef vector[bint] has_defs
         cdef Py_ssize_t n
         cdef size_t i
+        if len(paths) != len(contents) or (definitions is not None and len(definitions) != len(contents)):
+            raise ValueError("contents, paths and definitions disagree in length")
         for content in contents:
             data.push_back(utf8_of(content, &n, keep, "content"))
             lengths.push_back(n)
+        for path in paths:
+            if not isinstance(path, str):
+                raise TypeError(f"path must be str, not {type(path).__name__}")
+            encoded = (<str>path).encode("utf-8", "surrogatepass")
+            keep.append(encoded)
+            path_data.push_back(<const char*>encoded)
+            path_lengths.push_back(len(encoded))
+        defs.resize(lengths.size())
+        has_defs.resize(lengths.size())
+        if definitions is not None:
+            for i in range(lengths.size()):
+                has_defs[i] = _definitions(definitions[i], defs[i])
         cdef SegmentBatch batch = SegmentBatch.__new__(SegmentBatch)
         batch.seg = new BatchSegment()
         batch.vocab = self.vocab
@@ -183,7 +280,8 @@ cdef class BatchBuilder:
             self.busy.lock()
             try:
                 for i in range(data.size()):
-                    self.builder.add_document(data[i], lengths[i])
+                    self.builder.add_document(data[i], lengths[i], path_data[i], path_lengths[i],
+                                              &defs[i] if has_defs[i] else NULL)
                 self.builder.finish(deref(batch.seg))
                 failed = False
             finally:
@@ -327,6 +425,7 @@ cdef class LiveIndex:
         post_tf = _checked(arrays["post_tf"], np.uint32, "post_tf")
         line_data = _checked(arrays["line_data"], np.uint8, "line_data")
         doc_len = _checked(arrays["doc_len"], np.uint32, "doc_len")
+        field_len = _checked(arrays["field_len"], np.uint32, "field_len")
         path_blob = _checked(path_blob, np.uint8, "path_blob")
         path_off = _checked(path_off, np.uint64, "path_off")
         mtime_ns = _checked(mtime_ns, np.int64, "mtime_ns")
@@ -339,11 +438,14 @@ cdef class LiveIndex:
         if <size_t>path_off.shape[0] != n_docs + 1 or <size_t>mtime_ns.shape[0] != n_docs \
                 or <size_t>size.shape[0] != n_docs:
             raise ValueError("file table and documents disagree in length")
+        if <size_t>field_len.shape[0] != n_docs * 3:
+            raise ValueError("field lengths and documents disagree in length")
         cdef const int64_t[::1] tp = term_ptr
         cdef const uint32_t[::1] pd = post_doc
         cdef const uint32_t[::1] pt = post_tf
         cdef const uint8_t[::1] ld = line_data
         cdef const uint32_t[::1] dl = doc_len
+        cdef const uint32_t[::1] fl = field_len
         cdef const uint8_t[::1] pb = path_blob
         cdef const uint64_t[::1] po = path_off
         cdef const int64_t[::1] mt = mtime_ns
@@ -359,6 +461,7 @@ cdef class LiveIndex:
         base.seg.line_data = &ld[0] if ld.shape[0] else <const uint8_t*>&codelex_dummy32
         base.seg.line_bytes = ld.shape[0]
         base.doc_len = u32_ptr(dl)
+        base.field_len = u32_ptr(fl)
         base.fwd_ptr = NULL
         base.fwd_term = NULL
         base.n_docs = n_docs
@@ -400,17 +503,26 @@ cdef class LiveIndex:
             self.write_lock.unlock()
         return slot
 
-    def put(self, uint32_t slot, content, int64_t mtime_ns):
-        """Make ``content`` the document of ``slot``; returns its UTF-8 size."""
+    def put(self, uint32_t slot, content, int64_t mtime_ns, str path not None, definitions=None):
+        """Make ``content`` the document of ``slot`` (whose path is ``path``); returns its UTF-8 size.
+
+        ``definitions`` (``[(name, line)]``) replace the definition scanner's.
+        """
         cdef list keep = []
         cdef Py_ssize_t n
         cdef const char* data = utf8_of(content, &n, keep, "content")
+        cdef DefinitionList defs
+        cdef bint has_defs = _definitions(definitions, defs)
+        cdef string path_bytes = path.encode("utf-8", "surrogatepass")
+        if slot >= self.c.n_slots():
+            raise IndexError("slot out of range")
         with nogil:
             self.write_lock.lock()
             try:
                 self.vocab.lock.lock()
                 try:
-                    self.encoder.encode(deref(self.vocab.tokenizer), data, n, self.doc)
+                    self.encoder.encode(deref(self.vocab.tokenizer), data, n, path_bytes.data(), path_bytes.size(),
+                                        &defs if has_defs else NULL, self.doc)
                 finally:
                     self.vocab.lock.unlock()
                 self.c.put(slot, self.doc, mtime_ns, n)
@@ -505,13 +617,24 @@ cdef class LiveIndex:
         return copy_array(out.data(), out.size(), np.uint32)
 
     def counts(self):
-        """Live statistics: documents, tokens, terms, postings and memory."""
+        """Live statistics: documents, tokens, terms, postings and memory (body terms; field terms apart)."""
         cdef IndexCounts c
+        cdef vector[uint8_t] is_field
+        cdef size_t t, n_terms
+        cdef const char* arena
         with nogil:
-            c = self.c.counts()
+            self.vocab.lock.lock()
+            n_terms = self.vocab.c.size()
+            is_field.resize(n_terms)
+            arena = self.vocab.c.arena().data()
+            for t in range(n_terms):
+                is_field[t] = self.vocab.c.offsets()[t + 1] > self.vocab.c.offsets()[t] and \
+                    <unsigned char>arena[self.vocab.c.offsets()[t]] < 4
+            self.vocab.lock.unlock()
+            c = self.c.counts(is_field)
         return {"live_docs": c.live_docs, "total_tokens": c.total_tokens, "terms": c.terms,
-                "pairs": c.pairs, "line_postings": c.line_postings, "base_bytes": c.base_bytes,
-                "delta_bytes": c.delta_bytes, "table_bytes": c.table_bytes}
+                "pairs": c.pairs, "line_postings": c.line_postings, "field_terms": c.field_terms,
+                "base_bytes": c.base_bytes, "delta_bytes": c.delta_bytes, "table_bytes": c.table_bytes}
 
     def export(self):
         """Copies of the base and file table, for saving a merged index (what :meth:`install` takes).
@@ -534,6 +657,7 @@ cdef class LiveIndex:
                 "post_tf": copy_array(b.seg.post_tf, n_post, np.uint32),
                 "line_data": copy_array(b.seg.line_data, b.seg.line_bytes, np.uint8),
                 "doc_len": copy_array(b.doc_len, n_docs, np.uint32),
+                "field_len": copy_array(b.field_len, n_docs * 3, np.uint32),
             }
             mtime = np.empty(n_docs, dtype=np.int64)
             size = np.empty(n_docs, dtype=np.uint64)
@@ -631,5 +755,103 @@ cdef class LiveIndex:
             hit.hits = hits
             hit.start_line = line
             hit.end_line = line
+            hit.symbol = None
+            hit.fields = _BODY
             out.append(hit)
         return out
+
+    def search_fields(self, list terms not None, Py_ssize_t limit, list paths not None, uint64_t generation,
+                      FieldRanking ranking not None, Py_ssize_t n_query_tokens, allowed=None, multiplier=None,
+                      double multiplier_max=float("inf"), bint exhaustive=False, int64_t prune_min_postings=16384):
+        """The code ranking (BM25F over body, dir, name and defs): :class:`Hit` objects, best first.
+
+        ``terms`` holds the query tokens in query order, each a str or a
+        ``(token, weight, is_query_token)`` tuple (stem variants come after
+        their token, as non-query tokens); ``n_query_tokens`` counts the
+        distinct query tokens (the boosts need all of them);
+        ``multiplier_max``, ``exhaustive`` and ``prune_min_postings`` as in
+        :meth:`search`.  Returns ``None`` when the slot layout is no longer
+        ``generation``.
+        """
+        if limit <= 0 or not terms:
+            return []
+        cdef FieldTerm ft
+        cdef SearchRequest req
+        cdef const uint8_t[::1] allowed_view
+        cdef const double[::1] mult_view
+        cdef int64_t tid
+        cdef list keep = []
+        cdef Py_ssize_t tlen
+        cdef const char* tdata
+        cdef SearchStatus status
+        cdef int f
+        cdef Hit hit
+        cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
+        try:
+            box.fts.clear()
+            for item in terms:
+                if isinstance(item, str):
+                    token = item
+                    ft.weight = 1.0
+                    ft.query_token = True
+                else:
+                    token, weight, is_query = item
+                    ft.weight = weight
+                    ft.query_token = bool(is_query)
+                tdata = utf8_of(token, &tlen, keep, "token")
+                box.key.assign(1, 0)
+                box.key.append(tdata, tlen)
+                self.vocab.lock.lock()  # one lock for the four fields' terms
+                for f in range(4):
+                    if f == 0:
+                        tid = self.vocab.c.find(tdata, tlen)
+                    else:
+                        box.key[0] = <char>f
+                        tid = self.vocab.c.find(box.key.data(), box.key.size())
+                    ft.ids[f] = <uint32_t>tid if tid >= 0 else kNoTerm
+                self.vocab.lock.unlock()
+                box.fts.push_back(ft)
+            req.generation = generation
+            req.limit = <size_t>limit
+            req.k1 = ranking.k1
+            req.b = ranking.c.b[0]
+            req.fields = True
+            req.exhaustive = exhaustive
+            req.prune_min_postings = prune_min_postings
+            req.multiplier_max = 1.0 if multiplier is None else multiplier_max
+            req.field_terms = box.fts.data()
+            req.n_field_terms = box.fts.size()
+            req.n_query_tokens = <size_t>n_query_tokens
+            req.field_params = ranking.c
+            req.allowed = NULL
+            req.allowed_len = 0
+            req.multiplier = NULL
+            req.multiplier_len = 0
+            if allowed is not None:
+                allowed_view = allowed
+                req.allowed_len = allowed_view.shape[0]
+                req.allowed = &allowed_view[0] if allowed_view.shape[0] else <const uint8_t*>&codelex_dummy32
+            if multiplier is not None:
+                mult_view = multiplier
+                req.multiplier_len = mult_view.shape[0]
+                req.multiplier = &mult_view[0] if mult_view.shape[0] else <const double*>&codelex_dummy64
+            with nogil:
+                status = box.scorer.search(deref(self.c), req, box.out)
+            if status == SearchStatus.kStale:
+                return None
+            if status == SearchStatus.kBadLength:
+                raise ValueError("mask or multiplier length differs from the number of slots")
+            out = []
+            for h in box.out:
+                hit = Hit.__new__(Hit)
+                hit.file = paths[h.doc]
+                hit.score = h.score
+                hit.hits = h.hits
+                hit.start_line = h.line
+                hit.end_line = h.line
+                hit.symbol = None
+                hit.fields = _FIELD_TUPLES[h.fields & 15]
+                out.append(hit)
+            return out
+        finally:
+            self.pool.append(box)

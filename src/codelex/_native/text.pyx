@@ -17,7 +17,9 @@ from codelex._native.cpp_tokenizer cimport (
     split_identifier as c_split_identifier,
     tokenize_line as c_tokenize_line,
 )
+from codelex._native.cpp_definitions cimport DefinitionName, scan_definitions as c_scan_definitions
 from codelex._native.cpp_unicode cimport unicode_version as c_unicode_version
+from libcpp.vector cimport vector
 
 import numpy as np
 
@@ -190,3 +192,20 @@ def tokenize_document(content, Vocabulary vocab not None):
             vocab.lock.unlock()
     return (copy_array(occ.terms.data(), occ.terms.size(), np.uint32),
             copy_array(occ.lines.data(), occ.lines.size(), np.uint32))
+
+
+def scan_definitions(path, content):
+    """Native twin of the definition scanner: ``[(name, line)]`` of ``content`` (str or bytes).
+
+    ``path`` selects the language rules (a ``.go`` path the Go ones).
+    """
+    if not isinstance(path, str):
+        raise TypeError(f"path must be str, not {type(path).__name__}")
+    cdef list keep = []
+    cdef Py_ssize_t n
+    cdef const char* data = utf8_of(content, &n, keep, "content")
+    cdef vector[DefinitionName] out
+    cdef bint go = path.endswith(".go")
+    with nogil:
+        c_scan_definitions(data, n, go, out)
+    return [(PyUnicode_DecodeUTF8(data + d.begin, d.end - d.begin, "surrogatepass"), d.line) for d in out]

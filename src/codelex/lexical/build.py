@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from codelex._native import lexical as _lexical
-from codelex.lexical.checks import check_content, check_mtime, check_path
+from codelex.lexical.checks import check_content, check_definitions, check_mtime, check_path
 from codelex.text import utf8_length
 
 __all__ = ["BATCH_BYTES", "BATCH_DOCS", "build_into", "first_occurrences"]
@@ -29,8 +29,8 @@ BATCH_DOCS = 4096
 MAX_WORKERS = 8
 
 
-def first_occurrences(docs: Iterable, cap: int | None, later: list) -> Iterator[tuple[str, str | bytes, int]]:
-    """Checked ``(path, content, mtime)`` items; repeats and oversized contents go to ``later``.
+def first_occurrences(docs: Iterable, cap: int | None, later: list) -> Iterator[tuple]:
+    """Checked ``(path, content, mtime, definitions)`` items; repeats and oversized contents go to ``later``.
 
     A repeated path keeps its first position and its last content, so the
     repeats (and contents over ``cap``, which remove an earlier occurrence)
@@ -38,19 +38,20 @@ def first_occurrences(docs: Iterable, cap: int | None, later: list) -> Iterator[
     """
     seen: set[str] = set()
     for item in docs:
-        if not isinstance(item, tuple) or len(item) not in (2, 3):
-            raise TypeError("docs must be (path, content) or (path, content, mtime_ns) tuples")
+        if not isinstance(item, tuple) or len(item) not in (2, 3, 4):
+            raise TypeError("docs must be (path, content[, mtime_ns[, definitions]]) tuples")
         path = check_path(item[0])
         content = check_content(item[1])
-        mtime = check_mtime(item[2]) if len(item) == 3 else -1
+        mtime = check_mtime(item[2]) if len(item) >= 3 else -1
+        definitions = check_definitions(item[3]) if len(item) == 4 else None
         if path in seen or (cap is not None and utf8_length(content) > cap):
-            later.append((path, content, mtime))
+            later.append((path, content, mtime, definitions))
             continue
         seen.add(path)
-        yield path, content, mtime
+        yield path, content, mtime, definitions
 
 
-def build_into(live, items: Iterable[tuple[str, str | bytes, int]], workers: int | None, *,
+def build_into(live, items: Iterable[tuple], workers: int | None, *,
                batch_bytes: int = BATCH_BYTES, batch_docs: int = BATCH_DOCS) -> list[str]:
     """Tokenize ``items`` on worker threads and install them as ``live``'s base; returns the paths."""
     if workers is None:
@@ -61,10 +62,10 @@ def build_into(live, items: Iterable[tuple[str, str | bytes, int]], workers: int
     for _ in range(workers):
         builders.put(_lexical.BatchBuilder())
 
-    def run(contents: list) -> object:
+    def run(contents: list, batch_paths: list, definitions: list | None) -> object:
         builder = builders.get()
         try:
-            return builder.build(contents)
+            return builder.build(contents, batch_paths, definitions)
         finally:
             builders.put(builder)
 
@@ -74,20 +75,29 @@ def build_into(live, items: Iterable[tuple[str, str | bytes, int]], workers: int
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="codelex-build") as pool:
         running: collections.deque = collections.deque()
         batch: list = []
+        batch_paths: list = []
+        batch_defs: list = []
         held = 0
+
+        def submit() -> None:
+            defs = batch_defs if any(d is not None for d in batch_defs) else None
+            running.append(pool.submit(run, batch, batch_paths, defs))
+
         try:
-            for path, content, mtime in items:
+            for path, content, mtime, definitions in items:
                 paths.append(path)
                 mtimes.append(mtime)
                 batch.append(content)
+                batch_paths.append(path)
+                batch_defs.append(definitions)
                 held += len(content)
                 if held >= batch_bytes or len(batch) >= batch_docs:
-                    running.append(pool.submit(run, batch))
-                    batch, held = [], 0
+                    submit()
+                    batch, batch_paths, batch_defs, held = [], [], [], 0
                     while len(running) > workers:  # bound the contents held in memory
                         batches.append(running.popleft().result())
             if batch or not running:
-                running.append(pool.submit(run, batch))
+                submit()
             while running:
                 batches.append(running.popleft().result())
         finally:

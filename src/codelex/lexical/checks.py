@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from codelex.defaults import WINDOWS
 
-__all__ = ["check_content", "check_max_bytes", "check_mtime", "check_path"]
+__all__ = ["check_content", "check_definitions", "check_max_bytes", "check_mtime", "check_path"]
 
 
 def check_path(path: object) -> str:
@@ -38,3 +38,24 @@ def check_max_bytes(max_bytes: object) -> int | None:
     if max_bytes < 0:
         raise ValueError("max_bytes must be >= 0")
     return max_bytes
+
+
+def check_definitions(definitions: object) -> list[tuple[str, int]] | None:
+    """``None`` (the definition scanner decides) or ``(name, line)`` pairs, names str, lines ints >= 1."""
+    if definitions is None:
+        return None
+    if isinstance(definitions, (str, bytes)):
+        raise TypeError("definitions must be a sequence of (name, line) pairs")
+    out = []
+    for item in definitions:
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError("definitions must be (name, line) pairs")
+        name, line = item
+        if not isinstance(name, str):
+            raise TypeError(f"a definition name must be str, not {type(name).__name__}")
+        if isinstance(line, bool) or not isinstance(line, int):
+            raise TypeError(f"a definition line must be an int, not {type(line).__name__}")
+        if not 1 <= line < 2**32:
+            raise ValueError(f"a definition line must be in [1, 2**32), not {line}")
+        out.append((name, line))
+    return out

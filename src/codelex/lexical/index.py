@@ -25,16 +25,27 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from codelex._native import lexical as _lexical
-from codelex.defaults import BM25_B, BM25_K1, DEFAULT_MAX_BYTES, MERGE_MIN_POSTINGS, MERGE_RATIO
+from codelex.defaults import (
+    BM25_B,
+    BM25_K1,
+    DEF_BOOST,
+    DEFAULT_MAX_BYTES,
+    FIELD_B,
+    FIELD_WEIGHTS,
+    MERGE_MIN_POSTINGS,
+    MERGE_RATIO,
+    NAME_BOOST,
+    STEM_WEIGHT,
+)
 from codelex.errors import IndexFormatError
 from codelex.lexical.build import build_into, first_occurrences
-from codelex.lexical.checks import check_content, check_max_bytes, check_mtime, check_path
+from codelex.lexical.checks import check_content, check_definitions, check_max_bytes, check_mtime, check_path
 from codelex.lexical.doctable import NO_KIND, DocTable, rules_fingerprint
 from codelex.lexical.masks import search_mask
 from codelex.lexical.priors import slot_multipliers
@@ -90,7 +101,17 @@ class WordIndex:
     Attributes
     ----------
     k1, b : float
-        The BM25 parameters (default 1.2 and 0.75, the original's).
+        The BM25 parameters (default 1.2 and 0.75, the original's); the
+        code ranking's saturation is ``k1`` too.
+    field_weights, field_b : tuple of 4 floats
+        The code ranking's weight and length normalisation per field (body,
+        dir, name, defs).
+    def_boost, name_boost : float
+        Multipliers of a file that defines every query token, or whose file
+        name holds them (code ranking).
+    stem_weight : float
+        Weight of a query token's stem variants (code ranking; 0: off;
+        needs PyStemmer).
     merge_ratio : float or None
         Merge the delta into a new base once the postings it holds or
         obsoletes exceed this fraction of the live postings (and
@@ -115,8 +136,11 @@ class WordIndex:
         self.max_bytes = check_max_bytes(max_bytes)
         self.merge_ratio: float | None = MERGE_RATIO
         self.merge_min_postings = MERGE_MIN_POSTINGS
-        self.k1 = BM25_K1
         self.b = BM25_B
+        # The code ranking's parameters, checked natively once per change (see codelex.defaults).
+        self._ranking = _lexical.FieldRanking(BM25_K1, FIELD_WEIGHTS, FIELD_B, DEF_BOOST, NAME_BOOST)
+        self._stem_weight = STEM_WEIGHT
+        self._stems = None
         #: Score every posting instead of pruning (tests compare the two paths).
         self.exhaustive = False
         #: Prune multi-term queries over at least this many base postings (0: always).
@@ -127,6 +151,78 @@ class WordIndex:
         self._view = _View(DocTable([]), 0, self._live.generation)
         #: Free-form JSON-compatible data saved with the index (see :meth:`save`).
         self.metadata: dict = {}
+
+    # --- ranking parameters ----------------------------------------------------
+
+    def _set_ranking(self, **changes: object) -> None:
+        r = self._ranking
+        params = {"k1": r.k1, "weights": r.weights, "bs": r.bs, "def_boost": r.def_boost, "name_boost": r.name_boost}
+        params.update(changes)
+        self._ranking = _lexical.FieldRanking(**params)  # ValueError out of range; nothing changed then
+
+    @property
+    def k1(self) -> float:
+        """BM25 term-frequency saturation, both rankings (default 1.2)."""
+        return self._ranking.k1
+
+    @k1.setter
+    def k1(self, value: float) -> None:
+        self._set_ranking(k1=value)
+
+    @property
+    def field_weights(self) -> tuple[float, float, float, float]:
+        """The code ranking's weight per field (body, dir, name, defs)."""
+        return self._ranking.weights
+
+    @field_weights.setter
+    def field_weights(self, value) -> None:
+        self._set_ranking(weights=value)
+
+    @property
+    def field_b(self) -> tuple[float, float, float, float]:
+        """The code ranking's length normalisation per field, each in [0, 1]."""
+        return self._ranking.bs
+
+    @field_b.setter
+    def field_b(self, value) -> None:
+        self._set_ranking(bs=value)
+
+    @property
+    def def_boost(self) -> float:
+        """Multiplier of a file that defines every query token (code ranking)."""
+        return self._ranking.def_boost
+
+    @def_boost.setter
+    def def_boost(self, value: float) -> None:
+        self._set_ranking(def_boost=value)
+
+    @property
+    def name_boost(self) -> float:
+        """Multiplier of a file whose name holds every query token (code ranking)."""
+        return self._ranking.name_boost
+
+    @name_boost.setter
+    def name_boost(self, value: float) -> None:
+        self._set_ranking(name_boost=value)
+
+    @property
+    def stem_weight(self) -> float:
+        """Weight of a query token's stem variants in the code ranking (0: off; needs PyStemmer)."""
+        return self._stem_weight
+
+    @stem_weight.setter
+    def stem_weight(self, value: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"stem_weight must be a number, not {type(value).__name__}")
+        if not 0 <= value < float("inf"):
+            raise ValueError(f"stem_weight must be finite and >= 0, not {value}")
+        if value > 0:
+            from codelex.lexical.stems import stemmer_available
+
+            missing = stemmer_available()
+            if missing:
+                raise ImportError(missing)
+        self._stem_weight = float(value)
 
     # --- construction ---------------------------------------------------------
 
@@ -176,15 +272,16 @@ class WordIndex:
         self._view = _View(DocTable(paths), len(paths), self._live.generation)
         if later:
             merge_ratio, self.merge_ratio = self.merge_ratio, None
-            for path, content, mtime in later:
-                self.update(path, content, mtime_ns=mtime)
+            for path, content, mtime, definitions in later:
+                self.update(path, content, mtime_ns=mtime, definitions=definitions)
             self.merge_ratio = merge_ratio
             self.merge()
         return self
 
     # --- incremental maintenance ----------------------------------------------
 
-    def update(self, path: str, content: str | bytes, *, mtime_ns: int = -1) -> bool:
+    def update(self, path: str, content: str | bytes, *, mtime_ns: int = -1,
+               definitions: Sequence[tuple[str, int]] | None = None) -> bool:
         """Replace (or add) the document at ``path``.
 
         Costs O(the document's own postings): the old postings are found
@@ -198,6 +295,10 @@ class WordIndex:
         mtime_ns : int, default -1
             Modification time to record; −1 means unknown (a per-edit update
             of content that may not be on disk yet).
+        definitions : sequence of (str, int), optional
+            The names the document defines, with their lines (the code
+            ranking's ``defs`` field); default: what the definition scanner
+            finds in ``content``.
 
         Returns
         -------
@@ -216,6 +317,7 @@ class WordIndex:
         path = check_path(path)
         content = check_content(content)
         mtime_ns = check_mtime(mtime_ns)
+        definitions = check_definitions(definitions)
         size = utf8_length(content)
         with self._write_lock:
             view = self._view
@@ -229,7 +331,7 @@ class WordIndex:
                 slot = self._live.add_slot(path, mtime_ns, size)
                 view.table.append(path)
                 self._view = _View(view.table, slot + 1, self._live.generation)
-            self._live.put(slot, content, mtime_ns)
+            self._live.put(slot, content, mtime_ns, path, definitions)
             self._maybe_merge()
         return True
 
@@ -292,7 +394,8 @@ class WordIndex:
         path_blob, path_offsets = _lexical.encode_paths(paths)
         return LexicalSnapshot(
             term_ptr=arrays["term_ptr"], post_doc=arrays["post_doc"], post_tf=arrays["post_tf"],
-            line_data=arrays["line_data"], doc_len=arrays["doc_len"], vocab_blob=vocab_blob,
+            line_data=arrays["line_data"], doc_len=arrays["doc_len"], field_len=arrays["field_len"],
+            vocab_blob=vocab_blob,
             vocab_offsets=vocab_offsets, paths=list(paths), path_blob=np.frombuffer(path_blob, dtype=np.uint8),
             path_offsets=path_offsets, mtime_ns=mtime_ns, size=size, prior_flags=flags, kind_id=kind,
             rules=rules_fingerprint(), max_bytes=max_bytes, metadata=metadata,
@@ -329,7 +432,7 @@ class WordIndex:
         try:
             index._live.install(
                 {"term_ptr": snapshot.term_ptr, "post_doc": snapshot.post_doc, "post_tf": snapshot.post_tf,
-                 "line_data": snapshot.line_data, "doc_len": snapshot.doc_len},
+                 "line_data": snapshot.line_data, "doc_len": snapshot.doc_len, "field_len": snapshot.field_len},
                 snapshot.path_blob, snapshot.path_offsets, snapshot.mtime_ns, snapshot.size,
             )
         except ValueError as exc:
@@ -495,5 +598,24 @@ class WordIndex:
             return []
         mult, mult_max = slot_multipliers(view.table, view.n, opts.demote_test_vendor, opts.demote_docs,
                                           opts.centrality)
-        return self._live.search_hits(tokens, opts.limit, view.table.paths, view.generation, self.k1, self.b, mask,
-                                      mult, mult_max, self.exhaustive, self.prune_min_postings)
+        if opts.ranking == "classic":
+            return self._live.search_hits(tokens, opts.limit, view.table.paths, view.generation, self.k1, self.b,
+                                          mask, mult, mult_max, self.exhaustive, self.prune_min_postings)
+        terms = self.field_terms(tokens) if self._stem_weight > 0 else tokens
+        return self._live.search_fields(terms, opts.limit, view.table.paths, view.generation, self._ranking,
+                                        len(tokens), mask, mult, mult_max, self.exhaustive, self.prune_min_postings)
+
+    def field_terms(self, tokens: list[str]) -> list[tuple[str, float, bool]]:
+        """The code ranking's query terms: ``(token, weight, is a query token)``, each token's stem variants after it."""
+        terms = [(t, 1.0, True) for t in tokens]
+        if self.stem_weight <= 0:
+            return terms
+        if self._stems is None:
+            from codelex.lexical.stems import StemTable
+
+            self._stems = StemTable(self._vocab)
+        out = []
+        for t in tokens:
+            out.append((t, 1.0, True))
+            out.extend((u, float(self.stem_weight), False) for u in self._stems.variants(t) if u not in tokens)
+        return out

@@ -1,4 +1,4 @@
-"""The word index's on-disk format (version 1), over the container of :mod:`codelex.persist.container`.
+"""The word index's on-disk format (version 2), over the container of :mod:`codelex.persist.container`.
 
 An index directory holds one file, ``index.clx`` (:data:`codelex.defaults.INDEX_FILE`).
 Its arrays are the CSR posting segment, the term dictionary and the file
@@ -48,7 +48,8 @@ __all__ = [
 ]
 
 FORMAT = "codelex-index"
-FORMAT_VERSION = 1
+#: Version 2 added the extra fields' lengths (dir, name, defs) and their terms; a version-1 index is rebuilt.
+FORMAT_VERSION = 2
 
 # name -> dtype, in file order.
 _ARRAYS: dict[str, str] = {
@@ -61,6 +62,9 @@ _ARRAYS: dict[str, str] = {
     "post_tf_big_val": "<u8",
     "line_data": "|u1",
     "doc_len": "<u4",
+    "field_len": "|u1",
+    "field_len_big_pos": "<u8",
+    "field_len_big_val": "<u8",
     "term_len": "|u1",
     "term_len_big_pos": "<u8",
     "term_len_big_val": "<u8",
@@ -72,7 +76,7 @@ _ARRAYS: dict[str, str] = {
     "prior_flags": "|u1",
     "kind_id": "<i2",
 }
-_PACKED = ("df", "post_tf", "term_len")
+_PACKED = ("df", "post_tf", "term_len", "field_len")
 _SMALL_MAX = 255
 
 
@@ -81,7 +85,9 @@ class LexicalSnapshot:
     """A merged word index as plain arrays: what is saved and what a load gives back.
 
     ``term_ptr`` (int64, terms + 1), ``post_doc``, ``post_tf`` and
-    ``doc_len`` (uint32), ``line_data`` (uint8) form the posting segment;
+    ``doc_len`` (uint32), ``line_data`` (uint8) form the posting segment,
+    ``field_len`` (uint32, three per document: dir, name, defs) the extra
+    fields' lengths;
     ``vocab_blob``/``vocab_offsets`` the term dictionary; ``paths``,
     ``path_blob``/``path_offsets``, ``mtime_ns``, ``size``, ``prior_flags``
     and ``kind_id`` the file table.  ``rules`` fingerprints the path rules
@@ -93,6 +99,7 @@ class LexicalSnapshot:
     post_tf: np.ndarray
     line_data: np.ndarray
     doc_len: np.ndarray
+    field_len: np.ndarray
     vocab_blob: np.ndarray
     vocab_offsets: np.ndarray
     paths: list[str]
@@ -178,7 +185,8 @@ def save_lexical(snapshot: LexicalSnapshot, path: str | os.PathLike[str]) -> Pat
         "prior_flags": snapshot.prior_flags,
         "kind_id": snapshot.kind_id,
     }
-    packed = {"df": df, "post_tf": snapshot.post_tf, "term_len": np.diff(snapshot.vocab_offsets)}
+    packed = {"df": df, "post_tf": snapshot.post_tf, "term_len": np.diff(snapshot.vocab_offsets),
+              "field_len": snapshot.field_len}
     for name, values in packed.items():
         arrays[name], arrays[name + "_big_pos"], arrays[name + "_big_val"] = _pack(values)
     meta = {
@@ -242,7 +250,7 @@ def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: boo
     c = _opened(path, lambda f: read_container(f, _ARRAYS, FORMAT, FORMAT_VERSION, mmap=mmap, verify=verify,
                                                checks=_check_unicode))
     header, arrays = c.header, c.arrays
-    df, post_tf, term_len = (
+    df, post_tf, term_len, field_len = (
         _unpack(name, arrays[name], arrays[name + "_big_pos"], arrays[name + "_big_val"], np.uint32)
         for name in _PACKED
     )
@@ -251,6 +259,8 @@ def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: boo
     if df.shape[0] != term_len.shape[0]:
         raise IndexFormatError("corrupt index: document frequencies and terms disagree in number")
     n = arrays["doc_len"].shape[0]
+    if field_len.shape[0] != 3 * n:
+        raise IndexFormatError("corrupt index: field lengths and documents disagree in length")
     offsets = arrays["path_offsets"]
     blob = arrays["path_blob"]
     if offsets.shape[0] != n + 1 or offsets[0] != 0 or offsets[-1] != blob.shape[0] \
@@ -278,7 +288,7 @@ def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: boo
     rules = header.get("rules")
     return LexicalSnapshot(
         term_ptr=_cumulative(df, np.int64), post_doc=arrays["post_doc"], post_tf=post_tf,
-        line_data=arrays["line_data"], doc_len=arrays["doc_len"], vocab_blob=arrays["term_blob"],
+        line_data=arrays["line_data"], doc_len=arrays["doc_len"], field_len=field_len, vocab_blob=arrays["term_blob"],
         vocab_offsets=_cumulative(term_len, np.uint64), paths=paths, path_blob=blob, path_offsets=offsets,
         mtime_ns=arrays["mtime_ns"], size=arrays["size"], prior_flags=arrays["prior_flags"],
         kind_id=arrays["kind_id"], rules=rules if isinstance(rules, str) else "", max_bytes=max_bytes,

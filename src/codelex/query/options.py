@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from codelex.defaults import DEFAULT_LIMIT, MAX_LIMIT
+from codelex.defaults import DEFAULT_LIMIT, DEFAULT_RANKING, MAX_LIMIT, RANKINGS
 from codelex.query.globs import paths_predicate
 from codelex.query.parse import ParsedQuery, parse_query, resolve_kind, validate_filters
 
@@ -56,6 +56,10 @@ class SearchOptions:
         Importing-file counts per path; boosts by ``1 + ln(1 + c) / 4``.
     demote_test_vendor, demote_docs : bool, default True
         Apply the ×0.3 test/vendor and ×0.5 doc/data priors.
+    ranking : {"code", "classic"}, default "code"
+        ``code``: BM25F over the body, the directory and file name, and the
+        names the file defines, with a boost for a file that defines the
+        query; ``classic``: the original's BM25 over the body alone.
 
     Raises
     ------
@@ -78,6 +82,7 @@ class SearchOptions:
     centrality: Mapping[str, int] | None = None
     demote_test_vendor: bool = True
     demote_docs: bool = True
+    ranking: str = DEFAULT_RANKING
 
     def __post_init__(self) -> None:
         def set_(name: str, value: object) -> None:
@@ -113,6 +118,8 @@ class SearchOptions:
             set_("centrality", MappingProxyType(counts) if counts else None)
         _check_bool(self.demote_test_vendor, "demote_test_vendor")
         _check_bool(self.demote_docs, "demote_docs")
+        if self.ranking not in RANKINGS:
+            raise ValueError(f"ranking must be one of {', '.join(RANKINGS)}, not {self.ranking!r}")
 
     @classmethod
     def of(cls, options: SearchOptions | None = None, overrides: Mapping[str, object] | None = None) -> SearchOptions:

@@ -3,10 +3,11 @@
 from codelex.text.tokenize import (
     STOPWORDS,
     Vocabulary,
+    scan_definitions,
     split_identifier,
     tokenize_document,
     tokenize_line,
     utf8_length,
 )
 
-__all__ = ["STOPWORDS", "Vocabulary", "split_identifier", "tokenize_document", "tokenize_line", "utf8_length"]
+__all__ = ["STOPWORDS", "Vocabulary", "scan_definitions", "split_identifier", "tokenize_document", "tokenize_line", "utf8_length"]

@@ -109,3 +109,38 @@ def utf8_length(content: str | bytes) -> int:
 
 
 __all__ = ["STOPWORDS", "Vocabulary", "split_identifier", "tokenize_document", "tokenize_line", "utf8_length"]
+
+
+def scan_definitions(path: str, content: str | bytes) -> list[tuple[str, int]]:
+    """The names a file defines, by the light definition scanner (any language).
+
+    This is what the code ranking's ``defs`` field holds when no definitions
+    are given: line by line, ``def``/``class``/``fn``/``func``/``struct``…
+    heads, function and method heads of C-like languages, upper-case
+    constants and functions bound to names (``const f = () =>``).  It needs
+    no grammar and runs at about the tokenizer's speed.
+
+    Parameters
+    ----------
+    path : str
+        The file's path (a ``.go`` path selects the Go rules: ``const``,
+        ``var`` and ``type`` declarations and blocks).
+    content : str or bytes
+        The file's text (bytes are read as UTF-8).
+
+    Returns
+    -------
+    list of (str, int)
+        ``(name, line)`` pairs in line order, lines 1-based.
+
+    Raises
+    ------
+    TypeError
+        If ``path`` is not str or ``content`` is neither str nor bytes.
+
+    Examples
+    --------
+    >>> scan_definitions("a.py", "class Router:\\n    def add_route(self, path):\\n        pass\\n")
+    [('Router', 1), ('add_route', 2)]
+    """
+    return _text.scan_definitions(path, content)
