@@ -39,10 +39,11 @@ ABLATIONS = {
     "code - name field": ("code", {"field_weights": defaults.FIELD_WEIGHTS[:2] + (0.0, defaults.FIELD_WEIGHTS[3])}),
     "code - name boost": ("code", {"name_boost": 1.0}),
     "code - dir field": ("code", {"field_weights": (defaults.FIELD_WEIGHTS[0], 0.0) + defaults.FIELD_WEIGHTS[2:]}),
-    "code: body only (BM25F form)": ("code", {"field_weights": (1.0, 0.0, 0.0, 0.0), "def_boost": 1.0,
-                                             "name_boost": 1.0}),
-    "code + stems 0.3": ("code", {"stem_weight": 0.3}),
-    "code + stems 0.6": ("code", {"stem_weight": 0.6}),
+    "code: body only (BM25F form, no stems)": ("code", {"field_weights": (1.0, 0.0, 0.0, 0.0), "def_boost": 1.0,
+                                                       "name_boost": 1.0, "stem_weight": 0.0}),
+    "code - stems": ("code", {"stem_weight": 0.0}),
+    "code, stems 0.2": ("code", {"stem_weight": 0.2}),
+    "code, stems 0.7": ("code", {"stem_weight": 0.7}),
 }
 
 

@@ -38,6 +38,9 @@ from codelex._reference.bm25f import FieldParams  # noqa: E402
 from codelex.lexical.priors import DOC_FACTOR, FLAG_DOC, FLAG_TEST_VENDOR, TEST_VENDOR_FACTOR, prior_flags  # noqa: E402
 
 FIELDS = ("body", "dir", "name", "defs")
+#: How stem variants score: "separate" (each its own BM25F term, as the native ranking) or "grouped".
+STEM_MODE = "separate"
+STEM_WORDS_ONLY = False
 
 
 def definitions_of(path: str, text: str, source: str) -> list[tuple[str, int]]:
@@ -117,23 +120,37 @@ class FieldCorpus:
         n = len(self.paths)
         avg = {f: (self.lengths[f].mean() or 1.0) for f in FIELDS}
         norms = {f: 1 - p.b[i] + p.b[i] * self.lengths[f] / avg[f] for i, f in enumerate(FIELDS)}
-        terms = [(t, 1.0) for t in tokens]
-        if stems is not None and p.stem_weight > 0:
-            terms += [(u, p.stem_weight) for t in tokens for u in stems.get(t, []) if u not in tokens]
+        if STEM_WORDS_ONLY and stems is not None:
+            # Word forms for prose only: a query of two or more words, each plain lower-case letters.
+            words = codelex.parse_query(query).terms.split()
+            if len(words) < 2 or not all(w.isalpha() and w.islower() for w in words):
+                stems = None
+        if STEM_MODE == "grouped" and stems is not None and p.stem_weight > 0:
+            # Variants fold into their token's tf~ (weighted), one idf and one saturation per token.
+            groups = [[(t, 1.0)] + [(u, p.stem_weight) for u in stems.get(t, []) if u not in tokens] for t in tokens]
+        else:
+            terms = [(t, 1.0) for t in tokens]
+            if stems is not None and p.stem_weight > 0:
+                terms += [(u, p.stem_weight) for t in tokens for u in stems.get(t, []) if u not in tokens]
+            groups = [[tw] for tw in terms]
         score = np.zeros(n)
-        for t, weight in terms:
-            lists = [(i, self.postings[f].get(t)) for i, f in enumerate(FIELDS)]
-            df = max((len(lst[0]) for _, lst in lists if lst is not None), default=0)
+        for group in groups:
+            tilde = np.zeros(n)
+            df = 0
+            outer = group[0][1] if len(group) == 1 else 1.0
+            for t, weight in group:
+                lists = [(i, self.postings[f].get(t)) for i, f in enumerate(FIELDS)]
+                df = max(df, max((len(lst[0]) for _, lst in lists if lst is not None), default=0))
+                inner = 1.0 if len(group) == 1 else weight
+                for i, lst in lists:
+                    if lst is not None and p.weights[i]:
+                        docs, tf = lst
+                        tilde[docs] += inner * p.weights[i] * tf / norms[FIELDS[i]][docs]
             if not df:
                 continue
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            tilde = np.zeros(n)
-            for i, lst in lists:
-                if lst is not None and p.weights[i]:
-                    docs, tf = lst
-                    tilde[docs] += p.weights[i] * tf / norms[FIELDS[i]][docs]
             nz = tilde > 0
-            score[nz] += weight * idf * tilde[nz] * (p.k1 + 1) / (p.k1 + tilde[nz])
+            score[nz] += outer * idf * tilde[nz] * (p.k1 + 1) / (p.k1 + tilde[nz])
         if p.def_boost != 1.0 or p.name_boost != 1.0:
             for f, boost in (("defs", p.def_boost), ("name", p.name_boost)):
                 if boost == 1.0:
@@ -181,7 +198,7 @@ def evaluate(sets, p: FieldParams, use_stems: bool = False) -> dict[str, dict[st
     return out
 
 
-CLASSIC = FieldParams(weights=(1.0, 0.0, 0.0, 0.0))
+CLASSIC = FieldParams(weights=(1.0, 0.0, 0.0, 0.0), b=(0.75, 0.5, 0.5, 0.5), def_boost=1.0, name_boost=1.0, stem_weight=0.0)
 
 
 def _fmt(res: dict) -> str:
@@ -195,7 +212,12 @@ def main(argv=None) -> int:
     ap.add_argument("--defs", default="structure", choices=["structure", "scanner", "none"])
     ap.add_argument("--params", help="JSON of FieldParams fields (eval)")
     ap.add_argument("--grid", help='JSON: FieldParams field -> list of values (grid), e.g. {"def_boost": [1, 2]}')
+    ap.add_argument("--stem-mode", choices=["separate", "grouped"], default="separate")
+    ap.add_argument("--stem-words-only", action="store_true", help="stem variants for prose queries only")
     args = ap.parse_args(argv)
+    global STEM_MODE, STEM_WORDS_ONLY
+    STEM_MODE = args.stem_mode
+    STEM_WORDS_ONLY = args.stem_words_only
     sets = load_all(args.defs)
     base = evaluate(sets, CLASSIC)
     print("classic", _fmt(base), flush=True)

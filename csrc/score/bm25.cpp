@@ -415,16 +415,19 @@ void Scorer::base_all_tokens(const LiveIndex& index, const SearchRequest& req, i
   }
 }
 
-uint32_t Scorer::hit_fields(const LiveIndex& index, uint32_t doc) const {
+uint32_t Scorer::hit_fields(const LiveIndex& index, const SearchRequest& req, uint32_t doc) const {
   uint32_t fields = 0;
   const bool in_base = index.is_base_doc(doc);
   const SegmentView& seg = index.base().seg;
   for (const PrunedTerm& t : pruned_terms_) {
-    for (int f = 0; f < kFields; ++f) {
-      const uint32_t id = t.ft.ids[f];
-      if (id == kNoTerm || (fields >> f & 1u)) continue;
-      const bool found = in_base ? find_posting(seg, id, doc) >= 0 : index.find_delta(id, doc) != nullptr;
-      if (found) fields |= 1u << f;
+    for (size_t m = 0; m <= t.n_variants; ++m) {
+      const FieldTerm& ft = m == 0 ? t.ft : req.field_terms[t.first_variant + m - 1];
+      for (int f = 0; f < kFields; ++f) {
+        const uint32_t id = ft.ids[f];
+        if (id == kNoTerm || (fields >> f & 1u)) continue;
+        const bool found = in_base ? find_posting(seg, id, doc) >= 0 : index.find_delta(id, doc) != nullptr;
+        if (found) fields |= 1u << f;
+      }
     }
   }
   return fields;
@@ -490,28 +493,110 @@ void Scorer::prepare_field_terms(const LiveIndex& index, const SearchRequest& re
   def_line_terms_.clear();
   pruned_terms_.clear();
   n_known_query_tokens_ = 0;
-  for (size_t i = 0; i < req.n_field_terms; ++i) {
-    const FieldTerm& ft = req.field_terms[i];
+  auto df_of = [&](const FieldTerm& ft) {
     uint32_t df = 0;
     for (int f = 0; f < kFields; ++f)
       if (ft.ids[f] != kNoTerm) df = std::max(df, index.df_unlocked(ft.ids[f]));
-    if (df == 0) continue;
-    const double idf = bm25_idf(n, df);
-    if (ft.query_token) {  // the best line weighs the query's own tokens, in the body then in the definitions
-      if (ft.ids[kBody] != kNoTerm) line_terms_.push_back(QueryTerm{ft.ids[kBody], idf});
-      if (ft.ids[kDefs] != kNoTerm) def_line_terms_.push_back(QueryTerm{ft.ids[kDefs], idf});
-      ++n_known_query_tokens_;
+    return df;
+  };
+  for (size_t i = 0; i < req.n_field_terms;) {
+    const FieldTerm& ft = req.field_terms[i];
+    size_t end = i + 1;
+    while (end < req.n_field_terms && !req.field_terms[end].query_token) ++end;
+    if (!ft.query_token) end = i + 1;  // a variant without its token stands alone
+    const uint32_t own_df = df_of(ft);
+    uint32_t df = own_df;
+    for (size_t j = i + 1; j < end; ++j) df = std::max(df, df_of(req.field_terms[j]));
+    if (df > 0) {
+      const double idf = bm25_idf(n, df);
+      if (ft.query_token && own_df > 0) {  // the best line weighs the query's own tokens, body then definitions
+        if (ft.ids[kBody] != kNoTerm) line_terms_.push_back(QueryTerm{ft.ids[kBody], idf});
+        if (ft.ids[kDefs] != kNoTerm) def_line_terms_.push_back(QueryTerm{ft.ids[kDefs], idf});
+        ++n_known_query_tokens_;
+      }
+      pruned_terms_.push_back(PrunedTerm{ft, idf, i + 1, end - i - 1});
     }
-    pruned_terms_.push_back(PrunedTerm{ft, idf});
+    i = end;
   }
   n_body_line_terms_ = line_terms_.size();
   line_terms_.insert(line_terms_.end(), def_line_terms_.begin(), def_line_terms_.end());
+}
+
+void Scorer::accumulate_group(const LiveIndex& index, const SearchRequest& req, const PrunedTerm& t, bool base,
+                              size_t all) {
+  const size_t n_docs = index.n_slots_unlocked();
+  if (delta_acc_.size() < n_docs) {
+    delta_acc_.resize(n_docs, DeltaAcc{0.0, 0.0, 0, 0, 0});
+    delta_touched_.resize(n_docs + 1);
+  }
+  if (++term_epoch_ == 0) {
+    for (auto& st : delta_acc_) st.stamp = 0;
+    term_epoch_ = 1;
+  }
+  const SegmentView& seg = index.base().seg;
+  const uint8_t* base_live = index.base_live_or_null();
+  const uint32_t* gen = index.gen_data();
+  size_t n = 0;
+  // Members in order (the token, then its variants), each member's fields in
+  // order: the reference's summation order.
+  for (size_t m = 0; m <= t.n_variants; ++m) {
+    const FieldTerm& ft = m == 0 ? t.ft : req.field_terms[t.first_variant + m - 1];
+    const double weight = ft.weight;
+    for (int f = 0; f < kFields; ++f) {
+      const uint32_t id = ft.ids[f];
+      if (id == kNoTerm) continue;
+      auto post = [&](uint32_t d, uint32_t tf) {
+        DeltaAcc& st = delta_acc_[d];
+        if (st.stamp != term_epoch_) {
+          st = DeltaAcc{0.0, 0.0, term_epoch_, 0, 0};
+          delta_touched_[n++] = d;
+        }
+        const double c = weight * (tf * (f == kBody ? docs_[d].body_factor : field_factor_[d * kExtraFields + f - 1]));
+        if (f == kBody) {
+          st.body += c;
+          st.hits += tf;
+        } else {
+          st.extra += c;
+        }
+        if (m == 0) st.mask |= static_cast<uint8_t>(1u << f);  // the boosts count the token itself
+      };
+      if (base && id < seg.n_terms) {
+        for (int64_t p = seg.term_ptr[id]; p < seg.term_ptr[id + 1]; ++p) {
+          const uint32_t d = seg.post_doc[p];
+          if (base_live && !base_live[d]) continue;
+          if (req.allowed && !req.allowed[d]) continue;
+          post(d, seg.post_tf[p]);
+        }
+      }
+      if (const std::vector<DeltaPosting>* list = index.delta_list(id)) {
+        for (const DeltaPosting& dp : *list) {
+          if (dp.gen != gen[dp.doc]) continue;  // superseded or removed
+          if (req.allowed && !req.allowed[dp.doc]) continue;
+          post(dp.doc, dp.tf);
+        }
+      }
+    }
+  }
+  const double k1 = req.k1;
+  const double scale = t.ft.weight * t.idf;
+  for (size_t j = 0; j < n; ++j) {
+    const uint32_t d = delta_touched_[j];
+    const DeltaAcc& st = delta_acc_[d];
+    // Base documents' boosts come from the list intersections; delta ones from these counts.
+    if (!index.is_base_doc(d) && t.ft.query_token && (st.mask & (1u << kDefs | 1u << kName))) mark(d, st.mask, all);
+    const double tilde = st.body + st.extra;
+    if (tilde > 0) add(d, scale * tilde * (k1 + 1) / (k1 + tilde), st.hits);
+  }
 }
 
 void Scorer::accumulate_fields(const LiveIndex& index, const SearchRequest& req, bool base) {
   const size_t all = req.n_query_tokens;
   const bool dead = index.base_live_or_null() != nullptr;
   for (const PrunedTerm& t : pruned_terms_) {
+    if (t.n_variants) {
+      accumulate_group(index, req, t, base, all);
+      continue;
+    }
     if (base) {
       if (req.allowed) {
         dead ? accumulate_field_term_base<true, true>(index, req, t.ft, t.idf)
@@ -589,16 +674,20 @@ void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& r
   for (size_t i = 0; i < pruned_terms_.size(); ++i) {
     const PrunedTerm& t = pruned_terms_[i];
     FieldCursor c;
+    c.grouped = t.n_variants > 0;
     double tilde_max = 0.0;
-    for (int f = 0; f < kFields; ++f) {
-      const uint32_t id = t.ft.ids[f];
-      if (id == kNoTerm || id >= seg.n_terms || seg.term_ptr[id] == seg.term_ptr[id + 1]) continue;
-      const auto [max_tf, min_len] = field_term_bounds(index, id, f);
-      tilde_max += max_tf * (p.w[f] / (1 - p.b[f] + p.b[f] * static_cast<double>(min_len) / field_avg_[f]));
-      const int64_t a = seg.term_ptr[id], e = seg.term_ptr[id + 1];
-      c.sub[c.n++] = FieldCursor::Sub{seg.post_doc + a, seg.post_doc + e, seg.post_tf + a, f};
+    for (size_t m = 0; m <= t.n_variants; ++m) {
+      const FieldTerm& ft = m == 0 ? t.ft : req.field_terms[t.first_variant + m - 1];
+      const double weight = c.grouped ? ft.weight : 1.0;
+      for (int f = 0; f < kFields; ++f) {
+        const uint32_t id = ft.ids[f];
+        if (id == kNoTerm || id >= seg.n_terms || seg.term_ptr[id] == seg.term_ptr[id + 1]) continue;
+        const auto [max_tf, min_len] = field_term_bounds(index, id, f);
+        tilde_max += weight * (max_tf * (p.w[f] / (1 - p.b[f] + p.b[f] * static_cast<double>(min_len) / field_avg_[f])));
+        const int64_t a = seg.term_ptr[id], e = seg.term_ptr[id + 1];
+        c.sub[c.n++] = FieldCursor::Sub{seg.post_doc + a, seg.post_doc + e, seg.post_tf + a, f, weight, m == 0};
+      }
     }
-    if (c.n == 0) continue;
     c.scale = t.ft.weight * t.idf;
     c.ub = tilde_max > 0 ? c.scale * tilde_max * (k1 + 1) / (k1 + tilde_max) : 0.0;
     c.term = i;
@@ -730,14 +819,20 @@ SearchStatus Scorer::search_fields(const LiveIndex& index, const SearchRequest& 
   // bounds reach: nothing would be pruned, and document at a time costs
   // more here than term at a time).
   bool prune = !req.exhaustive && pruned_terms_.size() >= 2 && std::isfinite(req.multiplier_max) && !req.allowed;
+  // A cursor holds at most kMaxSubs lists: a larger stem group goes term at a time.
+  for (const PrunedTerm& t : pruned_terms_)
+    prune = prune && (t.n_variants + 1) * kFields <= static_cast<size_t>(kMaxSubs);
   if (prune) {
     const SegmentView& seg = index.base().seg;
     int64_t postings = 0;
     for (const PrunedTerm& t : pruned_terms_) {
       int64_t term_postings = 0;
-      for (int f = 0; f < kFields; ++f)
-        if (t.ft.ids[f] != kNoTerm && t.ft.ids[f] < seg.n_terms)
-          term_postings = std::max(term_postings, seg.term_ptr[t.ft.ids[f] + 1] - seg.term_ptr[t.ft.ids[f]]);
+      for (size_t m = 0; m <= t.n_variants; ++m) {
+        const FieldTerm& ft = m == 0 ? t.ft : req.field_terms[t.first_variant + m - 1];
+        for (int f = 0; f < kFields; ++f)
+          if (ft.ids[f] != kNoTerm && ft.ids[f] < seg.n_terms)
+            term_postings = std::max(term_postings, seg.term_ptr[ft.ids[f] + 1] - seg.term_ptr[ft.ids[f]]);
+      }
       if (term_postings < static_cast<int64_t>(req.limit)) prune = false;
       postings += term_postings;
     }
@@ -767,7 +862,7 @@ SearchStatus Scorer::search_fields(const LiveIndex& index, const SearchRequest& 
   if (prune) search_fields_pruned(index, req, top);
   top.finish();
   for (auto& h : out) {
-    h.fields = hit_fields(index, h.doc);
+    h.fields = hit_fields(index, req, h.doc);
     // A document whose definitions the query missed has no definition line to weigh.
     const size_t n_terms = (h.fields >> kDefs) & 1u ? line_terms_.size() : n_body_line_terms_;
     h.line = best_line(index, h.doc, line_terms_.data(), n_terms);

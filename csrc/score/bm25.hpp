@@ -30,7 +30,8 @@ struct QueryTerm {
 // A query term of the code ranking: its term id in each field (kNoTerm when
 // the field has none), its weight (1 for a query token, less for a stem
 // variant) and whether it is a query token (the boosts and the best line
-// consider those only).
+// consider those only).  Terms that are not query tokens are the stem
+// variants of the query token before them.
 constexpr uint32_t kNoTerm = 0xFFFFFFFFu;
 struct FieldTerm {
   uint32_t ids[kFields] = {kNoTerm, kNoTerm, kNoTerm, kNoTerm};
@@ -120,10 +121,19 @@ class Scorer {
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> field_bounds_;
   const void* field_bounds_base_ = nullptr;
   uint64_t field_bounds_generation_ = UINT64_MAX;
+  // A query token with df > 0 somewhere among its terms, and its stem
+  // variants (req.field_terms[first_variant, first_variant + n_variants)),
+  // which fold into its tf~ with their weights: one idf (the largest df of
+  // them all), one saturation.
   struct PrunedTerm {
     FieldTerm ft;
     double idf;
+    size_t first_variant = 0;
+    size_t n_variants = 0;
   };
+  // The group path (a token with variants): every member's lists, base and
+  // delta, through the delta scratch.
+  void accumulate_group(const LiveIndex& index, const SearchRequest& req, const PrunedTerm& t, bool base, size_t all);
   std::vector<PrunedTerm> pruned_terms_;
   size_t n_known_query_tokens_ = 0;
   double field_avg_[kFields] = {1.0, 1.0, 1.0, 1.0};
@@ -131,15 +141,21 @@ class Scorer {
   // into each of its non-empty field lists (in field order); cur is the
   // smallest document among them.  eval() caches the term's contribution at
   // a document, summed exactly as the term-at-a-time passes do.
+  // One query term (a token with its stem variants, if any) as the union of
+  // its members' field lists, members in order, each member's fields in order.
+  static constexpr int kMaxSubs = 32;
   struct FieldCursor {
     struct Sub {
       const uint32_t* doc;
       const uint32_t* end;
       const uint32_t* tf;
       int field;
+      double weight;  // the member's weight: 1 for the token, stem_weight for a variant
+      bool own;       // the token itself: only it counts for the boosts
     };
-    Sub sub[kFields];
+    Sub sub[kMaxSubs];
     int n = 0;
+    bool grouped = false;
     double scale = 0, ub = 0;
     size_t term = 0;
     bool query_token = false;
@@ -154,21 +170,27 @@ class Scorer {
       for (int i = 0; i < n; ++i)
         if (sub[i].doc < sub[i].end && *sub[i].doc < cur) cur = *sub[i].doc;
     }
+    // tf~ summed as the term-at-a-time passes sum it: a plain term as body +
+    // ((dir + name) + defs); a group as (sum of weight * body parts) + (sum of
+    // weight * other parts), member-major.
     void eval(uint32_t d, const double* field_factor, double body_factor, double k1) {
       at = d;
       mask = 0;
       hits = 0;
       double body = 0.0, extra = 0.0;
-      bool any_extra = false;
+      bool any_body = false, any_extra = false;
       for (int i = 0; i < n; ++i) {
         const Sub& s = sub[i];
         if (s.doc >= s.end || *s.doc != d) continue;
-        mask |= static_cast<uint8_t>(1u << s.field);
+        if (s.own) mask |= static_cast<uint8_t>(1u << s.field);
         if (s.field == kBody) {
-          hits = *s.tf;
-          body = *s.tf * body_factor;
+          hits += *s.tf;
+          const double c = grouped ? s.weight * (*s.tf * body_factor) : *s.tf * body_factor;
+          body = any_body ? body + c : c;
+          any_body = true;
         } else {
-          const double c = *s.tf * field_factor[d * kExtraFields + s.field - 1];
+          const double f = *s.tf * field_factor[d * kExtraFields + s.field - 1];
+          const double c = grouped ? s.weight * f : f;
           extra = any_extra ? extra + c : c;
           any_extra = true;
         }
@@ -202,7 +224,7 @@ class Scorer {
   std::vector<std::pair<const uint32_t*, const uint32_t*>> intersect_lists_;
   std::vector<uint32_t> base_full_;
   // The fields of doc that some query term matches (for the top hits only).
-  uint32_t hit_fields(const LiveIndex& index, uint32_t doc) const;
+  uint32_t hit_fields(const LiveIndex& index, const SearchRequest& req, uint32_t doc) const;
   void accumulate_field_term_delta(const LiveIndex& index, const SearchRequest& req, const FieldTerm& ft, double idf,
                                    size_t all);
   // Counts, for a delta document, the query tokens found in its definitions

@@ -54,8 +54,12 @@ FIELD_WEIGHTS = (1.0, 0.3, 1.0, 2.0)
 FIELD_B = (0.75, 0.5, 0.5, 0.3)
 DEF_BOOST = 2.5
 NAME_BOOST = 1.15
-#: Weight of a query token's stem variants (other words of the vocabulary with its English stem); 0: off.
-STEM_WEIGHT = 0.0
+#: Weight of a prose query token's stem variants (other words of the vocabulary with its English stem),
+#: folded into the token's tf~; 0: off.
+STEM_WEIGHT = 0.4
+#: The vocabulary terms that have stem variants: ASCII lower-case letters, this many.
+STEM_MIN_WORD = 3
+STEM_MAX_WORD = 24
 #: Results of a search unless asked otherwise (the original's default).
 DEFAULT_LIMIT = 20
 #: Larger limits are clamped to this (no index holds more files; native code counts in 32 bits).
@@ -106,6 +110,8 @@ __all__ = [
     "STALE_AFTER_S",
     "STALE_CHURN",
     "STALE_MIN_FILES",
+    "STEM_MAX_WORD",
+    "STEM_MIN_WORD",
     "STEM_WEIGHT",
     "STOPWORDS",
     "STRUCTURE_FILE",

@@ -88,29 +88,31 @@ def test_any_field_parameters_match_reference(corpus, query, params):
     assert_same(got, reference_of(corpus).search(query, params, limit=50))
 
 
-@settings(max_examples=100, deadline=None)
-@given(corpus_st, query_st, st.sampled_from([0.3, 1.0]))
+@settings(max_examples=150, deadline=None)
+@given(corpus_st, query_st, st.sampled_from([0.0, 0.3, 1.0]))
 def test_stem_variants_match_reference(corpus, query, weight):
-    pytest.importorskip("Stemmer")
-    import Stemmer
-
     native = WordIndex.build(corpus)
     native.stem_weight = weight
     ref = reference_of(corpus)
-    stemmer = Stemmer.Stemmer("english")
-    vocabulary = {t for d in ref.docs.values() for t in d.lines["body"]}
-    tokens = list(dict.fromkeys(_reference.tokenize_line(query)))
-    # The reference's own variants; the native order (vocabulary order) decides the summation order only.
-    order = {t: i for i, (t, _, _) in enumerate(native.field_terms(tokens))}
-    stems = {}
-    for t in tokens:
-        mine = {u for u in vocabulary if u != t and stemmer.stemWord(u) == stemmer.stemWord(t)}
-        native_variants = {u for u, _, is_token in native.field_terms([t]) if not is_token and u in vocabulary}
-        assert native_variants == mine
-        stems[t] = sorted(mine, key=lambda u: order.get(u, 0))
     got = native.search(query, limit=50, demote_test_vendor=False, demote_docs=False)
-    want = ref.search(query, _reference.FieldParams(stem_weight=weight), limit=50, stems=stems)
+    want = ref.search(query, _reference.FieldParams(stem_weight=weight), limit=50)
     assert_same(got, want)
+    if weight and codelex.lexical.stems.is_prose(query):
+        live = set(ref.words())
+        for t in dict.fromkeys(_reference.tokenize_line(query)):
+            native_variants = [u for u, _, is_token in native.field_terms([t]) if not is_token and u in live]
+            assert native_variants == ref.stem_variants(query).get(t, [])
+
+
+def test_word_forms_meet_in_prose_only():
+    idx = WordIndex.build([("a.py", "def register_route(path):\n    pass\n"), ("b.py", "x = 1\n")])
+    hits = idx.search("routes registered")
+    assert [h.file for h in hits] == ["a.py"] and hits[0].start_line == 1
+    assert idx.search("routes_registered") == [] and idx.search("routes") == []  # identifiers, single words
+    idx.stem_weight = 0
+    assert idx.search("routes registered") == []
+    assert codelex.lexical.stems.is_prose("how are routes registered")
+    assert not codelex.lexical.stems.is_prose("parseConfig loader") and not codelex.lexical.stems.is_prose("x86 bug")
 
 
 # --- the definition scanner ----------------------------------------------------

@@ -425,8 +425,9 @@ def test_query_touching_every_document():
     assert [h.file for h in idx.search("alpha beta", limit=3)] == ["f00.py", "f01.py", "f02.py"]
 
 
+# Word forms too ("parse", "parsed", "parsing", "parser"): prose queries then carry stem groups.
 _prune_words = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps", "zeta", "common", "common2", "rare",
-                                 "def beta(", "class Alpha:"])
+                                "def beta(", "class Alpha:", "parse", "parsed", "parsing", "parser"])
 
 
 @settings(max_examples=150, deadline=None)

@@ -133,6 +133,39 @@ cdef class Vocabulary:
         """Return every token string, in id order."""
         return [self.term(i) for i in range(self.c.size())]
 
+    def words(self, Py_ssize_t start=0, Py_ssize_t min_len=3, Py_ssize_t max_len=24):
+        """The terms from id ``start`` on that are words: ASCII lower-case letters only, ``min_len`` to ``max_len`` long."""
+        if start < 0 or min_len < 1 or max_len < min_len:
+            raise ValueError("start must be >= 0 and 1 <= min_len <= max_len")
+        cdef vector[uint32_t] found
+        cdef size_t i, j, n, a, b
+        cdef const char* arena
+        cdef bint ok
+        cdef char c
+        self.lock.lock()
+        try:
+            n = self.c.size()
+            arena = self.c.arena().data()
+            with nogil:
+                for i in range(<size_t>start, n):
+                    a = self.c.offsets()[i]
+                    b = self.c.offsets()[i + 1]
+                    if b - a < <size_t>min_len or b - a > <size_t>max_len:
+                        continue
+                    ok = True
+                    for j in range(a, b):
+                        c = arena[j]
+                        if c < 97 or c > 122:
+                            ok = False
+                            break
+                    if ok:
+                        found.push_back(<uint32_t>i)
+            out = [PyUnicode_DecodeUTF8(arena + self.c.offsets()[k], self.c.offsets()[k + 1] - self.c.offsets()[k],
+                                        "strict") for k in found]
+        finally:
+            self.lock.unlock()
+        return out
+
     def memory_bytes(self):
         """Bytes held by the dictionary (arena, offsets and hash table)."""
         return self.c.memory_bytes()

@@ -9,23 +9,26 @@ A document has four fields:
 - ``defs``: the identifiers of the names it defines (tf = distinct lines
   defining them, length = tokens).
 
-For a query token t (and each stem variant u of it, weighted ``stem_weight``)::
+For a query token t, with its stem variants u (weight ``stem_weight``; t
+itself weighs 1) folded in::
 
-    tf~(d) = sum_f tf_f(d, t) * (w_f / (1 - b_f + b_f * len_f(d) / avglen_f))
-    score(d) += weight * idf(t) * tf~ * (k1 + 1) / (k1 + tf~)
+    tf~(d) = sum over t and its u, then over f: weight * (tf_f(d, u) * (w_f / (1 - b_f + b_f * len_f(d) / avglen_f)))
+    score(d) += idf(t) * tf~ * (k1 + 1) / (k1 + tf~)
 
-(tf~ summed as the body's part plus the sum of the others', dir, name and
-defs in that order, as the native passes add them), with ``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))`` and df the largest
-document frequency of t over the fields.  A document whose definitions hold
-every query token gets ``def_boost``, and one whose file name holds every
-query token ``name_boost`` (multipliers), then the path priors multiply as in
+(tf~ summed as the body's part plus the other fields' part, terms in that
+order and each term's fields in order, as the native passes add them), with
+``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))`` and df the largest document
+frequency of t and its variants over the fields.  A document whose
+definitions hold every query token gets ``def_boost``, and one whose file
+name holds every query token ``name_boost`` (multipliers; variants do not
+count), then the path priors multiply as in
 the classic ranking.  Ties go to the smaller path.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from codelex._reference.definitions import scan_definitions
@@ -104,30 +107,57 @@ class ReferenceFieldIndex:
     def df(self, token: str) -> int:
         return max(sum(1 for d in self.docs.values() if token in d.lines[f]) for f in FIELDS)
 
-    def search(self, query: str, params: FieldParams = FieldParams(), *, limit: int = 20,
-               allowed: Callable[[str], bool] | None = None, multiplier: Callable[[str], float] | None = None,
-               stems: Mapping[str, list[str]] | None = None) -> list[tuple[str, float, int, int, tuple[str, ...]]]:
-        """``[(path, score, hits, best line, matched fields)]``, best first.
+    def words(self) -> list[str]:
+        """The body tokens (df > 0) that are words: ASCII lower-case letters, 3 to 24 long; sorted."""
+        found = {t for d in self.docs.values() for t in d.lines["body"]}
+        return sorted(t for t in found if 3 <= len(t) <= 24 and t.isascii() and t.isalpha() and t.islower())
 
-        ``stems`` maps a query token to its stem variants (other vocabulary
-        tokens with the same stem).
+    def stem_variants(self, query: str) -> dict[str, list[str]]:
+        """Each query token's stem variants, for a prose query (else none).
+
+        Prose: two or more words of lower-case letters.  A variant of a word
+        with Snowball stem ``s``: another word with stem ``s`` that begins
+        with ``s`` less its last letter.
         """
+        words_of_query = query.split()
+        if len(words_of_query) < 2 or not all(w.isalpha() and w.islower() for w in words_of_query):
+            return {}
+        import Stemmer
+
+        stemmer = Stemmer.Stemmer("english")
+        words = self.words()
+        out = {}
+        for t in dict.fromkeys(tokenize_line(query)):
+            if not (3 <= len(t) <= 24 and t.isascii() and t.isalpha() and t.islower()):
+                continue
+            s = stemmer.stemWord(t)
+            prefix = s[:-1] if len(s) > 1 else s
+            out[t] = [w for w in words if w != t and w.startswith(prefix) and stemmer.stemWord(w) == s]
+        return out
+
+    def search(self, query: str, params: FieldParams = FieldParams(), *, limit: int = 20,
+               allowed: Callable[[str], bool] | None = None, multiplier: Callable[[str], float] | None = None
+               ) -> list[tuple[str, float, int, int, tuple[str, ...]]]:
+        """``[(path, score, hits, best line, matched fields)]``, best first (``query``: search terms only)."""
         tokens = list(dict.fromkeys(tokenize_line(query)))
+        stems = self.stem_variants(query) if params.stem_weight > 0 else {}
         if not tokens or limit <= 0 or not self.docs:
             return []
         n = len(self.docs)
         avg = {f: (sum(d.length[f] for d in self.docs.values()) / n) or 1.0 for f in FIELDS}
-        terms: list[tuple[str, float]] = []
+        # One group per query token: the token (weight 1), then its stem variants (stem_weight).
+        groups: list[list[tuple[str, float]]] = []
         for t in tokens:
-            terms.append((t, 1.0))
-            for u in (stems or {}).get(t, []):
-                if u not in tokens and params.stem_weight > 0:
-                    terms.append((u, params.stem_weight))
-        idf = {}
-        for t, _ in terms:
-            df = self.df(t)
+            members = [(t, 1.0)]
+            if params.stem_weight > 0:
+                members += [(u, params.stem_weight) for u in stems.get(t, []) if u not in tokens]
+            groups.append(members)
+        idf = {}  # per query token: from the largest df among its group's terms
+        for members in groups:
+            df = max(self.df(u) for u, _ in members)
             if df:
-                idf[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                idf[members[0][0]] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        line_idf = {t: v for t, v in idf.items() if self.df(t)}  # the best line weighs the tokens themselves
         results = []
         for path, doc in self.docs.items():
             if allowed is not None and not allowed(path):
@@ -135,23 +165,29 @@ class ReferenceFieldIndex:
             score = 0.0
             hits = 0
             matched: set[str] = set()
-            for t, weight in terms:
+            for members in groups:
+                t = members[0][0]
                 if t not in idf:
                     continue
-                body = extra = 0.0  # tf~ = body part + ((dir + name) + defs), in that order
-                for i, f in enumerate(FIELDS):
-                    tf = len(doc.lines[f].get(t, ()))
-                    if tf:
-                        matched.add(f)
-                        norm = 1 - params.b[i] + params.b[i] * doc.length[f] / avg[f]
-                        if i == 0:
-                            body = tf * (params.weights[i] / norm)
-                        else:
-                            extra += tf * (params.weights[i] / norm)
+                # tf~ = body part + other parts; members in order, each member's fields in order.
+                body = extra = 0.0
+                body_tf = 0
+                for u, weight in members:
+                    for i, f in enumerate(FIELDS):
+                        tf = len(doc.lines[f].get(u, ()))
+                        if tf:
+                            matched.add(f)
+                            norm = 1 - params.b[i] + params.b[i] * doc.length[f] / avg[f]
+                            c = weight * (tf * (params.weights[i] / norm))
+                            if i == 0:
+                                body += c
+                                body_tf += tf
+                            else:
+                                extra += c
                 tilde = body + extra
                 if tilde:
-                    score += weight * idf[t] * tilde * (params.k1 + 1) / (params.k1 + tilde)
-                    hits += len(doc.lines["body"].get(t, ()))
+                    score += 1.0 * idf[t] * tilde * (params.k1 + 1) / (params.k1 + tilde)
+                    hits += body_tf
             if score <= 0:
                 continue
             if params.def_boost != 1.0 and all(t in doc.lines["defs"] for t in tokens):
@@ -161,7 +197,7 @@ class ReferenceFieldIndex:
             if multiplier is not None:
                 score *= multiplier(path)
             fields = tuple(f for f in FIELDS if f in matched)
-            results.append((path, score, hits, self._best_line(doc, tokens, idf), fields))
+            results.append((path, score, hits, self._best_line(doc, tokens, line_idf), fields))
         results.sort(key=lambda r: (-r[1], r[0]))
         return results[:limit]
 

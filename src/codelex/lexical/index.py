@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -49,6 +50,7 @@ from codelex.lexical.checks import check_content, check_definitions, check_max_b
 from codelex.lexical.doctable import NO_KIND, DocTable, rules_fingerprint
 from codelex.lexical.masks import search_mask
 from codelex.lexical.priors import slot_multipliers
+from codelex.lexical.stems import StemTable, is_prose, stemmer_available
 from codelex.query.options import SearchOptions, parse_request
 from codelex.text import Vocabulary, utf8_length
 
@@ -217,8 +219,6 @@ class WordIndex:
         if not 0 <= value < float("inf"):
             raise ValueError(f"stem_weight must be finite and >= 0, not {value}")
         if value > 0:
-            from codelex.lexical.stems import stemmer_available
-
             missing = stemmer_available()
             if missing:
                 raise ImportError(missing)
@@ -584,15 +584,18 @@ class WordIndex:
         if opts.limit <= 0 or not parsed.tokens:
             return []
         tokens = list(parsed.tokens)
-        hits = self._search_view(self._view, parsed.filters, opts, tokens)
+        # Word forms for prose only: identifiers are meant as written.
+        stems = self._stem_weight > 0 and opts.ranking == "code" and is_prose(parsed.terms)
+        hits = self._search_view(self._view, parsed.filters, opts, tokens, stems)
         if hits is None:
             # A writer changed the slot layout under us: wait until it has
             # published the new one, then search again, still holding the lock.
             with self._write_lock:
-                hits = self._search_view(self._view, parsed.filters, opts, tokens)
+                hits = self._search_view(self._view, parsed.filters, opts, tokens, stems)
         return hits
 
-    def _search_view(self, view: _View, filters, opts: SearchOptions, tokens: list[str]) -> list[Hit] | None:
+    def _search_view(self, view: _View, filters, opts: SearchOptions, tokens: list[str],
+                     stems: bool = False) -> list[Hit] | None:
         mask = search_mask(view.table, view.n, filters, opts)
         if mask is not None and not mask.any():
             return []
@@ -601,21 +604,29 @@ class WordIndex:
         if opts.ranking == "classic":
             return self._live.search_hits(tokens, opts.limit, view.table.paths, view.generation, self.k1, self.b,
                                           mask, mult, mult_max, self.exhaustive, self.prune_min_postings)
-        terms = self.field_terms(tokens) if self._stem_weight > 0 else tokens
+        terms = self.field_terms(tokens) if stems else tokens
         return self._live.search_fields(terms, opts.limit, view.table.paths, view.generation, self._ranking,
                                         len(tokens), mask, mult, mult_max, self.exhaustive, self.prune_min_postings)
 
     def field_terms(self, tokens: list[str]) -> list[tuple[str, float, bool]]:
-        """The code ranking's query terms: ``(token, weight, is a query token)``, each token's stem variants after it."""
+        """The code ranking's query terms: ``(token, weight, is a query token)``, each token's stem variants after it.
+
+        Without PyStemmer (a dependency; ``pip install pystemmer``) there are no
+        variants, and a warning says so once.
+        """
         terms = [(t, 1.0, True) for t in tokens]
-        if self.stem_weight <= 0:
+        if self._stem_weight <= 0:
             return terms
         if self._stems is None:
-            from codelex.lexical.stems import StemTable
-
-            self._stems = StemTable(self._vocab)
+            try:
+                self._stems = StemTable(self._vocab)
+            except ImportError:
+                warnings.warn(stemmer_available() or "PyStemmer is unavailable", RuntimeWarning, stacklevel=3)
+                self._stems = False
+        if self._stems is False:
+            return terms
         out = []
         for t in tokens:
             out.append((t, 1.0, True))
-            out.extend((u, float(self.stem_weight), False) for u in self._stems.variants(t) if u not in tokens)
+            out.extend((u, self._stem_weight, False) for u in self._stems.variants(t) if u not in tokens)
         return out
