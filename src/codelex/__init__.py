@@ -7,14 +7,23 @@
 The package follows the data flow, one subpackage per stage (see
 ARCHITECTURE.md): :mod:`codelex.ingest` → :mod:`codelex.text` →
 :mod:`codelex.lexical` (with :mod:`codelex.query`) → :mod:`codelex.project`
-and :mod:`codelex.docs` → the surfaces (:mod:`codelex.cli`,
+and :mod:`codelex.docs`, hybrid chunk search (:mod:`codelex.rank` with
+:mod:`codelex.dense`; the original's functions as :mod:`codelex.hybrid`) → the surfaces (:mod:`codelex.cli`,
 :mod:`codelex.mcp_server`), with :mod:`codelex.persist` for storage.  This
 module re-exports the public API; parts that pull in heavier dependencies
 (persistence, the project walk) load on first use.
 """
 
 from codelex.defaults import DEFAULT_MAX_BYTES, DEFAULT_RANKING, RANKINGS, STOPWORDS, VERSION
-from codelex.errors import AmbiguousSymbolError, CodelexError, IndexFormatError, QueryError, SymbolNotFoundError
+from codelex.errors import (
+    AmbiguousSymbolError,
+    CodelexError,
+    ConfigError,
+    EmbedderError,
+    IndexFormatError,
+    QueryError,
+    SymbolNotFoundError,
+)
 from codelex.kinds import CODE_KINDS, KINDS, NON_CODE_KINDS
 from codelex.lexical import FileInfo, Hit, WordIndex, centrality_from_reverse_deps
 from codelex.query import Filter, ParsedQuery, SearchOptions, parse_query
@@ -29,6 +38,12 @@ _LAZY = {
     "SearchResult": "codelex.project",
     "Coverage": "codelex.project",
     "RefreshReport": "codelex.project",
+    # Hybrid chunk search (numpy only; embedders load their libraries when built).
+    "HybridResult": "codelex.rank",
+    "HybridHit": "codelex.rank",
+    "FunctionEmbedder": "codelex.dense",
+    "SentenceTransformerEmbedder": "codelex.dense",
+    "StaticModelEmbedder": "codelex.dense",
 }
 
 
@@ -51,10 +66,15 @@ __all__ = [
     "RANKINGS",
     "STOPWORDS",
     "CodelexError",
+    "ConfigError",
     "Coverage",
+    "EmbedderError",
     "FileInfo",
     "Filter",
+    "FunctionEmbedder",
     "Hit",
+    "HybridHit",
+    "HybridResult",
     "IndexFormatError",
     "ParsedQuery",
     "PersistScheduler",
@@ -63,6 +83,8 @@ __all__ = [
     "RefreshReport",
     "SearchOptions",
     "SearchResult",
+    "SentenceTransformerEmbedder",
+    "StaticModelEmbedder",
     "SymbolNotFoundError",
     "Vocabulary",
     "WordIndex",

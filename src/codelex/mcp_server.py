@@ -253,6 +253,68 @@ def read_symbol_text(project: Project, path, symbol, line=None) -> str:
             f"{display_text(d.qualified_name)}\n{fence}\n{source.text}\n{fence}")
 
 
+def _hybrid_text(result, title: str) -> str:
+    lines = [title]
+    for rank, h in enumerate(result.hits, 1):
+        places = [f"similarity {h.similarity:.4f}"] if result.mode == "hybrid" else []
+        if h.vector_rank is not None:
+            places.append(f"vector #{h.vector_rank}")
+        if h.lexical_rank is not None:
+            places.append(f"lexical #{h.lexical_rank}")
+        symbol = f" {display_text(h.symbol)}" if h.symbol else ""
+        fence = "````" if "```" in h.excerpt else "```"
+        lines.append(f"{rank}. {display_path(h.path)}:{h.start_line}-{h.end_line}{symbol} ({', '.join(places)})")
+        lines.extend([fence, h.excerpt + ("\n…" if h.truncated else ""), fence])
+    if result.hint:
+        lines.append(display_text(result.hint))
+    lines.append(f"Mode: {result.mode}; {result.embedded:,} of {result.chunks:,} chunks embedded.")
+    data = result.to_dict()
+    data["query"] = echo_query(result.query)
+    for hit, entry in zip(result.hits, data["results"]):
+        entry["path"] = display_path(hit.path)
+    lines.extend(["", "```json", json.dumps({k: v for k, v in data.items() if k != "results"} |
+                                            {"results": [{k: v for k, v in e.items() if k != "excerpt"}
+                                                         for e in data["results"]]}, ensure_ascii=False), "```"])
+    return "\n".join(lines)
+
+
+def code_search_text(project: Project, query, limit=None, alternatives=None, paths=None, lang=None,
+                     fusion=None) -> str:
+    """The ``code_search`` reply: function-sized excerpts, best first, then a fenced JSON block."""
+    from codelex.errors import CodelexError
+
+    if not isinstance(query, str) or not query.strip():
+        raise ToolError("Provide a `query`: words describing behaviour, or an identifier.")
+    if alternatives is not None and (not isinstance(alternatives, list)
+                                     or not all(isinstance(a, str) for a in alternatives)):
+        raise ToolError("`alternatives` must be a list of strings.")
+    try:
+        result = project.code_search(query, alternatives=alternatives or (), limit=_limit(limit, 8), paths=paths,
+                                     lang=lang, fusion=fusion)
+    except (ValueError, TypeError, CodelexError, OSError) as exc:
+        raise ToolError(f"Cannot search {echo_query(query)}: {display_text(str(exc))}") from None
+    if not result.available:
+        return f"No answer yet: {display_text(result.hint or 'unavailable')}"
+    return _hybrid_text(result, f'Top {len(result.hits)} chunk(s) for "{echo_query(query)}":')
+
+
+def find_related_text(project: Project, path, line, limit=None) -> str:
+    """The ``find_related`` reply: the chunks most like the one at path:line."""
+    from codelex.errors import CodelexError
+
+    if isinstance(line, bool) or not isinstance(line, (int, float)) or not math.isfinite(line) or line < 1:
+        raise ToolError("`line` must be a line number.")
+    rel = _resolve(project, path)
+    try:
+        result = project.find_related(rel, int(line), limit=_limit(limit, 8))
+    except (FileNotFoundError, ValueError, TypeError, CodelexError, OSError) as exc:
+        raise ToolError(f"Cannot relate {echo_query(display_path(str(path)))}:{int(line)}: "
+                        f"{display_text(str(exc))}") from None
+    if not result.available:
+        return f"No answer yet: {display_text(result.hint or 'unavailable')}"
+    return _hybrid_text(result, f"Chunks most like {display_path(rel)}:{int(line)}:")
+
+
 _docs: dict[Path, tuple[float, object]] = {}
 DOCS_TTL_S = 30.0
 
@@ -365,6 +427,45 @@ def build_server() -> MCPServer:
         directory; line: picks one of several definitions of the same name."""
         try:
             text = read_symbol_text(_project_for(cwd), path, symbol, line)
+        except ToolError as exc:
+            return _result(str(exc), error=True)
+        return _result(text)
+
+    @server.tool(
+        name="code_search",
+        description=(
+            "Find the functions, methods and classes of a project that answer a query, as excerpts, best first: "
+            "an embedding ranking fused with the lexical one, so both a description of behaviour and an exact "
+            "identifier work. Pass other phrasings of the query as `alternatives` to fuse them. Until the "
+            "project's chunks are embedded (in the background) the answer is lexical and says how far it is."
+        ),
+        structured_output=False,
+    )
+    def code_search(query: str, cwd: str | None = None, limit: float | None = None,
+                    alternatives: list[str] | None = None, paths: list[str] | None = None,
+                    lang: str | None = None, fusion: str | None = None) -> CallToolResult:
+        """query: what to look for; cwd: the project directory; limit: chunks (default 8); alternatives: other
+        phrasings; paths: globs; lang: a language kind; fusion: "shape" (default) or "original"."""
+        try:
+            text = code_search_text(_project_for(cwd), query, limit, alternatives, paths, lang, fusion)
+        except ToolError as exc:
+            return _result(str(exc), error=True)
+        return _result(text)
+
+    @server.tool(
+        name="find_related",
+        description=(
+            "Find the chunks of a project most similar (in embedding space) to the function or block at a file "
+            "and line: look-alike implementations, duplicates, other handlers of the same kind. Same language "
+            "only."
+        ),
+        structured_output=False,
+    )
+    def find_related(path: str, line: int, cwd: str | None = None, limit: float | None = None) -> CallToolResult:
+        """path: the file, relative to the project directory; line: a line inside the chunk; cwd: the project
+        directory; limit: chunks (default 8)."""
+        try:
+            text = find_related_text(_project_for(cwd), path, line, limit)
         except ToolError as exc:
             return _result(str(exc), error=True)
         return _result(text)

@@ -263,3 +263,25 @@ def test_outline_and_show(repo):
         assert len(r.stderr.strip().splitlines()) == 1
     assert run("show", "src/geo.py:area", "--line", "7", cwd=repo).returncode == 0
     assert not (repo / ".codelex" / "index.clx").exists()  # reading structure builds no word index
+
+
+def test_code_command(repo, tmp_path, make_static_model):
+    r = run("code", "authenticate user password", "--root", repo, "--lexical", "--color", "never")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("  1. src/auth.py:") and "lexical #1" in r.stdout
+    assert "def authenticate_user(name, password):" in r.stdout
+    model = tmp_path / "tiny"
+    make_static_model().save_pretrained(str(model))
+    r = run("code", "check password", "--root", repo, "--embedder", f"model2vec:{model}", "--wait", "--json")
+    assert r.returncode == 0, r.stderr
+    payload = json.loads(r.stdout)
+    assert payload["mode"] == "hybrid" and payload["embedded"] == payload["chunks"] > 0
+    assert payload["results"][0]["path"] == "src/auth.py" and "excerpt" in payload["results"][0]
+    r = run("related", "src/auth.py:3", "--root", repo, "--embedder", f"model2vec:{model}", "--json")
+    assert r.returncode in (0, 1), r.stderr
+    for bad in (["code", "x", "--root", repo, "--embedder", "model2vec:/nonexistent"],
+                ["code", "x", "--root", repo, "--embedder", "bogus"],
+                ["related", "src/auth.py:zero", "--root", repo],
+                ["code", "x", "--root", repo, "-n", "0"]):
+        r = run(*bad)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, bad

@@ -250,3 +250,32 @@ def test_file_outline_and_read_symbol_tools(repo):
         assert out[name].is_error, (name, text_of(out[name]))
     assert "nearest" in text_of(out["unknown"]) or "no definition" in text_of(out["unknown"])
     assert not out["after"].is_error and "class Shape" in text_of(out["after"])
+
+
+def test_code_search_and_find_related_tools(repo):
+    async def body(session):
+        names = {t.name for t in (await session.list_tools()).tools}
+        assert {"code_search", "find_related"} <= names
+        out = {}
+        for _ in range(100):  # the first calls start the builds in the background
+            out["search"] = await session.call_tool("code_search", {"query": "load user"})
+            if "No answer yet" not in text_of(out["search"]):
+                break
+            await anyio.sleep(0.1)
+        out["empty"] = await session.call_tool("code_search", {"query": " "})
+        out["alts"] = await session.call_tool("code_search", {"query": "x", "alternatives": "not a list"})
+        out["related"] = await session.call_tool("find_related", {"path": "src/db.py", "line": 1})
+        out["badline"] = await session.call_tool("find_related", {"path": "src/db.py", "line": -3})
+        out["after"] = await session.call_tool("symbol_search", {"query": "load_user"})
+        return out
+
+    out = run_session(repo, body)
+    text = text_of(out["search"])
+    assert not out["search"].is_error and "src/db.py:1-2" in text, text
+    # No embedding model in the test environment: lexical, and it says how to get one.
+    assert "Mode: lexical" in text and "lexical ranking only" in text
+    assert fenced_json(text)["results"][0]["path"] == "src/db.py"
+    for name in ("empty", "alts", "badline"):
+        assert out[name].is_error, name
+    assert not out["related"].is_error and "No answer yet" in text_of(out["related"])
+    assert not out["after"].is_error

@@ -256,3 +256,4 @@ def close(state: RootState) -> None:
     if saver is not None:
         saver.close()
     state.structure.close()
+    state.code.close()

@@ -376,6 +376,205 @@ class Project:
 
     # --- per-edit upkeep ----------------------------------------------------------
 
+    # --- hybrid chunk search -----------------------------------------------------------
+
+    def _embedder(self, embedder, config: dict):
+        """``(embedder or None, hint)``: the one asked for, else the configured one, else the default."""
+        from codelex.errors import EmbedderError
+
+        if embedder is False:
+            return None, None
+        spec = embedder if embedder is not None else config.get("embedder")
+        try:
+            return self._state.code.embedder(spec), None
+        except EmbedderError as exc:
+            if spec is not None:
+                raise  # asked for by name: a clear error
+            return None, f"lexical ranking only: {exc}"
+
+    def code_search(self, query: str, *, alternatives: Sequence[str] = (), limit: int = 8, per_file: int = 2,
+                    excerpt_lines: int = 80, total_lines: int = 400, fusion: str | None = None,
+                    embedder=None, paths=None, lang: str | None = None, wait: bool = False,
+                    progress: Callable[[int, int], object] | None = None):
+        """Function-sized chunks for ``query``: a vector and a lexical ranking fused by rank.
+
+        Parameters
+        ----------
+        query : str
+        alternatives : sequence of str
+            Other phrasings of the query (from the caller; codelex calls no
+            language model): each is ranked, and the orders fused by
+            :func:`codelex.hybrid.fuse_rankings`.
+        limit, per_file, excerpt_lines, total_lines : int
+            The original's selection: results, chunks per file, lines per
+            excerpt, lines in all (allocated by rank).
+        fusion : {"shape", "original"}, optional
+            ``shape`` (default): weights by query shape over each ranking's
+            top 100; ``original``: the seed's 0.7 / 0.3 over every chunk.
+        embedder : str, Embedder or False, optional
+            Default: the project configuration's, else all-MiniLM-L6-v2;
+            False: the lexical ranking only.
+        paths, lang
+            As :meth:`search`.
+        wait : bool, default False
+            Wait for the structure and embed every chunk first (a first call
+            on a large tree takes minutes); otherwise the answer is
+            immediate, lexical until the vectors are complete
+            (``mode``, ``embedded`` and ``chunks`` say how far they are).
+        progress : callable, optional
+            ``progress(embedded, to_embed)`` while embedding with ``wait``.
+
+        Returns
+        -------
+        codelex.hybrid.HybridResult
+
+        Raises
+        ------
+        TypeError
+            For arguments of the wrong type.
+        codelex.QueryError
+            For an unknown ``lang``.
+        codelex.EmbedderError
+            When the embedder asked for is missing or returns bad vectors.
+        """
+        import numpy as np
+
+        from codelex.kinds import kind_of
+        from codelex.project.config import load_config
+        from codelex.rank import FUSIONS, HybridResult
+
+        if not isinstance(query, str):
+            raise TypeError(f"query must be str, not {type(query).__name__}")
+        if isinstance(alternatives, str) or not all(isinstance(a, str) for a in alternatives):
+            raise TypeError("alternatives must be a sequence of str")
+        for name, value in (("limit", limit), ("per_file", per_file), ("excerpt_lines", excerpt_lines),
+                            ("total_lines", total_lines)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1, not {value}")
+        opts = SearchOptions(paths=paths, lang=lang)
+        config = load_config(self.root)
+        fusion = fusion or config.get("fusion", "shape")
+        if fusion not in FUSIONS:
+            raise ValueError(f"fusion must be one of {sorted(FUSIONS)}, not {fusion!r}")
+
+        def unavailable(why: str) -> HybridResult:
+            return HybridResult(query, [], 0.0, 0.0, "unavailable", 0, 0, False, why)
+
+        if wait and self.status in ("idle", "building"):
+            self.open(wait=True)
+        state = self._state
+        index = state.index
+        if index is None:
+            result = self.search(query)
+            return unavailable(result.hint or "the index is not available")
+        upkeep = state.structure
+        upkeep.load(self._structure_dir())
+        if wait:
+            upkeep.wait()
+        elif upkeep.status == "building":
+            return unavailable("The structure of this project (its chunks) is being built in the background; "
+                               "retry shortly.")
+        store = upkeep.index
+
+        def structure_of(path: str):
+            # (content hash, structure loader): unchanged files are never decoded.
+            info = store.file_info(path) if store is not None else None
+            if info is None or path in upkeep.stale:
+                structure = upkeep.structure(path)
+                info = store.file_info(path) if store is not None else None
+                if structure is None or info is None:
+                    return None
+                return info[0], lambda: structure
+            return info[0], lambda: store.get(path)
+
+        code = state.code
+        corpus = code.sync(index.files, structure_of)
+        chosen, hint = self._embedder(embedder, config)
+        directory = state.writable_dir() if chosen is not None else None
+        if chosen is not None:
+            cache = code.cache(chosen, directory)
+            if cache.missing(corpus.keys).size:
+                code.start_embedding(chosen, directory, wait=wait, progress=progress if wait else None)
+        searcher = code.searcher(chosen, directory)
+        allowed = None
+        if opts.filters_paths:
+            pred = opts.paths_predicate
+            allowed = np.array([(pred is None or pred(r.path)) and (opts.lang is None or kind_of(r.path) == opts.lang)
+                                for r in corpus.rows], dtype=bool)
+        result = searcher.search(query, alternatives=alternatives, fusion=fusion, limit=limit, per_file=per_file,
+                                 excerpt_lines=excerpt_lines, total_lines=total_lines, allowed=allowed)
+        if chosen is not None and result.mode == "lexical":
+            hint = code.embed_error or (f"embedding in the background: {result.embedded:,} of {result.chunks:,} "
+                                        "chunks; lexical ranking until complete")
+        if hint is not None:
+            from dataclasses import replace
+
+            result = replace(result, hint=hint)
+        return result
+
+    def embedding_status(self) -> dict:
+        """``{embedded, chunks, running, error}`` of the background embedding of this project's chunks."""
+        code = self._state.code
+        with code.lock:
+            thread = code.thread
+            done, total = code.progress
+            return {"embedded": done, "chunks": total, "running": thread is not None and thread.is_alive(),
+                    "error": code.embed_error}
+
+    def wait_embeddings(self, timeout: float | None = None) -> bool:
+        """Wait for the background embedding; True when none is running (any more)."""
+        thread = self._state.code.thread
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def find_related(self, path: str | os.PathLike[str], line: int, *, limit: int = 8, same_language: bool = True,
+                     embedder=None, wait: bool = False):
+        """The chunks nearest in vector space to the chunk at ``path``:``line`` (that chunk left out).
+
+        Returns
+        -------
+        codelex.hybrid.HybridResult
+            ``mode`` is ``unavailable`` (with a hint) until every chunk is
+            embedded.
+
+        Raises
+        ------
+        FileNotFoundError, ValueError
+            For a file outside the root or not indexed, or a line it does not have.
+        """
+        from codelex.kinds import kind_of
+        from codelex.rank import HybridHit, HybridResult
+        from codelex.rank.original import excerpt_of
+
+        if isinstance(line, bool) or not isinstance(line, int):
+            raise TypeError(f"line must be an int, not {type(line).__name__}")
+        rel = relative_path(self.root, path)
+        probe = self.code_search(rel, limit=1, embedder=embedder if embedder is not None else None, wait=wait)
+        if not probe.available:
+            return probe
+        corpus = self._state.code.corpus
+        if rel not in corpus.file_rows:
+            raise FileNotFoundError(f"not an indexed file of {self.root}: {rel}")
+        row = corpus.row_at(rel, line)
+        if row is None:
+            raise ValueError(f"{rel} has no chunk at line {line}")
+        if probe.mode != "hybrid":
+            return HybridResult(f"{rel}:{line}", [], 0.0, 0.0, "unavailable", probe.embedded, probe.chunks, False,
+                                probe.hint or "the chunks are not embedded yet")
+        chosen, _ = self._embedder(embedder, {})
+        searcher = self._state.code.searcher(chosen, self._state.writable_dir())
+        hits = []
+        for r, sim in searcher.related(row, limit=limit, same_language=same_language, language_of=kind_of):
+            c = corpus.rows[r]
+            excerpt, truncated = excerpt_of(c.text, 80)
+            hits.append(HybridHit(c.path, c.symbol, c.start_line, c.end_line, excerpt, truncated, sim, None, None))
+        return HybridResult(f"{rel}:{line}", hits, hits[0].similarity if hits else 0.0, 0.0, "hybrid",
+                            probe.embedded, probe.chunks)
+
     def on_edit(self, path: str | os.PathLike[str], content: str | bytes | None = None) -> bool:
         """Bring one file up to date after an edit, then schedule a debounced save.
 

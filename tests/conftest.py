@@ -1,0 +1,57 @@
+"""Shared test helpers: tiny deterministic embedders (a model2vec StaticModel from a small matrix)."""
+
+import numpy as np
+import pytest
+
+WORDS = ["py", "route", "routes", "handler", "register", "parse", "config", "user", "password", "check",
+         "dispatch", "add", "path", "file", "read", "write", "def", "class", "return", "self"]
+
+
+def static_model(dim: int = 16, seed: int = 0, words=WORDS):
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.normalizers import Lowercase
+    from tokenizers.pre_tokenizers import Whitespace
+
+    vocab = {"[UNK]": 0, "[PAD]": 1, **{w: i + 2 for i, w in enumerate(words)}}
+    tok = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
+    tok.normalizer = Lowercase()
+    tok.pre_tokenizer = Whitespace()
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((len(vocab), dim)).astype(np.float32)
+    # Routing words share one direction: a query about registering routes lands on the code that adds
+    # handlers for paths, though it shares no word with it.
+    topic = rng.standard_normal(dim).astype(np.float32) * 3
+    for w in ("route", "routes", "register", "handler", "path", "add", "dispatch"):
+        vectors[vocab[w]] = topic + 0.3 * vectors[vocab[w]]
+    return StaticModel(vectors=vectors, tokenizer=tok, normalize=True)
+
+
+class CountingEmbedder:
+    """Wraps an embedder and counts the texts it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.name = inner.name
+        self.dimensions = inner.dimensions
+        self.texts = 0
+        self.calls = 0
+
+    def embed(self, texts):
+        self.calls += 1
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+
+@pytest.fixture
+def make_static_model():
+    """``make_static_model(dim=16, seed=0)``: a tiny model2vec StaticModel (no download, no torch)."""
+    pytest.importorskip("model2vec")
+    return static_model
+
+
+@pytest.fixture
+def counting_embedder():
+    """``counting_embedder(inner)``: wraps an embedder and counts the texts it embeds."""
+    return CountingEmbedder

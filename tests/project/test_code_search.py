@@ -1,0 +1,106 @@
+"""Project.code_search and find_related: chunks kept fresh, vectors cached by text hash, embedded in the background."""
+
+import pytest
+
+from codelex import ConfigError, EmbedderError, Project
+from codelex.dense import StaticModelEmbedder
+
+pytest.importorskip("model2vec")
+pytest.importorskip("tree_sitter_python")
+
+FILES = {
+    "web/router.py": "class Router:\n    def add(self, path, handler):\n        self.table[path] = handler\n\n"
+                     "    def dispatch(self, path):\n        return self.table[path]()\n",
+    "auth.py": "def check(user, password):\n    return user.password == password\n",
+    "conf.py": "def parse(file):\n    return read(file)\n",
+}
+
+
+@pytest.fixture
+def project_root(tmp_path):
+    for rel, text in FILES.items():
+        p = tmp_path / "proj" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return tmp_path / "proj"
+
+
+def _open(root):
+    p = Project(root, use_git=False)
+    p.open()
+    p.wait_structure()
+    return p
+
+
+def test_vectors_are_cached_across_opens_edits_and_models(project_root, make_static_model, counting_embedder):
+    e = counting_embedder(StaticModelEmbedder(make_static_model()))
+    p = _open(project_root)
+    r = p.code_search("register routes", embedder=e, wait=True)
+    assert r.mode == "hybrid" and r.embedded == r.chunks and r.hits[0].path == "web/router.py"
+    # The embedder sees every chunk once, and each hybrid query's text once.
+    assert e.texts == r.chunks + 1
+    first = e.texts
+    p.code_search("password check", embedder=e, wait=True)
+    assert e.texts == first + 1  # the query only
+    p.close()
+    p = _open(project_root)  # from disk: embeddings/ beside the index
+    assert p.code_search("parse", embedder=e, wait=True).mode == "hybrid"
+    assert e.texts == first + 2
+    (project_root / "conf.py").write_text("def parse(file):\n    return read(file).strip()\n")
+    p.on_edit("conf.py")
+    r = p.code_search("parse", embedder=e, wait=True)
+    assert e.texts == first + 4  # the changed chunk and the query
+    assert any(h.path == "conf.py" and "strip" in h.excerpt for h in r.hits)
+    other = counting_embedder(StaticModelEmbedder(make_static_model(seed=1)))
+    assert other.name != e.name
+    p.code_search("parse", embedder=other, wait=True)
+    assert other.texts == r.chunks + 1  # another model never reuses these vectors
+    p.close()
+
+
+def test_answers_lexically_until_embedded(project_root, make_static_model, counting_embedder):
+    e = counting_embedder(StaticModelEmbedder(make_static_model()))
+    p = _open(project_root)
+    r = p.code_search("password", embedder=e)  # does not wait: embedding starts in the background
+    assert r.available and r.hits[0].path == "auth.py"
+    if r.mode == "lexical":
+        assert "embedding" in r.hint and r.embedded < r.chunks
+    assert p.wait_embeddings(30)
+    r = p.code_search("password", embedder=e)
+    assert r.mode == "hybrid" and p.embedding_status()["embedded"] == r.chunks
+    p.close()
+
+
+def test_filters_stop_words_and_related(project_root, make_static_model):
+    e = StaticModelEmbedder(make_static_model())
+    p = _open(project_root)
+    assert p.code_search("the and", embedder=e, wait=True).hits == []
+    only = p.code_search("register routes", embedder=e, wait=True, paths=["auth.py", "conf.py"])
+    assert {h.path for h in only.hits} <= {"auth.py", "conf.py"}
+    rel = p.find_related("web/router.py", 2, embedder=e)
+    assert rel.available and all(not (h.path == "web/router.py" and h.start_line <= 2 <= h.end_line)
+                                 for h in rel.hits)
+    with pytest.raises(ValueError, match="no chunk"):
+        p.find_related("web/router.py", 999, embedder=e)
+    with pytest.raises(TypeError):
+        p.code_search("x", limit=True)
+    p.close()
+
+
+def test_embedder_choice_and_config(project_root, make_static_model):
+    p = _open(project_root)
+    with pytest.raises(EmbedderError, match="no model2vec model"):
+        p.code_search("parse", embedder="model2vec:/nonexistent")
+    lexical = p.code_search("parse", embedder=False)
+    assert lexical.mode == "lexical" and lexical.hits[0].path == "conf.py"
+    make_static_model().save_pretrained(str(project_root / "models" / "tiny"))
+    (project_root / "pyproject.toml").write_text('[tool.codelex]\nembedder = "model2vec:models/tiny"\n')
+    r = p.code_search("register routes", wait=True)
+    assert r.mode == "hybrid" and r.hits[0].path == "web/router.py"
+    (project_root / "pyproject.toml").write_text('[tool.codelex\n')
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        p.code_search("parse")
+    (project_root / "pyproject.toml").write_text('[tool.codelex]\nembedder = 3\n')
+    with pytest.raises(ConfigError, match="must be a str"):
+        p.code_search("parse")
+    p.close()

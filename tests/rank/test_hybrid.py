@@ -1,0 +1,131 @@
+"""Chunks as documents, the fusion, and the hybrid searcher."""
+
+import numpy as np
+import pytest
+
+from codelex.dense import FunctionEmbedder, StaticModelEmbedder, VectorCache, checked_vectors, embed_checked
+from codelex.errors import EmbedderError
+from codelex.rank import ChunkCorpus, ChunkLexicalIndex, ChunkRow, HybridSearcher, chunk_rows, embedding_text
+from codelex.rank.hybrid import FUSIONS, Fusion, fuse, query_shape
+
+
+def _corpus(rows):
+    return ChunkCorpus.from_rows(rows)
+
+
+def test_a_chunk_whose_symbol_names_the_query_outranks_a_mention():
+    rows = [ChunkRow("src/app.py", 1, 3, "def setup():\n    register_handler(x)\n    return register_handler", None),
+            ChunkRow("src/app.py", 4, 6, "def register_handler(h):\n    HANDLERS.append(h)", "register_handler"),
+            ChunkRow("src/other.py", 1, 2, "x = register_handler\ny = register_handler", None)]
+    lex = ChunkLexicalIndex(_corpus(rows))
+    ranked, _ = lex.ranking("register_handler", 10)
+    assert ranked[0] == 1
+    # The path is a field too: a chunk of a file named after the query outranks a mention elsewhere.
+    rows2 = [ChunkRow("lib/misc.py", 1, 2, "call(parser)\nparser.run()", None),
+             ChunkRow("lib/parser.py", 1, 2, "call(parser)\nparser.run()", None)]
+    assert ChunkLexicalIndex(_corpus(rows2)).ranking("parser", 10)[0][0] == 1
+
+
+def test_chunk_index_per_file_replacement_equals_a_rebuild():
+    a = [ChunkRow("a.py", 1, 1, "alpha beta", "alpha"), ChunkRow("a.py", 2, 2, "gamma", None)]
+    b = [ChunkRow("b.py", 1, 1, "beta beta", None)]
+    lex = ChunkLexicalIndex(_corpus(a + b))
+    a2 = [ChunkRow("a.py", 1, 1, "delta", None)]
+    lex.replace_file("a.py", a2)
+    corpus = _corpus(a2 + b)
+    lex.corpus = corpus
+    fresh = ChunkLexicalIndex(corpus)
+    for q in ("beta", "delta", "alpha", "gamma"):
+        assert lex.ranking(q, 10) == fresh.ranking(q, 10)
+
+
+def test_chunk_rows_partition_and_line_windows():
+    text = "\n".join(f"x{i} = {i}" for i in range(200))
+    rows = chunk_rows("m.txt", text)
+    assert rows[0].start_line == 1 and rows[-1].end_line == 200
+    assert all(r.end_line + 1 == s.start_line for r, s in zip(rows, rows[1:]))
+    assert "\n".join(r.text for r in rows) == text
+
+
+def test_query_shape():
+    assert [query_shape(q) for q in ("getUserById", "Foo::bar", "snake_case", "JoinSet", "a.b")] == ["symbol"] * 5
+    assert [query_shape(q) for q in ("how are routes registered", "timeout", "parse config")] == ["prose"] * 3
+
+
+def test_fuse_top_n_and_full():
+    vector = np.array([2, 0, 1, 3])
+    lexical = [0, 3]
+    f = Fusion("t", {"prose": (0.5, 0.5)}, 60, 2)
+    # top 2 of each: vector 2, 0; lexical 0, 3. Row 0: 0.5/61 + 0.5/60 wins; then 2 (0.5/60) before 3 (0.5/61).
+    assert fuse(vector, lexical, 4, f, 0.5, 0.5).tolist() == [0, 2, 3]
+    full = FUSIONS["original"]
+    order = fuse(vector, lexical, 4, full, 0.7, 0.3)
+    # unmatched rows 1 and 2 follow the matched in row order: lexical ranks 0:0, 3:1, 1:2, 2:3.
+    vr = {2: 0, 0: 1, 1: 2, 3: 3}
+    lr = {0: 0, 3: 1, 1: 2, 2: 3}
+    expect = sorted(range(4), key=lambda r: (-(0.7 / (60 + vr[r]) + 0.3 / (60 + lr[r])), r))
+    assert order.tolist() == expect
+
+
+def test_checked_vectors_refuse_bad_output():
+    good = checked_vectors([[3.0, 4.0]], 1, 2, "m")
+    assert np.allclose(good, [[0.6, 0.8]]) and good.dtype == np.float32
+    with pytest.raises(EmbedderError, match="shape"):
+        checked_vectors([[1.0, 2.0, 3.0]], 1, 2, "m")
+    with pytest.raises(EmbedderError, match="NaN"):
+        checked_vectors([[np.nan, 1.0]], 1, 2, "m")
+    with pytest.raises(EmbedderError, match="zero vector"):
+        checked_vectors([[0.0, 0.0]], 1, 2, "m")
+    with pytest.raises(EmbedderError, match="not a float array"):
+        checked_vectors([["a", "b"]], 1, 2, "m")
+    with pytest.raises(TypeError):
+        FunctionEmbedder(lambda t: t, name="", dimensions=2)
+    with pytest.raises(EmbedderError, match="no model2vec model"):
+        StaticModelEmbedder("/nonexistent/model")
+
+
+def _searcher(rows, embedder, complete=True):
+    corpus = _corpus(rows)
+    cache = VectorCache(embedder)
+    texts = [embedding_text(r) for r in corpus.rows]
+    if complete:
+        cache.embed_missing(corpus.keys, texts)
+    else:
+        cache.embed_missing(corpus.keys[:1], texts[:1])
+    vectors, present = cache.matrix(corpus.keys)
+    return HybridSearcher(corpus, ChunkLexicalIndex(corpus), vectors, present,
+                          lambda q: embed_checked(embedder, [q])[0])
+
+
+ROWS = [ChunkRow("web/router.py", 1, 2, "def add(self, path, handler):\n    self.table[path] = handler", "Router.add"),
+        ChunkRow("auth.py", 1, 2, "def check(user, password):\n    return user.password == password", "check"),
+        ChunkRow("conf.py", 1, 2, "def parse(file):\n    return read(file)", "parse")]
+
+
+def test_hybrid_finds_behaviour_without_the_words(make_static_model):
+    e = StaticModelEmbedder(make_static_model())
+    s = _searcher(ROWS, e)
+    # "register routes": no chunk says register or routes, but the vectors are close to "route" ... "path".
+    r = s.search("register routes")
+    assert r.mode == "hybrid" and r.hits and r.hits[0].path == "web/router.py"
+    assert r.hits[0].vector_rank == 1 and r.hits[0].lexical_rank is None
+    assert s.search("the and for").hits == []  # stop words only: nothing
+    alt = s.search("register", alternatives=["handler path"])
+    assert alt.hits[0].path == "web/router.py"
+    rel = s.related(0, limit=5)
+    assert all(row != 0 for row, _ in rel) and len(rel) == 2
+
+
+def test_incomplete_vectors_answer_lexically(make_static_model):
+    e = StaticModelEmbedder(make_static_model())
+    s = _searcher(ROWS, e, complete=False)
+    r = s.search("password")
+    assert r.mode == "lexical" and r.embedded == 1 and r.chunks == 3
+    assert [h.path for h in r.hits] == ["auth.py"] and r.hits[0].vector_rank is None
+
+
+def test_dimension_mismatch_is_an_error(make_static_model):
+    e = StaticModelEmbedder(make_static_model())
+    s = _searcher(ROWS, e)
+    with pytest.raises(ValueError, match="dimensions"):
+        s.vector_order(np.ones(3))
