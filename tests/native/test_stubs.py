@@ -17,7 +17,7 @@ import pytest
 import codelex._native
 
 NATIVE_DIR = Path(codelex._native.__file__).parent
-MODULES = ["text", "lexical"]
+MODULES = ["text", "lexical", "dense"]
 
 
 def _stub(name: str) -> ast.Module:

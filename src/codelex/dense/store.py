@@ -39,6 +39,7 @@ class VectorCache:
         self._pending_vectors: list[np.ndarray] = []
         self._dirty = False
         self.embedded_texts = 0  # texts sent to the embedder by this cache
+        self.version = 0  # bumped by every add: what a matrix was assembled from
         if self.directory is not None:
             self._load()
 
@@ -89,6 +90,7 @@ class VectorCache:
             self._pending_keys.append(np.asarray(keys, dtype=np.uint64))
             self._pending_vectors.append(np.asarray(vectors, dtype=np.float32))
             self._dirty = True
+            self.version += 1
 
     def embed_missing(self, keys: np.ndarray, texts: Sequence[str] | Callable[[int], str], *,
                       batch: int = EMBED_BATCH, progress: Callable[[int, int], None] | None = None,

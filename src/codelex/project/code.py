@@ -45,6 +45,7 @@ class CodeUpkeep:
         self.lexical: ChunkLexicalIndex | None = None
         self.caches: dict[str, VectorCache] = {}
         self.embedders: dict[str, Embedder] = {}
+        self.searchers: dict[str, tuple[tuple, HybridSearcher]] = {}  # model -> (what it was built from, it)
         self.thread: threading.Thread | None = None
         self.progress: tuple[int, int] = (0, 0)
         self.embed_error: str | None = None
@@ -165,19 +166,26 @@ class CodeUpkeep:
             log.warning("codelex: cannot save the embeddings of %s: %s", self.root, exc)
 
     def searcher(self, embedder: Embedder | None, directory: Path | None) -> HybridSearcher:
-        """A searcher over the current corpus (vectors when every chunk has one)."""
+        """A searcher over the current corpus (vectors when every chunk has one); reused while nothing changed."""
         corpus, lexical = self.corpus, self.lexical
         if embedder is None:
             return HybridSearcher(corpus, lexical)
         cache = self.cache(embedder, directory)
-        vectors, present = cache.matrix(corpus.keys)
+        key = (id(corpus), embedder.name, cache.version)
         with self.lock:
-            self.progress = (int(present.sum()), len(corpus))
+            cached = self.searchers.get(embedder.name)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+        vectors, present = cache.matrix(corpus.keys)
 
         def embed_query(text: str) -> np.ndarray:
             return embed_checked(embedder, [text])[0]
 
-        return HybridSearcher(corpus, lexical, vectors, present, embed_query)
+        searcher = HybridSearcher(corpus, lexical, vectors, present, embed_query)
+        with self.lock:
+            self.progress = (int(present.sum()), len(corpus))
+            self.searchers[embedder.name] = (key, searcher)
+        return searcher
 
     def close(self) -> None:
         with self.lock:

@@ -25,6 +25,7 @@ from codelex.defaults import (
     HYBRID_VECTOR_WEIGHT,
     RRF_K,
 )
+from codelex._native.dense import VectorIndex
 from codelex.rank.chunks import ChunkCorpus, ChunkLexicalIndex
 from codelex.rank.original import ChunkMatrix, fuse_rankings, js_round4, select_from
 
@@ -152,84 +153,116 @@ class HybridSearcher:
         Which rows have a real vector.
     embed_query : callable, optional
         ``text -> unit vector`` for queries.
+
+    Notes
+    -----
+    The vector ranking is exact: the native top-k scores every row against
+    an int8 copy with a rigorous error bound and scores exactly (in double,
+    dimension by dimension) only the rows that can reach the top.
     """
 
     def __init__(self, corpus: ChunkCorpus, lexical: ChunkLexicalIndex, vectors: np.ndarray | None = None,
                  present: np.ndarray | None = None, embed_query: Callable[[str], np.ndarray] | None = None) -> None:
         self.corpus = corpus
         self.lexical = lexical
-        self.vectors = vectors
         n = len(corpus)
-        self.present = np.ones(n, dtype=bool) if present is None and vectors is not None else \
-            (present if present is not None else np.zeros(n, dtype=bool))
+        if vectors is not None and present is None:
+            present = np.ones(n, dtype=bool)
+        self.present = present if present is not None else np.zeros(n, dtype=bool)
         self.embed_query = embed_query
-        self._matrix = ChunkMatrix(corpus.rows, vectors if vectors is not None else np.zeros((n, 1)))
+        self.vectors = vectors
+        whole = vectors is not None and bool(self.present.all()) and n > 0
+        self._index = VectorIndex(vectors) if whole else None
+        self._matrix = ChunkMatrix(corpus.rows, np.zeros((n, 1)))
 
     @property
     def complete(self) -> bool:
-        return self.vectors is not None and self.embed_query is not None and bool(self.present.all())
+        """Every chunk has a vector and queries can be embedded: hybrid answers."""
+        return self._index is not None and self.embed_query is not None
 
-    def vector_order(self, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(order, similarity)``: every row by cosine similarity, ties by row."""
-        q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        if q.shape[0] != self.vectors.shape[1]:
-            raise ValueError(f"the query vector has {q.shape[0]} dimensions, the chunks {self.vectors.shape[1]}")
-        similarity = self.vectors @ q
-        return np.argsort(-similarity, kind="stable"), similarity.astype(np.float64)
+    def vector_ranking(self, query_vector, depth: int | None = None,
+                       allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, similarities)``: the best ``depth`` rows (every row when None), ties by row; exact."""
+        if self._index is None:
+            raise ValueError("the vectors are not complete")
+        if depth is not None:
+            return self._index.top_k(query_vector, depth, allowed)
+        scores = self._index.scores(query_vector)
+        order = np.lexsort((np.arange(scores.size), -scores))
+        if allowed is not None:
+            order = order[allowed[order]]
+        return order, scores[order]
 
-    def fused_order(self, query: str, fusion: Fusion, allowed: np.ndarray | None = None,
-                    query_vector: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, list[int], float, float]:
+    def vector_order(self, query_vector) -> tuple[np.ndarray, np.ndarray]:
+        """``(order, similarity)``: every row by cosine similarity (ties by row), and each row's similarity."""
+        if self._index is None:
+            raise ValueError("the vectors are not complete")
+        scores = self._index.scores(query_vector)
+        return np.lexsort((np.arange(scores.size), -scores)), scores
+
+    def _ranked(self, query: str, fusion: Fusion, allowed, query_vector=None):
+        """(fused rows, similarity by row for the vector-ranked ones, lexical rows, vector rows, bests)."""
         n = len(self.corpus)
         depth = n if fusion.depth is None or allowed is not None else max(fusion.depth, 1)
         lex_rows, lex_scores = self.lexical.ranking(query, depth)
         if allowed is not None:
             keep = [i for i, r in enumerate(lex_rows) if allowed[r]]
             lex_rows, lex_scores = [lex_rows[i] for i in keep], [lex_scores[i] for i in keep]
+            if fusion.depth is not None:
+                lex_rows, lex_scores = lex_rows[:fusion.depth], lex_scores[:fusion.depth]
         lexical_best = js_round4(lex_scores[0]) if lex_scores else 0.0
         if not self.complete:
-            return np.asarray(lex_rows, dtype=np.int64), np.zeros(n), lex_rows, 0.0, lexical_best
+            return np.asarray(lex_rows, dtype=np.int64), {}, lex_rows, [], 0.0, lexical_best
         if query_vector is None:
             query_vector = self.embed_query(query)
-        order, similarity = self.vector_order(query_vector)
-        if allowed is not None:
-            order = order[allowed[order]]
-        vector_best = js_round4(float(similarity[order[0]])) if order.size else 0.0
+        rows, sims = self.vector_ranking(query_vector, fusion.depth, allowed)
+        similarity = dict(zip(rows.tolist(), sims.tolist()))
+        vector_best = js_round4(float(sims[0])) if sims.size else 0.0
         wv, wl = fusion.weights_for(query)
-        fused = fuse(order, lex_rows, n, fusion, wv, wl)
-        if allowed is not None:
-            fused = fused[allowed[fused]]
-        return fused, similarity, lex_rows, vector_best, lexical_best
+        if fusion.depth is None:
+            full = np.empty(n, dtype=np.int64)
+            full[:rows.size] = rows
+            if rows.size < n:  # rows left out by ``allowed`` rank after the others, in row order
+                full[rows.size:] = np.setdiff1d(np.arange(n), rows)
+            fused = fuse(full, lex_rows, n, fusion, wv, wl)
+            if allowed is not None:
+                fused = fused[allowed[fused]]
+        else:
+            fused = fuse(rows, lex_rows, n, fusion, wv, wl)
+        return fused, similarity, lex_rows, rows.tolist(), vector_best, lexical_best
 
     def search(self, query: str, *, alternatives: Sequence[str] = (), fusion: str | Fusion = "shape",
                limit: int = HYBRID_LIMIT, per_file: int = HYBRID_PER_FILE,
                excerpt_lines: int = HYBRID_EXCERPT_LINES, total_lines: int = HYBRID_TOTAL_LINES,
-               allowed: np.ndarray | None = None) -> HybridResult:
-        """The best chunks for ``query`` (and its alternative phrasings, fused with :func:`fuse_rankings`)."""
+               allowed: np.ndarray | None = None, query_vector=None) -> HybridResult:
+        """The best chunks for ``query`` (and its alternative phrasings, fused with :func:`fuse_rankings`).
+
+        ``query_vector``, when given, stands for the embedding of ``query``.
+        """
         fusion = FUSIONS[fusion] if isinstance(fusion, str) else fusion
         if not self._has_terms(query):  # empty, or stop words only: nothing to rank by
             return HybridResult(query, [], 0.0, 0.0, "hybrid" if self.complete else "lexical",
                                 int(self.present.sum()), len(self.corpus))
         alternatives = [a for a in alternatives if self._has_terms(a)]
-        orders, lexical_orders = [], []
-        similarity = np.zeros(len(self.corpus))
-        vector_best = lexical_best = 0.0
+        if self.complete and query_vector is None:
+            query_vector = self.embed_query(query)
+        orders = []
+        first = None
         for i, q in enumerate([query, *alternatives]):
-            order, sim, lex_rows, vb, lb = self.fused_order(q, fusion, allowed)
+            ranked = self._ranked(q, fusion, allowed, query_vector if i == 0 else None)
             if i == 0:
-                similarity, vector_best, lexical_best = sim, vb, lb
-            orders.append([int(r) for r in order])
-            lexical_orders.append(lex_rows)
+                first = ranked
+            orders.append([int(r) for r in ranked[0]])
+        fused, similarity, lex_rows, vec_rows, vector_best, lexical_best = first
         order = fuse_rankings(orders) if len(orders) > 1 else orders[0]
-        picked = select_from(order, self._matrix, similarity, limit=limit, per_file=per_file,
+        sims = _Similarity(similarity, self._index, query_vector, self.embed_query, query)
+        picked = select_from(order, self._matrix, sims, limit=limit, per_file=per_file,
                              excerpt_lines=excerpt_lines, total_lines=total_lines)
-        lex_place = {r: i + 1 for i, r in enumerate(lexical_orders[0])}
-        vec_place: dict[int, int] = {}
-        if self.complete and picked:
-            sims = similarity
-            for p in picked:
-                vec_place[p.row] = int((sims > sims[p.row]).sum() + (sims[:p.row] == sims[p.row]).sum()) + 1
-        hits = [HybridHit(p.path, p.symbol, p.start_line, p.end_line, p.excerpt, p.truncated, p.similarity,
-                          vec_place.get(p.row), lex_place.get(p.row)) for p in picked]
+        lex_place = {r: i + 1 for i, r in enumerate(lex_rows)}
+        vec_place = {r: i + 1 for i, r in enumerate(vec_rows)}
+        hits = [HybridHit(p.path, p.symbol, p.start_line, p.end_line, p.excerpt, p.truncated,
+                          p.similarity if self.complete else 0.0, vec_place.get(p.row), lex_place.get(p.row))
+                for p in picked]
         return HybridResult(query, hits, vector_best, lexical_best, "hybrid" if self.complete else "lexical",
                             int(self.present.sum()), len(self.corpus))
 
@@ -242,19 +275,34 @@ class HybridSearcher:
     def related(self, row: int, *, limit: int = HYBRID_LIMIT, same_language: bool = True,
                 language_of: Callable[[str], str | None] | None = None) -> list[tuple[int, float]]:
         """``(row, similarity)`` of the chunks nearest to ``row`` in vector space, the row itself left out."""
-        if not self.complete:
+        if self._index is None:
             return []
-        order, similarity = self.vector_order(self.vectors[row])
-        path = self.corpus.rows[row].path
-        lang = language_of(path) if same_language and language_of else None
-        out = []
-        for r in order:
-            r = int(r)
-            if r == row:
-                continue
-            if lang is not None and language_of(self.corpus.rows[r].path) != lang:
-                continue
-            out.append((r, js_round4(float(similarity[r]))))
-            if len(out) >= limit:
-                break
-        return out
+        rows = self.corpus.rows
+        allowed = np.ones(len(rows), dtype=bool)
+        if same_language and language_of is not None:
+            lang = language_of(rows[row].path)
+            allowed = np.array([language_of(r.path) == lang for r in rows], dtype=bool)
+        allowed[row] = False
+        found, sims = self._index.top_k(self.vectors[row], limit, allowed)
+        return [(int(r), js_round4(float(s))) for r, s in zip(found, sims)]
+
+
+class _Similarity:
+    """Similarity by row for :func:`select_from`: the vector ranking's, else computed exactly on demand."""
+
+    def __init__(self, known: dict, index, query_vector, embed_query, query: str) -> None:
+        self.known = known
+        self.index = index
+        self.query_vector = query_vector
+        self.embed_query = embed_query
+        self.query = query
+
+    def __getitem__(self, row: int) -> float:
+        found = self.known.get(row)
+        if found is not None:
+            return found
+        if self.index is None:
+            return 0.0
+        if self.query_vector is None:
+            self.query_vector = self.embed_query(self.query)
+        return float(self.index.scores(self.query_vector, [row])[0])
