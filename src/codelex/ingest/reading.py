@@ -125,9 +125,11 @@ def read_files(
                         on_skip(paths[done - 1], outcome)
                 else:
                     nbytes += outcome.size
-                    yield outcome
+                # Reported before the file is handed on: a caller sees progress before its effect.
                 if progress is not None:
                     progress(done, total, nbytes)
+                if not isinstance(outcome, str):
+                    yield outcome
         finally:
             for fut in pending:
                 fut.cancel()
