@@ -65,14 +65,16 @@ class _Progress:
         self.last = 0.0
 
     def __call__(self, done: int, total: int, nbytes: int) -> None:
+        self.draw("indexing", done, total, f"files, {nbytes / 2**20:,.0f} MiB")
+
+    def draw(self, label: str, done: int, total: int, tail: str) -> None:
         now = time.monotonic()
         if now - self.start < self.delay or (now - self.last < 0.1 and done < total):
             return
         self.last = now
         width = 30
         filled = int(width * done / total) if total else width
-        self.stream.write(f"\r\x1b[2Kindexing [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} files, "
-                          f"{nbytes / 2**20:,.0f} MiB")
+        self.stream.write(f"\r\x1b[2K{label} [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} {tail}")
         self.stream.flush()
         self.shown = True
 
@@ -80,6 +82,14 @@ class _Progress:
         if self.shown:
             self.stream.write("\r\x1b[2K")
             self.stream.flush()
+
+
+class _EmbedProgress(_Progress):
+    """The same bar while chunks are embedded, with the rate."""
+
+    def __call__(self, done: int, total: int) -> None:  # type: ignore[override]
+        rate = done / max(time.monotonic() - self.start, 1e-9)
+        self.draw("embedding", done, total, f"chunks, {rate:,.0f}/s")
 
 
 class _Failure(Exception):
@@ -384,29 +394,6 @@ def _cmd_show(args) -> int:
     for number, text in enumerate(source.text.split("\n"), source.start_line):
         print(f"{style.line_no(str(number).rjust(width))}  {display_text(text)}")
     return EXIT_FOUND
-
-
-class _EmbedProgress:
-    """A one-line progress bar on stderr while chunks are embedded."""
-
-    def __init__(self, stream) -> None:
-        self.stream = stream
-        self.start = time.monotonic()
-        self.shown = False
-
-    def __call__(self, done: int, total: int) -> None:
-        width = 30
-        filled = int(width * done / total) if total else width
-        rate = done / max(time.monotonic() - self.start, 1e-9)
-        self.stream.write(f"\r\x1b[2Kembedding [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} chunks, "
-                          f"{rate:,.0f}/s")
-        self.stream.flush()
-        self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            self.stream.write("\r\x1b[2K")
-            self.stream.flush()
 
 
 def _code_embedder(args):

@@ -686,13 +686,10 @@ cdef class LiveIndex:
             raise ValueError(f"BM25 parameters out of range: k1={k1}, b={b}")
         cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
         cdef SearchRequest req
-        cdef const uint8_t[::1] allowed_view
-        cdef const double[::1] mult_view
         cdef int64_t tid
         cdef list keep = []
         cdef Py_ssize_t tlen
         cdef const char* tdata
-        cdef SearchStatus status
         try:
             box.ids.clear()
             for tok in tokens:
@@ -717,20 +714,8 @@ cdef class LiveIndex:
             req.exhaustive = exhaustive
             req.prune_min_postings = prune_min_postings
             req.multiplier_max = 1.0 if multiplier is None else multiplier_max
-            if allowed is not None:
-                allowed_view = allowed
-                req.allowed_len = allowed_view.shape[0]
-                req.allowed = &allowed_view[0] if allowed_view.shape[0] else <const uint8_t*>&codelex_dummy32
-            if multiplier is not None:
-                mult_view = multiplier
-                req.multiplier_len = mult_view.shape[0]
-                req.multiplier = &mult_view[0] if mult_view.shape[0] else <const double*>&codelex_dummy64
-            with nogil:
-                status = box.scorer.search(deref(self.c), req, box.out)
-            if status == SearchStatus.kStale:
+            if self._run(box, &req, allowed, multiplier) == SearchStatus.kStale:
                 return None
-            if status == SearchStatus.kBadLength:
-                raise ValueError("mask or multiplier length differs from the number of slots")
             return [(h.doc, h.score, h.hits, h.line) for h in box.out]
         finally:
             self.pool.append(box)
@@ -760,6 +745,26 @@ cdef class LiveIndex:
             out.append(hit)
         return out
 
+    cdef SearchStatus _run(self, _ScorerBox box, SearchRequest* req, allowed, multiplier) except *:
+        """Attach the mask and multipliers to ``req`` and score without the GIL (the caller keeps the
+        arrays alive and clears the pointers afterwards)."""
+        cdef const uint8_t[::1] allowed_view
+        cdef const double[::1] mult_view
+        cdef SearchStatus status
+        if allowed is not None:
+            allowed_view = allowed
+            req.allowed_len = allowed_view.shape[0]
+            req.allowed = &allowed_view[0] if allowed_view.shape[0] else <const uint8_t*>&codelex_dummy32
+        if multiplier is not None:
+            mult_view = multiplier
+            req.multiplier_len = mult_view.shape[0]
+            req.multiplier = &mult_view[0] if mult_view.shape[0] else <const double*>&codelex_dummy64
+        with nogil:
+            status = box.scorer.search(deref(self.c), deref(req), box.out)
+        if status == SearchStatus.kBadLength:
+            raise ValueError("mask or multiplier length differs from the number of slots")
+        return status
+
     def search_fields(self, list terms not None, Py_ssize_t limit, list paths not None, uint64_t generation,
                       FieldRanking ranking not None, Py_ssize_t n_query_tokens, allowed=None, multiplier=None,
                       double multiplier_max=float("inf"), bint exhaustive=False, int64_t prune_min_postings=16384):
@@ -777,13 +782,10 @@ cdef class LiveIndex:
             return []
         cdef FieldTerm ft
         cdef SearchRequest req
-        cdef const uint8_t[::1] allowed_view
-        cdef const double[::1] mult_view
         cdef int64_t tid
         cdef list keep = []
         cdef Py_ssize_t tlen
         cdef const char* tdata
-        cdef SearchStatus status
         cdef int f
         cdef Hit hit
         cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
@@ -827,20 +829,8 @@ cdef class LiveIndex:
             req.allowed_len = 0
             req.multiplier = NULL
             req.multiplier_len = 0
-            if allowed is not None:
-                allowed_view = allowed
-                req.allowed_len = allowed_view.shape[0]
-                req.allowed = &allowed_view[0] if allowed_view.shape[0] else <const uint8_t*>&codelex_dummy32
-            if multiplier is not None:
-                mult_view = multiplier
-                req.multiplier_len = mult_view.shape[0]
-                req.multiplier = &mult_view[0] if mult_view.shape[0] else <const double*>&codelex_dummy64
-            with nogil:
-                status = box.scorer.search(deref(self.c), req, box.out)
-            if status == SearchStatus.kStale:
+            if self._run(box, &req, allowed, multiplier) == SearchStatus.kStale:
                 return None
-            if status == SearchStatus.kBadLength:
-                raise ValueError("mask or multiplier length differs from the number of slots")
             out = []
             for h in box.out:
                 hit = Hit.__new__(Hit)
