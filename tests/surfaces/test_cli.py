@@ -163,7 +163,7 @@ def test_ctrl_c_leaves_no_torn_index(tmp_path):
         (d / f"m{i}.py").write_text("".join(f"def function_{i}_{j}(arg): return helper_{j}(arg)\n" for j in range(400)))
     proc = subprocess.Popen([*_command(), "index", "--root", str(root)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)
+    time.sleep(1.5)  # past the interpreter's start-up and imports, into the build (several seconds)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert "Traceback" not in err
