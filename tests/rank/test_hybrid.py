@@ -129,3 +129,16 @@ def test_dimension_mismatch_is_an_error(make_static_model):
     s = _searcher(ROWS, e)
     with pytest.raises(ValueError, match="dimensions"):
         s.vector_order(np.ones(3))
+
+
+def test_query_class_reads_the_lexical_evidence():
+    from codelex.rank import query_class
+
+    rows = [ChunkRow("varint.go", 1, 3, "func ReadVarint(r io.Reader) (int64, error) {\n\treturn 0, nil\n}", None),
+            ChunkRow("doc.go", 1, 1, "// reading varints from a stream", None)]
+    corpus = _corpus(rows)
+    lex = ChunkLexicalIndex(corpus)
+    ranked, _ = lex.ranking("read varint", 10)
+    assert query_class("read varint", ranked, corpus) == "defined"  # ReadVarint holds both words
+    assert query_class("read stream", lex.ranking("read stream", 10)[0], corpus) == "prose"
+    assert query_class("ReadVarint", [], corpus) == "symbol"

@@ -1,7 +1,16 @@
 """Ranking chunks: the original's functions (``original``), chunks as documents (``chunks``), hybrid fusion (``hybrid``)."""
 
 from codelex.rank.chunks import ChunkCorpus, ChunkLexicalIndex, chunk_rows, embedding_text, text_key
-from codelex.rank.hybrid import FUSIONS, Fusion, HybridHit, HybridResult, HybridSearcher, fuse, query_shape
+from codelex.rank.hybrid import (
+    FUSIONS,
+    Fusion,
+    HybridHit,
+    HybridResult,
+    HybridSearcher,
+    fuse,
+    query_class,
+    query_shape,
+)
 from codelex.rank.original import (
     ChunkMatrix,
     ChunkRow,
@@ -35,6 +44,7 @@ __all__ = [
     "fuse",
     "fuse_rankings",
     "lexical_scores",
+    "query_class",
     "query_shape",
     "query_terms",
     "rank_chunks",

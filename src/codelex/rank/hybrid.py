@@ -29,7 +29,7 @@ from codelex._native.dense import VectorIndex
 from codelex.rank.chunks import ChunkCorpus, ChunkLexicalIndex
 from codelex.rank.original import ChunkMatrix, fuse_rankings, js_round4, select_from
 
-__all__ = ["FUSIONS", "Fusion", "HybridHit", "HybridResult", "HybridSearcher", "fuse", "query_shape"]
+__all__ = ["FUSIONS", "Fusion", "HybridHit", "HybridResult", "HybridSearcher", "fuse", "query_class", "query_shape"]
 
 _SYMBOLISH = re.compile(r"[a-z0-9][A-Z]|_|::|\.|->|[A-Z]{2}")
 
@@ -43,15 +43,39 @@ def query_shape(query: str) -> str:
     return "prose"
 
 
+def query_class(query: str, lexical_rows: Sequence[int], corpus: ChunkCorpus, look: int = 3) -> str:
+    """How the query should be fused: ``symbol`` (it looks like an identifier), ``defined`` (one of
+    the ``look`` best lexical chunks defines a name that holds every query token: the lexical
+    ranking has found what the query names, e.g. ``read varint`` and ``ReadVarint``), else
+    ``prose``.  This is the lexical-confidence signal: scale-free, it reads no score."""
+    if query_shape(query) == "symbol":
+        return "symbol"
+    from codelex.text.tokenize import tokenize_line
+
+    from codelex.text import scan_definitions
+
+    wanted = set(tokenize_line(query))
+    if wanted:
+        for row in lexical_rows[:look]:
+            chunk = corpus.rows[row]
+            # The chunk's symbol, and every name its text defines (merged chunks hold several).
+            names = [chunk.symbol] if chunk.symbol else []
+            names += [name for name, _ in scan_definitions(chunk.path, chunk.text)]
+            if any(wanted <= set(tokenize_line(name)) for name in names):
+                return "defined"
+    return "prose"
+
+
 @dataclass(frozen=True)
 class Fusion:
     """How the two rankings are fused.
 
-    ``weights`` maps a query shape to ``(vector_weight, lexical_weight)``;
-    each chunk scores ``w_v / (k + vector_rank) + w_l / (k + lexical_rank)``
-    over the rankings cut at ``depth`` (None: every chunk, ranks from 0 as
-    the original counts them, unmatched chunks after the matched ones in
-    row order).
+    ``weights`` maps a query class (:func:`query_class`: ``prose``,
+    ``symbol``, ``defined``; missing classes fall back to ``prose``) to
+    ``(vector_weight, lexical_weight)``; each chunk scores
+    ``w_v / (k + vector_rank) + w_l / (k + lexical_rank)`` over the rankings
+    cut at ``depth`` (None: every chunk, ranks from 0 as the original counts
+    them, unmatched chunks after the matched ones in row order).
     """
 
     name: str
@@ -59,15 +83,15 @@ class Fusion:
     k: float = RRF_K
     depth: int | None = None
 
-    def weights_for(self, query: str) -> tuple[float, float]:
-        return self.weights.get(query_shape(query), self.weights["prose"])
+    def weights_for(self, query_class_: str) -> tuple[float, float]:
+        return self.weights.get(query_class_, self.weights["prose"])
 
 
 #: ``original``: the seed's fusion exactly (0.7 / 0.3, k = 60, every chunk ranked);
-#: ``shape`` (the default): weights by query shape over the top 100 of each ranking, tuned on ../shared/eval.
+#: ``shape`` (the default): weights by query class over the top 100 of each ranking, tuned on ../shared/eval.
 FUSIONS = {
     "original": Fusion("original", {"prose": (HYBRID_VECTOR_WEIGHT, HYBRID_LEXICAL_WEIGHT)}, RRF_K, None),
-    "shape": Fusion("shape", {"prose": (0.8, 0.2), "symbol": (0.2, 0.8)}, 10, 100),
+    "shape": Fusion("shape", {"prose": (0.7, 0.3), "symbol": (0.1, 0.9), "defined": (0.1, 0.9)}, 5, 100),
 }
 
 
@@ -218,7 +242,7 @@ class HybridSearcher:
         rows, sims = self.vector_ranking(query_vector, fusion.depth, allowed)
         similarity = dict(zip(rows.tolist(), sims.tolist()))
         vector_best = js_round4(float(sims[0])) if sims.size else 0.0
-        wv, wl = fusion.weights_for(query)
+        wv, wl = fusion.weights_for(query_class(query, lex_rows, self.corpus))
         if fusion.depth is None:
             full = np.empty(n, dtype=np.int64)
             full[:rows.size] = rows
