@@ -338,6 +338,16 @@ def _result(text: str, *, error: bool = False) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=wire_text(text))], is_error=error)
 
 
+def _reply(text_of_project, cwd, *args, **kwargs) -> CallToolResult:
+    """A tool's answer: ``text_of_project(project, ...)``, or its ToolError as an error result (our own words,
+    not the SDK's "Error executing tool ..." wrapper)."""
+    try:
+        text = text_of_project(_project_for(cwd), *args, **kwargs)
+    except ToolError as exc:
+        return _result(str(exc), error=True)
+    return _result(text)
+
+
 def build_server() -> MCPServer:
     """The server with its tools (not yet running)."""
     server = MCPServer(
@@ -371,11 +381,7 @@ def build_server() -> MCPServer:
         limit: number of files (default 20); paths: globs that scope the search (a bare directory scopes its
         subtree); lang: a language kind such as python, jsts, go, rust, cxx; ranking: "code" (default: fields
         for definitions and paths) or "classic" (BM25 over file bodies only)."""
-        try:
-            text = symbol_search_text(_project_for(cwd), query, limit=limit, paths=paths, lang=lang, ranking=ranking)
-        except ToolError as exc:  # our own words, not the SDK's "Error executing tool ..." wrapper
-            return _result(str(exc), error=True)
-        return _result(text)
+        return _reply(symbol_search_text, cwd, query, limit=limit, paths=paths, lang=lang, ranking=ranking)
 
     @server.tool(
         name="docs_search",
@@ -407,11 +413,7 @@ def build_server() -> MCPServer:
     def file_outline(path: str, cwd: str | None = None) -> CallToolResult:
         """path: the file, relative to the project directory; cwd: the project directory (default: the server's
         working directory)."""
-        try:
-            text = file_outline_text(_project_for(cwd), path)
-        except ToolError as exc:
-            return _result(str(exc), error=True)
-        return _result(text)
+        return _reply(file_outline_text, cwd, path)
 
     @server.tool(
         name="read_symbol",
@@ -425,11 +427,7 @@ def build_server() -> MCPServer:
     def read_symbol(path: str, symbol: str, cwd: str | None = None, line: int | None = None) -> CallToolResult:
         """path: the file, relative to the project directory; symbol: the definition's name; cwd: the project
         directory; line: picks one of several definitions of the same name."""
-        try:
-            text = read_symbol_text(_project_for(cwd), path, symbol, line)
-        except ToolError as exc:
-            return _result(str(exc), error=True)
-        return _result(text)
+        return _reply(read_symbol_text, cwd, path, symbol, line)
 
     @server.tool(
         name="code_search",
@@ -446,11 +444,7 @@ def build_server() -> MCPServer:
                     lang: str | None = None, fusion: str | None = None) -> CallToolResult:
         """query: what to look for; cwd: the project directory; limit: chunks (default 8); alternatives: other
         phrasings; paths: globs; lang: a language kind; fusion: "shape" (default) or "original"."""
-        try:
-            text = code_search_text(_project_for(cwd), query, limit, alternatives, paths, lang, fusion)
-        except ToolError as exc:
-            return _result(str(exc), error=True)
-        return _result(text)
+        return _reply(code_search_text, cwd, query, limit, alternatives, paths, lang, fusion)
 
     @server.tool(
         name="find_related",
@@ -464,11 +458,7 @@ def build_server() -> MCPServer:
     def find_related(path: str, line: int, cwd: str | None = None, limit: float | None = None) -> CallToolResult:
         """path: the file, relative to the project directory; line: a line inside the chunk; cwd: the project
         directory; limit: chunks (default 8)."""
-        try:
-            text = find_related_text(_project_for(cwd), path, line, limit)
-        except ToolError as exc:
-            return _result(str(exc), error=True)
-        return _result(text)
+        return _reply(find_related_text, cwd, path, line, limit)
 
     return server
 
