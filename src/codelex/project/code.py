@@ -42,6 +42,7 @@ class CodeUpkeep:
         self.lock = threading.RLock()
         self.file_rows: dict[str, tuple[int, list]] = {}  # path -> (content hash, rows)
         self.corpus: ChunkCorpus | None = None
+        self.synced_key: tuple | None = None
         self.lexical: ChunkLexicalIndex | None = None
         self.caches: dict[str, VectorCache] = {}
         self.embedders: dict[str, Embedder] = {}
@@ -54,12 +55,17 @@ class CodeUpkeep:
 
     # --- the corpus ------------------------------------------------------------------
 
-    def sync(self, paths: list[str], structure_of) -> ChunkCorpus:
+    def sync(self, paths: list[str] | Callable[[], list[str]], structure_of, key: tuple | None = None) -> ChunkCorpus:
         """Bring the corpus in line with ``paths`` (the word index's files); returns it.
 
-        ``structure_of(path)`` gives ``(content hash, () -> FileStructure)`` or None.
+        ``structure_of(path)`` gives ``(content hash, () -> FileStructure)`` or None.  With ``key``
+        (what the word index and structure store are at), an unchanged key returns the corpus at once.
         """
         with self.lock:
+            if key is not None and key == self.synced_key and self.corpus is not None:
+                return self.corpus
+            if callable(paths):
+                paths = paths()
             changed: dict[str, list] = {}
             wanted = set(paths)
             for path in list(self.file_rows):
@@ -81,6 +87,7 @@ class CodeUpkeep:
                 rows = chunk_rows(path, doc.content, load()) if isinstance(doc, Document) else []
                 self.file_rows[path] = (digest, rows)
                 changed[path] = rows
+            self.synced_key = key
             if self.corpus is not None and not changed:
                 return self.corpus
             corpus = ChunkCorpus.from_rows(r for p in sorted(self.file_rows) for r in self.file_rows[p][1])

@@ -490,7 +490,9 @@ class Project:
             return info[0], lambda: store.get(path)
 
         code = state.code
-        corpus = code.sync(index.files, structure_of)
+        # Nothing to look at while neither the word index nor the structure store changed.
+        key = None if upkeep.stale or store is None else (id(index), len(index), id(store), store.version)
+        corpus = code.sync(lambda: index.files, structure_of, key)
         chosen, hint = self._embedder(embedder, config)
         directory = state.writable_dir() if chosen is not None else None
         if chosen is not None:

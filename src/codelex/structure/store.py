@@ -229,6 +229,7 @@ class StructureIndex:
         self._overlay: dict[str, FileRecord | None] = {}  # None: removed
         self._cache: OrderedDict[str, FileRecord] = OrderedDict()
         self.changes = 0  # edits since the last compact (a save is due when non-zero)
+        self.version = 0  # every edit ever: what a reader built from this store can compare
 
     @staticmethod
     def _rows_of(snapshot: StructureSnapshot) -> dict[str, int]:
@@ -298,6 +299,7 @@ class StructureIndex:
             self._overlay[record.structure.path] = record
             self._cache.pop(record.structure.path, None)
             self.changes += 1
+            self.version += 1
 
     def remove(self, path: str) -> bool:
         with self._lock:
@@ -306,6 +308,7 @@ class StructureIndex:
                 self._overlay[path] = None
                 self._cache.pop(path, None)
                 self.changes += 1
+                self.version += 1
             return known
 
     def retain(self, paths: set[str]) -> int:
@@ -345,6 +348,7 @@ class StructureIndex:
             self._cache.clear()
             if fresh.n_files or unchanged:
                 self.changes += 1
+                self.version += 1
 
     def compact(self) -> StructureSnapshot:
         """Fold the overlay into a new base; returns it (what a save writes)."""
