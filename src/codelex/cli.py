@@ -438,7 +438,7 @@ def _cmd_code(args) -> int:
     progress = _EmbedProgress(sys.stderr) if args.wait and sys.stderr.isatty() and not args.json else None
     project = _open_ready(args, None)
     try:
-        project.wait_structure()  # a one-shot command needs the chunks (the structure runs in the background)
+        project.prepare_code_search()  # a one-shot command needs the chunks (built in the background otherwise)
         result = project.code_search(args.query, alternatives=args.alt or (), limit=args.limit,
                                      per_file=args.per_file, total_lines=args.lines, fusion=args.fusion,
                                      embedder=_code_embedder(args), paths=args.path or None, lang=args.lang,
@@ -465,7 +465,7 @@ def _cmd_related(args) -> int:
     progress = _EmbedProgress(sys.stderr) if args.wait and sys.stderr.isatty() and not args.json else None
     project = _open_ready(args, None)
     try:
-        project.wait_structure()
+        project.prepare_code_search()
         path = Path(file_arg)
         result = project.find_related(path.resolve() if path.exists() else file_arg, int(line), limit=args.limit,
                                       same_language=not args.any_language, embedder=args.embedder, wait=args.wait)

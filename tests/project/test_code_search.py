@@ -28,8 +28,21 @@ def project_root(tmp_path):
 def _open(root):
     p = Project(root, use_git=False)
     p.open()
-    p.wait_structure()
+    p.prepare_code_search()
     return p
+
+
+def test_the_first_corpus_is_built_in_the_background(project_root):
+    p = Project(project_root, use_git=False)
+    p.open()
+    p.wait_structure()
+    first = p.code_search("password", embedder=False)
+    if not first.available:
+        assert "being prepared" in first.hint
+    p.prepare_code_search()
+    r = p.code_search("password", embedder=False)
+    assert r.available and r.hits[0].path == "auth.py"
+    p.close()
 
 
 def test_vectors_are_cached_across_opens_edits_and_models(project_root, make_static_model, counting_embedder):

@@ -43,6 +43,7 @@ class CodeUpkeep:
         self.file_rows: dict[str, tuple[int, list]] = {}  # path -> (content hash, rows)
         self.corpus: ChunkCorpus | None = None
         self.synced_key: tuple | None = None
+        self.sync_thread: threading.Thread | None = None
         self.lexical: ChunkLexicalIndex | None = None
         self.caches: dict[str, VectorCache] = {}
         self.embedders: dict[str, Embedder] = {}
@@ -99,6 +100,22 @@ class CodeUpkeep:
                 self.lexical.corpus = corpus
             self.corpus = corpus
             return corpus
+
+    def start_first_sync(self, paths, structure_of, key) -> bool:
+        """Build the first corpus on a background thread; False when it is already there."""
+        with self.lock:
+            if self.corpus is not None:
+                return False
+            if self.sync_thread is None or not self.sync_thread.is_alive():
+                def run() -> None:
+                    try:
+                        self.sync(paths, structure_of, key)
+                    except Exception as exc:  # reported by the next synchronous sync, which retries
+                        log.warning("codelex: preparing the chunks of %s failed: %s", self.root, exc)
+
+                self.sync_thread = threading.Thread(target=run, daemon=True, name="codelex-chunks")
+                self.sync_thread.start()
+            return True
 
     # --- vectors ---------------------------------------------------------------------
 

@@ -492,6 +492,12 @@ class Project:
         code = state.code
         # Nothing to look at while neither the word index nor the structure store changed.
         key = None if upkeep.stale or store is None else (id(index), len(index), id(store), store.version)
+        if code.corpus is None and not wait:
+            # The first corpus reads every file and indexes every chunk (seconds on a large tree): in the
+            # background, as the other builds; later syncs touch only what changed.
+            if code.start_first_sync(lambda: index.files, structure_of, key):
+                return unavailable("The chunks of this project are being prepared in the background; "
+                                   "retry shortly.")
         corpus = code.sync(lambda: index.files, structure_of, key)
         chosen, hint = self._embedder(embedder, config)
         directory = state.writable_dir() if chosen is not None else None
@@ -515,6 +521,20 @@ class Project:
 
             result = replace(result, hint=hint)
         return result
+
+    def prepare_code_search(self) -> None:
+        """Wait for the word index and the structure, and build the chunk corpus now (not the vectors).
+
+        A one-shot caller (the CLI) uses it; a long-running one lets
+        :meth:`code_search` prepare everything in the background.
+        """
+        if self.status in ("idle", "building"):
+            self.open(wait=True)
+        self.wait_structure()
+        thread = self._state.code.sync_thread
+        if thread is not None:
+            thread.join()
+        self.code_search("prepare", embedder=False, limit=1, wait=True)  # builds the corpus here
 
     def embedding_status(self) -> dict:
         """``{embedded, chunks, running, error}`` of the background embedding of this project's chunks."""
@@ -567,7 +587,9 @@ class Project:
         if probe.mode != "hybrid":
             return HybridResult(f"{rel}:{line}", [], 0.0, 0.0, "unavailable", probe.embedded, probe.chunks, False,
                                 probe.hint or "the chunks are not embedded yet")
-        chosen, _ = self._embedder(embedder, {})
+        from codelex.project.config import load_config
+
+        chosen, _ = self._embedder(embedder, load_config(self.root))
         searcher = self._state.code.searcher(chosen, self._state.writable_dir())
         hits = []
         for r, sim in searcher.related(row, limit=limit, same_language=same_language, language_of=kind_of):
