@@ -124,24 +124,7 @@ uint32_t Scorer::best_line(const LiveIndex& index, uint32_t doc, const QueryTerm
 }
 
 std::pair<uint32_t, uint32_t> Scorer::term_bounds(const LiveIndex& index, uint32_t term) {
-  const SegmentView& seg = index.base().seg;
-  // The base changes only by install or merge, which change the generation too.
-  if (bounds_base_ != seg.term_ptr || bounds_generation_ != index.generation_unlocked()) {
-    bounds_.clear();
-    bounds_base_ = seg.term_ptr;
-    bounds_generation_ = index.generation_unlocked();
-  }
-  auto it = bounds_.find(term);
-  if (it != bounds_.end()) return it->second;
-  uint32_t max_tf = 0, min_dl = UINT32_MAX;
-  const uint32_t* doc_len = index.doc_len_data();
-  for (int64_t p = seg.term_ptr[term]; p < seg.term_ptr[term + 1]; ++p) {
-    max_tf = std::max(max_tf, seg.post_tf[p]);
-    min_dl = std::min(min_dl, doc_len[seg.post_doc[p]]);
-  }
-  // A document that later left the base only lowers the true maxima: still bounds.
-  if (bounds_.size() > 65536) bounds_.clear();
-  return bounds_[term] = {max_tf, min_dl};
+  return field_term_bounds(index, term, kBody);  // the body's length is the document's
 }
 
 void Scorer::search_base_pruned(const LiveIndex& index, const SearchRequest& req, TopK& top) {
@@ -652,6 +635,7 @@ std::pair<uint32_t, uint32_t> Scorer::field_term_bounds(const LiveIndex& index, 
     max_tf = std::max(max_tf, seg.post_tf[p]);
     min_len = std::min(min_len, lens[seg.post_doc[p] * stride + offset]);
   }
+  // A document that later left the base only lowers the true maxima: still bounds.
   if (field_bounds_.size() > 65536) field_bounds_.clear();
   return field_bounds_[term] = {max_tf, min_len};
 }

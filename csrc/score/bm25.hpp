@@ -106,9 +106,6 @@ class Scorer {
   void search_base_pruned(const LiveIndex& index, const SearchRequest& req, TopK& top);
   // (max tf, min document length) over a base term's postings, cached per base.
   std::pair<uint32_t, uint32_t> term_bounds(const LiveIndex& index, uint32_t term);
-  std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> bounds_;
-  const void* bounds_base_ = nullptr;
-  uint64_t bounds_generation_ = UINT64_MAX;
   void accumulate_delta(const LiveIndex& index, const SearchRequest& req);
   // The code ranking, term at a time: per term, the field contributions of
   // each document are summed (in field order), saturated, and added.
