@@ -418,6 +418,17 @@ uint32_t Scorer::hit_fields(const LiveIndex& index, const SearchRequest& req, ui
 
 // One term over the delta: its lists hold the documents re-put since the
 // base was built, in no useful order, so the field sums go through scratch.
+void Scorer::begin_term(size_t n_docs) {
+  if (delta_acc_.size() < n_docs) {
+    delta_acc_.resize(n_docs, DeltaAcc{0.0, 0.0, 0, 0, 0});
+    delta_touched_.resize(n_docs + 1);
+  }
+  if (++term_epoch_ == 0) {  // wrapped: forget every stamp
+    for (auto& st : delta_acc_) st.stamp = 0;
+    term_epoch_ = 1;
+  }
+}
+
 void Scorer::accumulate_field_term_delta(const LiveIndex& index, const SearchRequest& req, const FieldTerm& ft,
                                          double idf, size_t all) {
   const std::vector<DeltaPosting>* lists[kFields];
@@ -427,15 +438,7 @@ void Scorer::accumulate_field_term_delta(const LiveIndex& index, const SearchReq
     any |= lists[f] != nullptr;
   }
   if (!any) return;
-  const size_t n_docs = index.n_slots_unlocked();
-  if (delta_acc_.size() < n_docs) {
-    delta_acc_.resize(n_docs, DeltaAcc{0.0, 0.0, 0, 0, 0});
-    delta_touched_.resize(n_docs + 1);
-  }
-  if (++term_epoch_ == 0) {
-    for (auto& st : delta_acc_) st.stamp = 0;
-    term_epoch_ = 1;
-  }
+  begin_term(index.n_slots_unlocked());
   const uint32_t* gen = index.gen_data();
   size_t n = 0;
   for (int f = 0; f < kFields; ++f) {
@@ -507,15 +510,7 @@ void Scorer::prepare_field_terms(const LiveIndex& index, const SearchRequest& re
 
 void Scorer::accumulate_group(const LiveIndex& index, const SearchRequest& req, const PrunedTerm& t, bool base,
                               size_t all) {
-  const size_t n_docs = index.n_slots_unlocked();
-  if (delta_acc_.size() < n_docs) {
-    delta_acc_.resize(n_docs, DeltaAcc{0.0, 0.0, 0, 0, 0});
-    delta_touched_.resize(n_docs + 1);
-  }
-  if (++term_epoch_ == 0) {
-    for (auto& st : delta_acc_) st.stamp = 0;
-    term_epoch_ = 1;
-  }
+  begin_term(index.n_slots_unlocked());
   const SegmentView& seg = index.base().seg;
   const uint8_t* base_live = index.base_live_or_null();
   const uint32_t* gen = index.gen_data();

@@ -130,6 +130,8 @@ class Scorer {
   };
   // The group path (a token with variants): every member's lists, base and
   // delta, through the delta scratch.
+  // The per-term delta scratch, sized for n_docs, with a fresh epoch.
+  void begin_term(size_t n_docs);
   void accumulate_group(const LiveIndex& index, const SearchRequest& req, const PrunedTerm& t, bool base, size_t all);
   std::vector<PrunedTerm> pruned_terms_;
   size_t n_known_query_tokens_ = 0;

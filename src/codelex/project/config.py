@@ -38,11 +38,33 @@ def _read(file: Path) -> dict:
         raise ConfigError(f"{file}: cannot be read: {exc}") from None
 
 
+def _signature(file: Path) -> tuple | None:
+    try:
+        st = file.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+#: Parsed settings by root, with the files' (mtime, size) they were read from: a query stats, not parses.
+_cache: dict[Path, tuple[tuple, dict]] = {}
+
+
 def load_config(root: str | Path) -> dict:
     """The settings of the project at ``root`` (an empty dict when it has none)."""
     root = Path(root)
-    out: dict = {}
     sources = [(root / "pyproject.toml", ("tool", "codelex")), (root / INDEX_DIR_NAME / "config.toml", ())]
+    signature = tuple(_signature(file) for file, _ in sources)
+    cached = _cache.get(root)
+    if cached is not None and cached[0] == signature:
+        return dict(cached[1])
+    out = _parse(root, sources)
+    _cache[root] = (signature, out)
+    return dict(out)
+
+
+def _parse(root: Path, sources) -> dict:
+    out: dict = {}
     for file, table in sources:
         data = _read(file)
         for key in table:
