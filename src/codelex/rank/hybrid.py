@@ -2,8 +2,8 @@
 
 The searcher only composes: the lexical half is
 :class:`~codelex.rank.chunks.ChunkLexicalIndex` (the code ranking over
-chunks), the vector half one matrix-vector product over the cached unit
-vectors, the fusion :func:`fuse` (or the original's exact
+chunks), the vector half the exact native top-k over the cached unit
+vectors (``codelex._native.dense``), the fusion :func:`fuse` (or the original's exact
 :func:`~codelex.rank.original.rank_order` semantics with the ``original``
 preset), the selection :func:`~codelex.rank.original.select_from`.
 """
