@@ -133,29 +133,30 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
   // Sizes per term over all batches, then each batch's blocks scattered into
   // place: batches in document order, so each term's postings stay ascending.
   out.term_ptr.assign(n_terms + 1, 0);
-  out.term_line_ptr.assign(n_terms + 1, 0);
+  std::vector<int64_t> term_line_ptr(n_terms + 1, 0);
   size_t n_docs = 0;
   for (size_t c = 0; c < batches.size(); ++c) {
     const BatchSegment& bt = batches[c];
     for (size_t i = 0; i < bt.terms.size(); ++i) {
       const uint32_t g = global(c, bt.terms[i]);
       out.term_ptr[g + 1] += bt.term_ptr[i + 1] - bt.term_ptr[i];
-      out.term_line_ptr[g + 1] += bt.term_line_ptr[i + 1] - bt.term_line_ptr[i];
+      term_line_ptr[g + 1] += bt.term_line_ptr[i + 1] - bt.term_line_ptr[i];
     }
     n_docs += bt.doc_len.size();
   }
   if (n_docs > std::numeric_limits<uint32_t>::max()) throw std::length_error("too many documents");
   for (size_t t = 0; t < n_terms; ++t) {
-    if (out.term_line_ptr[t + 1] > static_cast<int64_t>(std::numeric_limits<uint32_t>::max()))
-      throw std::length_error("line data of one term exceeds 4 GiB");
     out.term_ptr[t + 1] += out.term_ptr[t];
-    out.term_line_ptr[t + 1] += out.term_line_ptr[t];
+    term_line_ptr[t + 1] += term_line_ptr[t];
   }
-  const size_t n_post = static_cast<size_t>(out.term_ptr[n_terms]);
-  out.post_doc.resize(n_post);
-  out.post_tf.resize(n_post);
-  out.post_line_off.resize(n_post);
-  out.line_data.resize(static_cast<size_t>(out.term_line_ptr[n_terms]));
+  const int64_t n_post = out.term_ptr[n_terms];
+  out.post_doc.resize(static_cast<size_t>(n_post));
+  out.post_tf.resize(static_cast<size_t>(n_post));
+  out.tf_big_pos.clear();
+  out.tf_big_val.clear();
+  out.line_ckpt.assign(line_checkpoints(n_post), 0);
+  out.line_data.resize(static_cast<size_t>(term_line_ptr[n_terms]));
+  out.line_ckpt.back() = out.line_data.size();
   out.doc_len.clear();
   out.doc_len.reserve(n_docs);
   out.field_len.clear();
@@ -163,7 +164,8 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
   out.fwd_ptr.clear();
   out.fwd_term.clear();
   std::vector<int64_t> fill_post(out.term_ptr.begin(), out.term_ptr.end() - 1);
-  std::vector<int64_t> fill_line(out.term_line_ptr.begin(), out.term_line_ptr.end() - 1);
+  std::vector<int64_t> fill_line(term_line_ptr.begin(), term_line_ptr.end() - 1);
+  std::vector<std::pair<uint64_t, uint32_t>> big;
   uint32_t doc_base = 0;
   for (size_t ci = 0; ci < batches.size(); ++ci) {
     BatchSegment& c = batches[ci];
@@ -171,15 +173,23 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
       const uint32_t t = global(ci, c.terms[i]);
       const int64_t s = c.term_ptr[i], e = c.term_ptr[i + 1];
       const int64_t p0 = fill_post[t];
-      // Offsets of this block's lines relative to the output term's start.
-      const uint32_t shift = static_cast<uint32_t>(fill_line[t] - out.term_line_ptr[t]);
+      const int64_t ls = c.term_line_ptr[i], le = c.term_line_ptr[i + 1];
+      // Absolute offset in the output's line data of this block's first line byte.
+      const int64_t line0 = fill_line[t] - ls;
       for (int64_t p = s; p < e; ++p) {
-        out.post_doc[p0 + (p - s)] = c.post_doc[p] + doc_base;
-        out.post_tf[p0 + (p - s)] = c.post_tf[p];
-        out.post_line_off[p0 + (p - s)] = c.post_line_off[p] + shift;
+        const int64_t q = p0 + (p - s);
+        out.post_doc[q] = c.post_doc[p] + doc_base;
+        const uint32_t tf = c.post_tf[p];
+        if (tf >= kTfEscape) {
+          out.post_tf[q] = static_cast<uint8_t>(kTfEscape);
+          big.emplace_back(static_cast<uint64_t>(q), tf);
+        } else {
+          out.post_tf[q] = static_cast<uint8_t>(tf);
+        }
+        if (q % kLineCheckpoint == 0)
+          out.line_ckpt[q / kLineCheckpoint] = static_cast<uint64_t>(line0 + ls + c.post_line_off[p]);
       }
       fill_post[t] += e - s;
-      const int64_t ls = c.term_line_ptr[i], le = c.term_line_ptr[i + 1];
       if (le > ls) std::memcpy(out.line_data.data() + fill_line[t], c.line_data.data() + ls, static_cast<size_t>(le - ls));
       fill_line[t] += le - ls;
     }
@@ -188,6 +198,67 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
     doc_base += static_cast<uint32_t>(c.doc_len.size());
     c = BatchSegment();  // free the batch now
   }
+  std::sort(big.begin(), big.end());
+  out.tf_big_pos.reserve(big.size());
+  out.tf_big_val.reserve(big.size());
+  for (const auto& [pos, val] : big) {
+    out.tf_big_pos.push_back(pos);
+    out.tf_big_val.push_back(val);
+  }
+}
+
+SegmentView view_of(const BuiltSegment& s) {
+  SegmentView v;
+  v.term_ptr = s.term_ptr.data();
+  v.n_terms = s.term_ptr.size() - 1;
+  v.post_doc = s.post_doc.data();
+  v.post_tf = s.post_tf.data();
+  v.tf_big_pos = s.tf_big_pos.data();
+  v.tf_big_val = s.tf_big_val.data();
+  v.n_tf_big = s.tf_big_pos.size();
+  v.line_ckpt = s.line_ckpt.data();
+  v.line_data = s.line_data.data();
+  v.line_bytes = s.line_data.size();
+  return v;
+}
+
+uint32_t SegmentView::big_tf(int64_t p) const noexcept {
+  const uint64_t* it = std::lower_bound(tf_big_pos, tf_big_pos + n_tf_big, static_cast<uint64_t>(p));
+  return it != tf_big_pos + n_tf_big && *it == static_cast<uint64_t>(p) ? tf_big_val[it - tf_big_pos] : kTfEscape;
+}
+
+namespace {
+// Skips count varints from q (bounded by end); null when they run past it.
+inline const uint8_t* skip_varints(const uint8_t* q, const uint8_t* end, uint32_t count) noexcept {
+  while (count) {
+    if (q >= end) return nullptr;
+    if (*q++ < 0x80) --count;
+  }
+  return q;
+}
+}  // namespace
+
+const uint8_t* SegmentView::lines(int64_t p) const {
+  const int64_t k = p / kLineCheckpoint;
+  if (checks) checks->line_ckpt.ensure(k * sizeof(uint64_t), (k + 2) * sizeof(uint64_t));
+  const uint64_t start = line_ckpt[k], stop = line_ckpt[k + 1];
+  if (checks) {
+    checks->line_data.ensure(start, stop);
+    checks->post_tf.ensure(k * kLineCheckpoint, p + 1);
+  }
+  const uint8_t* q = line_data + start;
+  const uint8_t* end = line_data + std::min<uint64_t>(stop, line_bytes);
+  for (int64_t j = k * kLineCheckpoint; j < p && q; ++j) q = skip_varints(q, end, tf(j));
+  return q ? q : line_data + line_bytes;  // (validated segments never take the fallback)
+}
+
+void SegmentView::verify_all() const {
+  if (!checks) return;
+  checks->term_ptr.ensure_all();
+  checks->post_doc.ensure_all();
+  checks->post_tf.ensure_all();
+  checks->line_ckpt.ensure_all();
+  checks->line_data.ensure_all();
 }
 
 void DocumentEncoder::encode(DocumentTokenizer& tokenizer, const char* data, size_t n, const char* path, size_t path_n,
@@ -232,10 +303,11 @@ void DocumentEncoder::encode(DocumentTokenizer& tokenizer, const char* data, siz
   if (out.lines.size() > std::numeric_limits<uint32_t>::max()) throw std::length_error("document line data exceeds 4 GiB");
 }
 
-int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) noexcept {
+int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) {
   if (term >= seg.n_terms) return -1;
-  const uint32_t* first = seg.post_doc + seg.term_ptr[term];
-  const uint32_t* last = seg.post_doc + seg.term_ptr[term + 1];
+  const SegmentView::Range r = seg.postings(term);
+  const uint32_t* first = seg.post_doc + r.begin;
+  const uint32_t* last = seg.post_doc + r.end;
   const uint32_t* it = std::lower_bound(first, last, doc);
   if (it == last || *it != doc) return -1;
   return it - seg.post_doc;
@@ -254,71 +326,94 @@ int64_t varint_span(const uint8_t* p, const uint8_t* end, uint32_t count) noexce
   return q - p;
 }
 
-const char* validate_segment(const SegmentView& seg, size_t n_docs) noexcept {
-  if (!seg.term_ptr || !seg.term_line_ptr) return "missing term offsets";
-  if (seg.term_ptr[0] != 0 || seg.term_line_ptr[0] != 0) return "term offsets do not start at 0";
+const char* validate_segment(const SegmentView& seg, size_t n_docs) {
+  if (!seg.term_ptr || !seg.line_ckpt) return "missing term offsets";
+  if (seg.term_ptr[0] != 0) return "term offsets do not start at 0";
   const int64_t n_post = seg.term_ptr[seg.n_terms];
-  if (seg.term_line_ptr[seg.n_terms] != static_cast<int64_t>(seg.line_bytes))
-    return "line offsets do not end at the line data size";
+  if (n_post < 0) return "posting offsets are not monotonic";
   for (size_t t = 0; t < seg.n_terms; ++t) {
     const int64_t s = seg.term_ptr[t], e = seg.term_ptr[t + 1];
     if (e < s || e > n_post) return "posting offsets are not monotonic";
-    const int64_t ls = seg.term_line_ptr[t], le = seg.term_line_ptr[t + 1];
-    if (le < ls || le > static_cast<int64_t>(seg.line_bytes)) return "line offsets are not monotonic";
     for (int64_t p = s; p < e; ++p) {
       if (seg.post_doc[p] >= n_docs) return "posting document id out of range";
       if (p > s && seg.post_doc[p] <= seg.post_doc[p - 1]) return "posting document ids not ascending";
-      if (seg.post_tf[p] == 0) return "posting with zero tf";
-      // Each line takes at least one byte: the posting's lines fit in its term's data.
-      if (ls + static_cast<int64_t>(seg.post_line_off[p]) + static_cast<int64_t>(seg.post_tf[p]) > le)
-        return "posting line offset outside its term's line data";
     }
   }
-  return nullptr;
-}
-
-const char* derive_line_offsets(const SegmentView& seg, std::vector<int64_t>& term_line_ptr,
-                                std::vector<uint32_t>& post_line_off) {
-  if (!seg.term_ptr || seg.term_ptr[0] != 0) return "term offsets do not start at 0";
-  const int64_t n_post = seg.term_ptr[seg.n_terms];
-  term_line_ptr.assign(seg.n_terms + 1, 0);
-  post_line_off.resize(static_cast<size_t>(std::max<int64_t>(n_post, 0)));
+  size_t escapes = 0;
+  for (int64_t p = 0; p < n_post; ++p) {
+    if (seg.post_tf[p] == 0) return "posting with zero tf";
+    escapes += seg.post_tf[p] == kTfEscape;
+  }
+  if (escapes != seg.n_tf_big) return "tf overflow pairs do not match their markers";
+  for (size_t i = 0; i < seg.n_tf_big; ++i) {
+    const uint64_t p = seg.tf_big_pos[i];
+    if (p >= static_cast<uint64_t>(n_post) || (i && p <= seg.tf_big_pos[i - 1]) || seg.post_tf[p] != kTfEscape)
+      return "tf overflow positions are out of range or unordered";
+    if (seg.tf_big_val[i] < kTfEscape) return "tf overflow value is small";
+  }
+  // Every posting's lines: well-formed varints, at the checkpoints' offsets, ending at the data's end.
   const uint8_t* data = seg.line_data;
   const uint8_t* end = data + seg.line_bytes;
   const uint8_t* q = data;
-  for (size_t t = 0; t < seg.n_terms; ++t) {
-    const int64_t s = seg.term_ptr[t], e = seg.term_ptr[t + 1];
-    if (e < s || e > n_post) return "posting offsets are not monotonic";
-    const uint8_t* term_start = q;
-    term_line_ptr[t] = q - data;
-    for (int64_t p = s; p < e; ++p) {
-      const int64_t rel = q - term_start;
-      if (rel > std::numeric_limits<uint32_t>::max()) return "line data of one term exceeds 4 GiB";
-      post_line_off[p] = static_cast<uint32_t>(rel);
-      uint32_t left = seg.post_tf[p];
-      if (left == 0) return "posting with zero tf";
-      // One byte per line in the common case; a continuation byte at most
-      // four times per varint (validated: the 5th byte must end it).
-      int run = 0;
-      while (left) {
-        if (q >= end) return "posting lines run past the line data";
-        if (*q++ < 0x80) {
-          --left;
-          run = 0;
-        } else if (++run == 5) {
-          return "malformed line varint";
-        }
+  for (int64_t p = 0; p < n_post; ++p) {
+    if (p % kLineCheckpoint == 0 && seg.line_ckpt[p / kLineCheckpoint] != static_cast<uint64_t>(q - data))
+      return "line checkpoint does not match the line data";
+    uint32_t left = seg.tf(p);
+    int run = 0;
+    while (left) {
+      if (q >= end) return "posting lines run past the line data";
+      if (*q++ < 0x80) {
+        --left;
+        run = 0;
+      } else if (++run == 5) {
+        return "malformed line varint";
       }
     }
   }
-  term_line_ptr[seg.n_terms] = q - data;
   if (q != end) return "line data has trailing bytes";
+  if (seg.line_ckpt[line_checkpoints(n_post) - 1] != seg.line_bytes) return "last line checkpoint is not the line data size";
   return nullptr;
+}
+
+void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, BuiltSegment& out) {
+  const size_t n_terms = order.size();
+  out.term_ptr.assign(n_terms + 1, 0);
+  out.post_doc.clear();
+  out.post_tf.clear();
+  out.tf_big_pos.clear();
+  out.tf_big_val.clear();
+  out.line_ckpt.clear();
+  out.line_data.clear();
+  const int64_t n_post = seg.n_postings();
+  out.post_doc.reserve(static_cast<size_t>(n_post));
+  out.post_tf.reserve(static_cast<size_t>(n_post));
+  out.line_data.reserve(seg.line_bytes);
+  const uint8_t* end = seg.line_data + seg.line_bytes;
+  for (size_t i = 0; i < n_terms; ++i) {
+    const uint32_t t = order[i];
+    if (t < seg.n_terms) {
+      const SegmentView::Range r = seg.postings(t);
+      if (r.end > r.begin) {
+        const uint8_t* q = seg.lines(r.begin);
+        for (int64_t p = r.begin; p < r.end; ++p) {
+          const uint32_t tf = seg.tf(p);
+          const uint8_t* next = skip_varints(q, end, tf);
+          if (!next) throw std::logic_error("malformed line data");
+          out.append_posting(seg.post_doc[p], tf);
+          out.line_data.insert(out.line_data.end(), q, next);
+          q = next;
+        }
+      }
+    }
+    out.term_ptr[i + 1] = static_cast<int64_t>(out.post_doc.size());
+  }
+  out.close_checkpoints();
 }
 
 void derive_forward(const SegmentView& seg, size_t n_docs, std::vector<int64_t>& fwd_ptr,
                     std::vector<uint32_t>& fwd_term) {
-  const int64_t n_post = seg.term_ptr[seg.n_terms];
+  seg.verify_all();
+  const int64_t n_post = seg.n_postings();
   fwd_ptr.assign(n_docs + 1, 0);
   for (int64_t p = 0; p < n_post; ++p) ++fwd_ptr[seg.post_doc[p] + 1];
   for (size_t d = 0; d < n_docs; ++d) fwd_ptr[d + 1] += fwd_ptr[d];

@@ -10,35 +10,103 @@
 #include <cstdint>
 #include <vector>
 
+#include "storage/checked.hpp"
 #include "text/tokenizer.hpp"
 #include "text/vocabulary.hpp"
 
 namespace codelex {
 
-// Read-only view of a segment's arrays (numpy- or mmap-owned).
+// Postings per line checkpoint: the byte offset of every 64th posting's
+// lines is stored; any other posting's lines are at most 63 postings' line
+// lists past one (a few dozen bytes to skip).
+constexpr int64_t kLineCheckpoint = 64;
+// A posting's tf is one byte; 255 means "in the overflow pairs".
+constexpr uint32_t kTfEscape = 255;
+
+// The lazily verified regions of a mapped base (see storage/checked.hpp).
+struct SegmentChecks {
+  CheckedRegion term_ptr, post_doc, post_tf, line_ckpt, line_data;
+};
+
+// Read-only view of a segment's arrays (owned by a BuiltSegment, or borrowed
+// from a mapped file).  Readers go through postings() and lines(), which
+// verify what they hand out when the segment is checked lazily.
 struct SegmentView {
   const int64_t* term_ptr = nullptr;  // n_terms + 1
   size_t n_terms = 0;
   const uint32_t* post_doc = nullptr;
-  const uint32_t* post_tf = nullptr;
-  const int64_t* term_line_ptr = nullptr;  // n_terms + 1
-  const uint32_t* post_line_off = nullptr;
-  const uint8_t* line_data = nullptr;
+  const uint8_t* post_tf = nullptr;      // distinct lines, kTfEscape = see tf_big_*
+  const uint64_t* tf_big_pos = nullptr;  // ascending posting indices of the escaped tfs
+  const uint32_t* tf_big_val = nullptr;
+  size_t n_tf_big = 0;
+  const uint64_t* line_ckpt = nullptr;  // line_checkpoints(n_postings) entries, the last = line_bytes
+  const uint8_t* line_data = nullptr;   // varint line deltas, tf per posting, in posting order
   size_t line_bytes = 0;
+  const SegmentChecks* checks = nullptr;  // null: every array is trusted
+
+  struct Range {
+    int64_t begin, end;
+  };
+  // The postings of term t (< n_terms), their doc and tf bytes verified.
+  Range postings(uint32_t t) const {
+    if (checks) checks->term_ptr.ensure(t * sizeof(int64_t), (t + 2) * sizeof(int64_t));
+    const Range r{term_ptr[t], term_ptr[t + 1]};
+    if (checks && r.end > r.begin) {
+      checks->post_doc.ensure(r.begin * sizeof(uint32_t), r.end * sizeof(uint32_t));
+      checks->post_tf.ensure(r.begin, r.end);
+    }
+    return r;
+  }
+  int64_t n_postings() const {
+    if (checks) checks->term_ptr.ensure(n_terms * sizeof(int64_t), (n_terms + 1) * sizeof(int64_t));
+    return term_ptr[n_terms];
+  }
+  uint32_t tf(int64_t p) const noexcept {
+    const uint32_t v = post_tf[p];
+    return v != kTfEscape ? v : big_tf(p);
+  }
+  uint32_t big_tf(int64_t p) const noexcept;
+  // The first byte of posting p's lines (verified); its tf varints follow.
+  const uint8_t* lines(int64_t p) const;
+  // Verifies every lazily checked array (throws CorruptIndex on a mismatch).
+  void verify_all() const;
 };
+
+inline size_t line_checkpoints(int64_t n_postings) noexcept {
+  return static_cast<size_t>((n_postings + kLineCheckpoint - 1) / kLineCheckpoint) + 1;
+}
 
 struct BuiltSegment {
   std::vector<int64_t> term_ptr;       // n_terms + 1: postings of term t are [term_ptr[t], term_ptr[t+1])
   std::vector<uint32_t> post_doc;      // ascending within a term
-  std::vector<uint32_t> post_tf;       // distinct lines
-  std::vector<int64_t> term_line_ptr;  // n_terms + 1: byte range of term t in line_data
-  std::vector<uint32_t> post_line_off; // byte offset of a posting's lines, relative to term_line_ptr[t]
-  std::vector<uint8_t> line_data;      // varint line deltas, tf per posting
+  std::vector<uint8_t> post_tf;        // distinct lines, kTfEscape = see tf_big_*
+  std::vector<uint64_t> tf_big_pos;
+  std::vector<uint32_t> tf_big_val;
+  std::vector<uint64_t> line_ckpt;     // see SegmentView
+  std::vector<uint8_t> line_data;      // varint line deltas, tf per posting, in posting order
   std::vector<uint32_t> doc_len;       // token occurrences per document (repeats counted)
   std::vector<uint32_t> field_len;     // n_docs * kExtraFields: dir, name, defs token counts per document
   std::vector<int64_t> fwd_ptr;        // n_docs + 1: distinct terms of document d are fwd_term[fwd_ptr[d]...]
   std::vector<uint32_t> fwd_term;
+
+  // Appends a posting whose lines the caller appends to line_data next.
+  void append_posting(uint32_t doc, uint32_t tf) {
+    const size_t p = post_doc.size();
+    if (p % kLineCheckpoint == 0) line_ckpt.push_back(line_data.size());
+    post_doc.push_back(doc);
+    if (tf >= kTfEscape) {
+      post_tf.push_back(static_cast<uint8_t>(kTfEscape));
+      tf_big_pos.push_back(p);
+      tf_big_val.push_back(tf);
+    } else {
+      post_tf.push_back(static_cast<uint8_t>(tf));
+    }
+  }
+  // After the last append: the closing checkpoint.
+  void close_checkpoints() { line_ckpt.push_back(line_data.size()); }
 };
+
+SegmentView view_of(const BuiltSegment& s);
 
 // Tells whether a token is the first of its term on the current line, in O(1):
 // serial stamps per term instead of a set per line.  Feed tokens in line order.
@@ -152,20 +220,20 @@ class DocumentEncoder {
 };
 
 // Finds doc in the postings of term; returns the posting index or -1.
-int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) noexcept;
+int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc);
 
-// Checks the structural invariants that reading relies on (monotonic offsets,
-// document ids in range and ascending within a term, line offsets inside the
-// line data).  Returns null when valid, else a static description.
-const char* validate_segment(const SegmentView& seg, size_t n_docs) noexcept;
+// Checks every structural invariant that reading relies on (monotonic
+// offsets, document ids in range and ascending within a term, tf escapes
+// matching their overflow pairs, every posting's lines well-formed varints at
+// the checkpoints' offsets).  Returns null when valid, else a static
+// description.  (A lazily checked segment needs none of this: a verified
+// chunk holds what a save wrote, and saves write validated segments only.)
+const char* validate_segment(const SegmentView& seg, size_t n_docs);
 
-// Derives the line offsets (term_line_ptr, post_line_off) of a segment whose
-// term_ptr, post_tf and line_data are set, checking on the way that every
-// posting's lines are well-formed varints inside the line data.  Returns null
-// on success, else a static reason.  (Persisted indexes leave these offsets
-// out: they are a quarter of the posting bytes and cheap to recompute.)
-const char* derive_line_offsets(const SegmentView& seg, std::vector<int64_t>& term_line_ptr,
-                                std::vector<uint32_t>& post_line_off);
+// The same segment with its terms renumbered: term order[i] becomes term i
+// (order is a permutation of the terms).  Postings, tfs and lines move with
+// their terms; documents keep their ids.
+void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, BuiltSegment& out);
 
 // Derives the forward index (per document, its distinct terms ascending) by
 // transposing the postings of a valid segment.

@@ -9,14 +9,7 @@ namespace codelex {
 
 BaseArrays base_arrays_of(const BuiltSegment& s) {
   BaseArrays b;
-  b.seg.term_ptr = s.term_ptr.data();
-  b.seg.n_terms = s.term_ptr.size() - 1;
-  b.seg.post_doc = s.post_doc.data();
-  b.seg.post_tf = s.post_tf.data();
-  b.seg.term_line_ptr = s.term_line_ptr.data();
-  b.seg.post_line_off = s.post_line_off.data();
-  b.seg.line_data = s.line_data.data();
-  b.seg.line_bytes = s.line_data.size();
+  b.seg = view_of(s);
   b.doc_len = s.doc_len.data();
   b.field_len = s.field_len.data();
   b.fwd_ptr = s.fwd_ptr.empty() ? nullptr : s.fwd_ptr.data();
@@ -30,7 +23,7 @@ namespace {
 std::unique_ptr<BuiltSegment> empty_segment() {
   auto s = std::make_unique<BuiltSegment>();
   s->term_ptr.assign(1, 0);
-  s->term_line_ptr.assign(1, 0);
+  s->line_ckpt.assign(1, 0);
   s->fwd_ptr.assign(1, 0);
   return s;
 }
@@ -54,6 +47,8 @@ LiveIndex::~LiveIndex() = default;
 void LiveIndex::clear_locked() {
   owned_ = empty_segment();
   base_ = base_arrays_of(*owned_);
+  checks_.reset();
+  base_postings_ = 0;
   base_live_.clear();
   dead_base_docs_ = dead_base_pairs_ = 0;
   fwd_ptr_ = nullptr;
@@ -76,18 +71,23 @@ void LiveIndex::clear_locked() {
   delta_postings_ = 0;
   max_gen_ = 0;
   df_.clear();
+  df_ready_ = true;
   n_live_ = total_tokens_ = 0;
   for (auto& t : field_total_) t = 0;
 }
 
 const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegment> owned, const SlotArrays& slots,
-                               size_t n_terms, bool trusted) {
+                               size_t n_terms, bool trusted, std::unique_ptr<SegmentChecks> checks) {
   const char* err = nullptr;
-  if (!base.seg.term_ptr || !base.seg.term_line_ptr) err = "missing term offsets";
+  if (!base.seg.term_ptr || !base.seg.line_ckpt) err = "missing term offsets";
+  if (!err && checks && base.seg.checks != checks.get()) err = "segment checks do not belong to the segment";
+  if (!err && !checks && base.seg.checks) err = "segment checks must be handed over";
   if (!err && (!base.doc_len && base.n_docs)) err = "missing document lengths";
   if (!err && (!base.field_len && base.n_docs)) err = "missing field lengths";
   if (!err && base.n_docs >= std::numeric_limits<uint32_t>::max()) err = "too many documents";
-  if (!err && !trusted) err = validate_segment(base.seg, base.n_docs);
+  // A lazily checked segment is verified chunk by chunk as it is read; any
+  // other segment not built here is validated in full.
+  if (!err && !trusted && !checks) err = validate_segment(base.seg, base.n_docs);
   if (!err && !slots.path_off) err = "missing path offsets";
   if (!err && slots.path_bytes && !slots.path_blob) err = "missing path data";
   if (!err && slots.path_off[0] != 0) err = "path offsets do not start at 0";
@@ -96,10 +96,10 @@ const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegm
   if (!err && slots.path_off[base.n_docs] != slots.path_bytes) err = "path offsets do not end at the path data size";
   if (!err && base.n_docs && (!slots.mtime_ns || !slots.size)) err = "missing file metadata";
   if (err) return err;  // nothing changed
-  // Build the new tables first, then swap them in under the lock.
-  std::vector<uint32_t> df(std::max(n_terms, base.seg.n_terms), 0);
-  for (size_t t = 0; t < base.seg.n_terms; ++t)
-    df[t] = static_cast<uint32_t>(base.seg.term_ptr[t + 1] - base.seg.term_ptr[t]);
+  (void)n_terms;
+  const uint64_t n_base_postings = static_cast<uint64_t>(base.seg.n_postings());
+  // Build the new tables first, then swap them in under the lock.  df is not
+  // materialized: it is the base's until the first edit (ensure_df).
   std::vector<uint32_t> doc_len(base.doc_len, base.doc_len + base.n_docs);
   uint64_t total = 0;
   for (uint32_t len : doc_len) total += len;
@@ -114,7 +114,9 @@ const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegm
   std::unique_lock<std::shared_mutex> lock(rw_);
   clear_locked();
   owned_ = std::move(owned);
+  checks_ = std::move(checks);
   base_ = base;
+  base_postings_ = n_base_postings;
   // Only a segment built here brings a forward index it can vouch for.
   fwd_ptr_ = trusted ? base.fwd_ptr : nullptr;
   fwd_term_ = trusted ? base.fwd_term : nullptr;
@@ -129,12 +131,32 @@ const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegm
   path_arena_.swap(arena);
   path_off_.swap(path_off);
   delta_doc_of_.assign(base.n_docs, 0);
-  df_.swap(df);
+  df_ready_ = false;
   n_live_ = base.n_docs;
   total_tokens_ = total;
   ++generation_;
   ++stats_version_;
   return nullptr;
+}
+
+void LiveIndex::ensure_df() {
+  if (df_ready_) return;
+  const SegmentView& seg = base_.seg;
+  std::vector<uint32_t> df(seg.n_terms, 0);
+  for (size_t t = 0; t < seg.n_terms; ++t) {
+    const SegmentView::Range r = seg.postings(static_cast<uint32_t>(t));
+    df[t] = static_cast<uint32_t>(r.end - r.begin);
+  }
+  std::unique_lock<std::shared_mutex> lock(rw_);
+  df_.swap(df);
+  df_ready_ = true;
+}
+
+uint32_t LiveIndex::df_unlocked(uint32_t term) const {
+  if (df_ready_) return term < df_.size() ? df_[term] : 0;
+  if (term >= base_.seg.n_terms) return 0;
+  const SegmentView::Range r = base_.seg.postings(term);
+  return static_cast<uint32_t>(r.end - r.begin);
 }
 
 void LiveIndex::grow_df(size_t n) {
@@ -218,6 +240,7 @@ void LiveIndex::put(uint32_t slot, const EncodedDocument& doc, int64_t mtime_ns,
   DeltaDoc fresh;
   fresh.terms = doc.terms;
   fresh.pos.resize(n);
+  ensure_df();
   if (slot < base_.n_docs) ensure_forward();
 
   std::unique_lock<std::shared_mutex> lock(rw_);
@@ -274,6 +297,7 @@ void LiveIndex::put(uint32_t slot, const EncodedDocument& doc, int64_t mtime_ns,
 
 bool LiveIndex::remove(uint32_t slot) {
   if (slot >= doc_len_.size()) return false;
+  ensure_df();
   if (slot < base_.n_docs) ensure_forward();
   std::unique_lock<std::shared_mutex> lock(rw_);
   const bool was = alive_[slot];
@@ -318,13 +342,11 @@ std::unique_ptr<MergedIndex> LiveIndex::build_merged(size_t n_terms) const {
   const size_t n_docs = m->old_slot.size();
   BuiltSegment& out = m->seg;
   const SegmentView& seg = base_.seg;
-  uint64_t pairs = 0;
-  for (size_t t = 0; t < df_.size(); ++t) pairs += df_[t];
+  seg.verify_all();
+  const uint64_t pairs = base_postings_ - dead_base_pairs_ + delta_postings_;  // an upper bound
   out.term_ptr.assign(n_terms + 1, 0);
-  out.term_line_ptr.assign(n_terms + 1, 0);
   out.post_doc.reserve(pairs);
   out.post_tf.reserve(pairs);
-  out.post_line_off.reserve(pairs);
   out.line_data.reserve(seg.line_bytes + delta_lines_.size());
 
   struct Pending {
@@ -333,42 +355,44 @@ std::unique_ptr<MergedIndex> LiveIndex::build_merged(size_t n_terms) const {
     const uint8_t* lines;
   };
   std::vector<Pending> delta;
+  const uint8_t* base_end = seg.line_data + seg.line_bytes;
+  const uint8_t* delta_end = delta_lines_.data() + delta_lines_.size();
   for (size_t t = 0; t < n_terms; ++t) {
-    const int64_t line_base = static_cast<int64_t>(out.line_data.size());
-    out.term_line_ptr[t] = line_base;
     delta.clear();
     if (const auto* list = delta_list(static_cast<uint32_t>(t))) {
       for (const DeltaPosting& dp : *list)
         if (dp.gen == gen_[dp.doc]) delta.push_back(Pending{new_id[dp.doc], dp.tf, delta_lines_.data() + dp.line_off});
       std::sort(delta.begin(), delta.end(), [](const Pending& a, const Pending& b) { return a.doc < b.doc; });
     }
-    auto emit = [&](uint32_t doc, uint32_t tf, const uint8_t* lines, const uint8_t* end) {
-      const int64_t rel = static_cast<int64_t>(out.line_data.size()) - line_base;
-      if (rel > std::numeric_limits<uint32_t>::max()) throw std::length_error("line data of one term exceeds 4 GiB");
+    auto emit = [&](uint32_t doc, uint32_t tf, const uint8_t* lines, const uint8_t* end) -> const uint8_t* {
       const int64_t span = varint_span(lines, end, tf);
       if (span < 0) throw std::logic_error("malformed line data");
-      out.post_doc.push_back(doc);
-      out.post_tf.push_back(tf);
-      out.post_line_off.push_back(static_cast<uint32_t>(rel));
+      out.append_posting(doc, tf);
       out.line_data.insert(out.line_data.end(), lines, lines + span);
+      return lines + span;
     };
     size_t j = 0;
-    const uint8_t* delta_end = delta_lines_.data() + delta_lines_.size();
     if (t < seg.n_terms) {
-      const uint8_t* term_lines = seg.line_data + seg.term_line_ptr[t];
-      const uint8_t* term_end = seg.line_data + seg.term_line_ptr[t + 1];
-      for (int64_t p = seg.term_ptr[t]; p < seg.term_ptr[t + 1]; ++p) {
+      const SegmentView::Range r = seg.postings(static_cast<uint32_t>(t));
+      const uint8_t* lines = r.end > r.begin ? seg.lines(r.begin) : nullptr;
+      for (int64_t p = r.begin; p < r.end; ++p) {
         const uint32_t s = seg.post_doc[p];
-        if (!base_live_[s]) continue;
+        const uint32_t tf = seg.tf(p);
+        if (!base_live_[s]) {
+          const int64_t span = varint_span(lines, base_end, tf);
+          if (span < 0) throw std::logic_error("malformed line data");
+          lines += span;
+          continue;
+        }
         const uint32_t d = new_id[s];
         for (; j < delta.size() && delta[j].doc < d; ++j) emit(delta[j].doc, delta[j].tf, delta[j].lines, delta_end);
-        emit(d, seg.post_tf[p], term_lines + seg.post_line_off[p], term_end);
+        lines = emit(d, tf, lines, base_end);
       }
     }
     for (; j < delta.size(); ++j) emit(delta[j].doc, delta[j].tf, delta[j].lines, delta_end);
     out.term_ptr[t + 1] = static_cast<int64_t>(out.post_doc.size());
   }
-  out.term_line_ptr[n_terms] = static_cast<int64_t>(out.line_data.size());
+  out.close_checkpoints();
 
   out.doc_len.resize(n_docs);
   out.field_len.resize(n_docs * kExtraFields);
@@ -399,6 +423,7 @@ void LiveIndex::install_merged(MergedIndex& m) {
   std::vector<uint32_t> delta_doc_of(b.n_docs, 0);
   // Swapped out under the lock, freed after it.
   std::unique_ptr<BuiltSegment> old_owned;
+  std::unique_ptr<SegmentChecks> old_checks;
   std::vector<uint32_t> old_head;
   std::vector<std::vector<DeltaPosting>> old_lists;
   std::vector<uint8_t> old_lines;
@@ -409,7 +434,9 @@ void LiveIndex::install_merged(MergedIndex& m) {
     std::unique_lock<std::shared_mutex> lock(rw_);
     old_owned = std::move(owned_);
     owned_ = std::move(owned);
+    old_checks = std::move(checks_);
     base_ = b;
+    base_postings_ = static_cast<uint64_t>(b.seg.n_postings());
     fwd_ptr_ = nullptr;  // derived again when a base document next changes
     fwd_term_ = nullptr;
     old_fwd_ptr.swap(fwd_ptr_owned_);
@@ -486,20 +513,24 @@ IndexCounts LiveIndex::counts(const std::vector<uint8_t>& is_field_term) const {
   IndexCounts c;
   c.live_docs = n_live_;
   c.total_tokens = total_tokens_;
-  for (size_t t = 0; t < df_.size(); ++t) {
+  const SegmentView& seg = base_.seg;
+  seg.verify_all();
+  const size_t n_df = df_ready_ ? df_.size() : seg.n_terms;
+  for (size_t t = 0; t < n_df; ++t) {
+    const uint32_t df = df_unlocked(static_cast<uint32_t>(t));
     if (field(t)) {
-      c.field_terms += df_[t] > 0;
+      c.field_terms += df > 0;
       continue;
     }
-    c.terms += df_[t] > 0;
-    c.pairs += df_[t];
+    c.terms += df > 0;
+    c.pairs += df;
   }
-  const SegmentView& seg = base_.seg;
-  const int64_t n_base_pairs = seg.term_ptr[seg.n_terms];
+  const int64_t n_base_pairs = static_cast<int64_t>(base_postings_);
   for (size_t t = 0; t < seg.n_terms; ++t) {
     if (field(t)) continue;
-    for (int64_t p = seg.term_ptr[t]; p < seg.term_ptr[t + 1]; ++p)
-      if (dead_base_docs_ == 0 || base_live_[seg.post_doc[p]]) c.line_postings += seg.post_tf[p];
+    const SegmentView::Range r = seg.postings(static_cast<uint32_t>(t));
+    for (int64_t p = r.begin; p < r.end; ++p)
+      if (dead_base_docs_ == 0 || base_live_[seg.post_doc[p]]) c.line_postings += seg.tf(p);
   }
   for (size_t t = 0; t < delta_head_.size(); ++t) {
     if (!delta_head_[t]) continue;
@@ -511,8 +542,8 @@ IndexCounts LiveIndex::counts(const std::vector<uint8_t>& is_field_term) const {
   }
   c.delta_bytes += delta_head_.capacity() * 4 + delta_lines_.capacity();
   for (const auto& dd : delta_docs_) c.delta_bytes += (dd.terms.capacity() + dd.pos.capacity()) * 4;
-  c.base_bytes = static_cast<uint64_t>(seg.n_terms + 1) * 16 + static_cast<uint64_t>(n_base_pairs) * 12 +
-                 seg.line_bytes + base_.n_docs * 4;
+  c.base_bytes = static_cast<uint64_t>(seg.n_terms + 1) * 8 + static_cast<uint64_t>(n_base_pairs) * 5 +
+                 seg.n_tf_big * 12 + line_checkpoints(n_base_pairs) * 8 + seg.line_bytes + base_.n_docs * 4;
   if (fwd_ptr_) c.base_bytes += (base_.n_docs + 1) * 8 + static_cast<uint64_t>(fwd_ptr_[base_.n_docs]) * 4;
   c.table_bytes = df_.size() * 4 + doc_len_.size() * (4 + 1 + 4 + 8 + 8 + 8 + 4 + 4 * kExtraFields) +
                   base_live_.size() + path_arena_.size();

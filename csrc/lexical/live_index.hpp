@@ -102,8 +102,10 @@ class LiveIndex {
   // (the index is then unchanged).  Unless trusted (built here), validates
   // every invariant that reading relies on, and ignores a supplied forward
   // index (it is derived from the postings when first needed).
+  // checks (may be null) are the lazily verified regions of base.seg, taken
+  // over: such a segment is verified chunk by chunk as readers touch it.
   const char* install(const BaseArrays& base, std::unique_ptr<BuiltSegment> owned, const SlotArrays& slots,
-                      size_t n_terms, bool trusted);
+                      size_t n_terms, bool trusted, std::unique_ptr<SegmentChecks> checks = nullptr);
 
   // Appends an empty slot for a new path; returns its id.
   uint32_t add_slot(const char* path, size_t n, int64_t mtime_ns, uint64_t size);
@@ -122,7 +124,7 @@ class LiveIndex {
   // Postings that a merge would drop or rewrite: delta postings (dead ones
   // included) plus the dead base postings.
   uint64_t pending_postings() const noexcept { return delta_postings_ + dead_base_pairs_; }
-  uint64_t base_postings() const noexcept { return base_.seg.term_ptr ? static_cast<uint64_t>(base_.seg.term_ptr[base_.seg.n_terms]) : 0; }
+  uint64_t base_postings() const noexcept { return base_postings_; }
   bool needs_merge(double ratio, uint64_t min_postings) const noexcept;
   // True when the base alone holds every document (nothing for a merge to do).
   bool is_compact() const noexcept;
@@ -138,6 +140,8 @@ class LiveIndex {
   // is_field_term(t) tells the extra fields' terms from the body's.
   IndexCounts counts(const std::vector<uint8_t>& is_field_term) const;
   void live_slots(std::vector<uint32_t>& out) const;
+  // The lazily verified regions of the base (null when it is trusted).
+  const SegmentChecks* checks() const noexcept { return checks_.get(); }
   // The current base (valid until the next install or merge).
   const BaseArrays& base() const noexcept { return base_; }
   std::string_view path(uint32_t slot) const noexcept {
@@ -156,7 +160,8 @@ class LiveIndex {
   // Token occurrences of an extra field over the live documents (f: 0 dir, 1 name, 2 defs).
   uint64_t field_total_unlocked(int f) const noexcept { return field_total_[f]; }
   const uint32_t* field_len_data() const noexcept { return field_len_.data(); }
-  uint32_t df_unlocked(uint32_t term) const noexcept { return term < df_.size() ? df_[term] : 0; }
+  // (May throw CorruptIndex: before the first edit df is read from the base.)
+  uint32_t df_unlocked(uint32_t term) const;
   const uint32_t* doc_len_data() const noexcept { return doc_len_.data(); }
   const uint32_t* gen_data() const noexcept { return gen_.data(); }
   // null when every base document is live (the common, merged state)
@@ -180,12 +185,16 @@ class LiveIndex {
   void retire_locked(uint32_t slot);
   // Derives the base's forward index if it has none (writer only: readers never use it).
   void ensure_forward();
+  // Materializes df from the base if it is not yet (writer only, before the first change of df).
+  void ensure_df();
   void grow_df(size_t n);
 
   mutable std::shared_mutex rw_;
 
   BaseArrays base_;
   std::unique_ptr<BuiltSegment> owned_;
+  std::unique_ptr<SegmentChecks> checks_;
+  uint64_t base_postings_ = 0;
   std::vector<uint8_t> base_live_;  // n_base
   uint64_t dead_base_docs_ = 0;
   uint64_t dead_base_pairs_ = 0;
@@ -215,6 +224,7 @@ class LiveIndex {
 
   // running statistics
   std::vector<uint32_t> df_;
+  bool df_ready_ = true;  // false: df is the base's, read from its term offsets
   uint64_t n_live_ = 0;
   uint64_t total_tokens_ = 0;
   uint64_t field_total_[kExtraFields] = {0, 0, 0};

@@ -35,12 +35,13 @@ void Scorer::accumulate_base(const LiveIndex& index, const SearchRequest& req) {
   const double k1 = req.k1;
   for (const QueryTerm& q : terms_) {
     if (q.term >= seg.n_terms) continue;
-    const int64_t e = seg.term_ptr[q.term + 1];
-    for (int64_t p = seg.term_ptr[q.term]; p < e; ++p) {
+    const SegmentView::Range r = seg.postings(q.term);
+    for (int64_t p = r.begin; p < r.end; ++p) {
       const uint32_t d = seg.post_doc[p];
       if (kDeadBase && !base_live[d]) continue;
       if (kMasked && !req.allowed[d]) continue;
-      add(d, term_score(q.idf, seg.post_tf[p], docs_[d].norm, k1), seg.post_tf[p]);
+      const uint32_t tf = seg.tf(p);
+      add(d, term_score(q.idf, tf, docs_[d].norm, k1), tf);
     }
   }
 }
@@ -74,9 +75,9 @@ uint32_t Scorer::best_line(const LiveIndex& index, uint32_t doc, const QueryTerm
     if (in_base) {
       const int64_t p = find_posting(seg, q.term, doc);
       if (p < 0) continue;
-      c.pos = seg.line_data + seg.term_line_ptr[q.term] + seg.post_line_off[p];
+      c.pos = seg.lines(p);
       c.end = seg.line_data + seg.line_bytes;
-      c.left = seg.post_tf[p];
+      c.left = seg.tf(p);
     } else {
       const DeltaPosting* dp = index.find_delta(q.term, doc);
       if (!dp) continue;
@@ -134,7 +135,6 @@ void Scorer::search_base_pruned(const LiveIndex& index, const SearchRequest& req
   struct Cursor {
     const uint32_t* doc;
     const uint32_t* end;
-    const uint32_t* tf;
     double idf;
     double ub;
     size_t query_pos;
@@ -143,14 +143,15 @@ void Scorer::search_base_pruned(const LiveIndex& index, const SearchRequest& req
   cursors.reserve(terms_.size());
   for (size_t i = 0; i < terms_.size(); ++i) {
     const QueryTerm& q = terms_[i];
-    if (q.term >= seg.n_terms || seg.term_ptr[q.term] == seg.term_ptr[q.term + 1]) continue;
+    if (q.term >= seg.n_terms) continue;
+    const SegmentView::Range r = seg.postings(q.term);
+    if (r.begin == r.end) continue;
     const auto [max_tf, min_dl] = term_bounds(index, q.term);
     const double norm_min = k1 * (1 - req.b + req.b * static_cast<double>(min_dl) / norm_avgdl_);
     // The largest score any posting of the term can have, inflated a little
     // against rounding, times the largest multiplier.
     const double ub = term_score(q.idf, max_tf, norm_min, k1) * (1 + 1e-9) * req.multiplier_max;
-    const int64_t s = seg.term_ptr[q.term], e = seg.term_ptr[q.term + 1];
-    cursors.push_back(Cursor{seg.post_doc + s, seg.post_doc + e, seg.post_tf + s, q.idf, ub, i});
+    cursors.push_back(Cursor{seg.post_doc + r.begin, seg.post_doc + r.end, q.idf, ub, i});
   }
   std::sort(cursors.begin(), cursors.end(), [](const Cursor& a, const Cursor& c) { return a.ub < c.ub; });
   std::vector<double> prefix(cursors.size() + 1, 0.0);  // prefix[j]: sum of the j smallest bounds
@@ -176,15 +177,16 @@ void Scorer::search_base_pruned(const LiveIndex& index, const SearchRequest& req
       double bound = prefix[first];
       for (size_t j = first; j < cursors.size(); ++j)
         if (cursors[j].doc < cursors[j].end && *cursors[j].doc == d)
-          bound += term_score(cursors[j].idf, *cursors[j].tf, docs_[d].norm, k1) * (1 + 1e-9) * req.multiplier_max;
+          bound += term_score(cursors[j].idf, seg.tf(cursors[j].doc - seg.post_doc), docs_[d].norm, k1) * (1 + 1e-9) *
+                   req.multiplier_max;
       if (bound >= top.threshold()) {
         for (size_t i = 0; i < terms_.size(); ++i) {
           tfs[i] = 0;
           const int j = at_query_pos[i];
           if (j < 0) continue;
           Cursor& c = cursors[static_cast<size_t>(j)];
-          if (static_cast<size_t>(j) < first) c.doc = std::lower_bound(c.doc, c.end, d), c.tf = seg.post_tf + (c.doc - seg.post_doc);
-          if (c.doc < c.end && *c.doc == d) tfs[i] = *c.tf;
+          if (static_cast<size_t>(j) < first) c.doc = std::lower_bound(c.doc, c.end, d);
+          if (c.doc < c.end && *c.doc == d) tfs[i] = seg.tf(c.doc - seg.post_doc);
         }
         double score = 0.0;
         uint32_t hits = 0;
@@ -199,10 +201,7 @@ void Scorer::search_base_pruned(const LiveIndex& index, const SearchRequest& req
     }
     for (size_t j = first; j < cursors.size(); ++j) {
       Cursor& c = cursors[j];
-      if (c.doc < c.end && *c.doc == d) {
-        ++c.doc;
-        ++c.tf;
-      }
+      if (c.doc < c.end && *c.doc == d) ++c.doc;
     }
   }
 }
@@ -237,7 +236,10 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
     const SegmentView& seg = index.base().seg;
     int64_t postings = 0;
     for (const QueryTerm& q : terms_)
-      if (q.term < seg.n_terms) postings += seg.term_ptr[q.term + 1] - seg.term_ptr[q.term];
+      if (q.term < seg.n_terms) {
+        const SegmentView::Range r = seg.postings(q.term);
+        postings += r.end - r.begin;
+      }
     prune = postings >= req.prune_min_postings;
   }
   if (!prune) {
@@ -320,12 +322,13 @@ void Scorer::accumulate_field_term_base(const LiveIndex& index, const SearchRequ
     const uint32_t t = ft.ids[f];
     if (t == kNoTerm || t >= seg.n_terms) continue;
     const double* factor = field_factor_.data() + (f - 1);
-    for (int64_t p = seg.term_ptr[t]; p < seg.term_ptr[t + 1]; ++p) {
+    const SegmentView::Range r = seg.postings(t);
+    for (int64_t p = r.begin; p < r.end; ++p) {
       const uint32_t d = seg.post_doc[p];
       if (kDeadBase && !base_live[d]) continue;
       if (kMasked && !req.allowed[d]) continue;
       ExtraAcc& e = extra_[d];
-      const double c = seg.post_tf[p] * factor[d * kExtraFields];
+      const double c = seg.tf(p) * factor[d * kExtraFields];
       n_extra += e.stamp != open;
       e.tilde = e.stamp == open ? e.tilde + c : c;  // field order: all dir, then name, then defs lists
       e.stamp = open;
@@ -333,12 +336,12 @@ void Scorer::accumulate_field_term_base(const LiveIndex& index, const SearchRequ
   }
   const uint32_t t = ft.ids[kBody];
   if (t != kNoTerm && t < seg.n_terms) {
-    const int64_t e = seg.term_ptr[t + 1];
-    for (int64_t p = seg.term_ptr[t]; p < e; ++p) {
+    const SegmentView::Range r = seg.postings(t);
+    for (int64_t p = r.begin; p < r.end; ++p) {
       const uint32_t d = seg.post_doc[p];
       if (kDeadBase && !base_live[d]) continue;
       if (kMasked && !req.allowed[d]) continue;
-      const uint32_t tf = seg.post_tf[p];
+      const uint32_t tf = seg.tf(p);
       double tilde = tf * docs_[d].body_factor;
       if (n_extra) {  // read in document order; selects, not branches (x + 0.0 == x)
         ExtraAcc& x = extra_[d];
@@ -354,7 +357,8 @@ void Scorer::accumulate_field_term_base(const LiveIndex& index, const SearchRequ
   for (int f = 1; f < kFields; ++f) {  // documents matched outside the body only
     const uint32_t u = ft.ids[f];
     if (u == kNoTerm || u >= seg.n_terms) continue;
-    for (int64_t p = seg.term_ptr[u]; p < seg.term_ptr[u + 1]; ++p) {
+    const SegmentView::Range r = seg.postings(u);
+    for (int64_t p = r.begin; p < r.end; ++p) {
       const uint32_t d = seg.post_doc[p];
       ExtraAcc& x = extra_[d];
       if (x.stamp != open) continue;  // consumed, masked or dead
@@ -377,8 +381,10 @@ void Scorer::base_all_tokens(const LiveIndex& index, const SearchRequest& req, i
   for (const PrunedTerm& t : pruned_terms_) {
     if (!t.ft.query_token) continue;
     const uint32_t id = t.ft.ids[field];
-    if (id == kNoTerm || id >= seg.n_terms || seg.term_ptr[id] == seg.term_ptr[id + 1]) return;
-    lists.emplace_back(seg.post_doc + seg.term_ptr[id], seg.post_doc + seg.term_ptr[id + 1]);
+    if (id == kNoTerm || id >= seg.n_terms) return;
+    const SegmentView::Range r = seg.postings(id);
+    if (r.begin == r.end) return;
+    lists.emplace_back(seg.post_doc + r.begin, seg.post_doc + r.end);
   }
   std::sort(lists.begin(), lists.end(),
             [](const auto& a, const auto& b) { return a.second - a.first < b.second - b.first; });
@@ -539,11 +545,12 @@ void Scorer::accumulate_group(const LiveIndex& index, const SearchRequest& req, 
         if (m == 0) st.mask |= static_cast<uint8_t>(1u << f);  // the boosts count the token itself
       };
       if (base && id < seg.n_terms) {
-        for (int64_t p = seg.term_ptr[id]; p < seg.term_ptr[id + 1]; ++p) {
+        const SegmentView::Range r = seg.postings(id);
+        for (int64_t p = r.begin; p < r.end; ++p) {
           const uint32_t d = seg.post_doc[p];
           if (base_live && !base_live[d]) continue;
           if (req.allowed && !req.allowed[d]) continue;
-          post(d, seg.post_tf[p]);
+          post(d, seg.tf(p));
         }
       }
       if (const std::vector<DeltaPosting>* list = index.delta_list(id)) {
@@ -626,8 +633,9 @@ std::pair<uint32_t, uint32_t> Scorer::field_term_bounds(const LiveIndex& index, 
   const uint32_t* lens = field == kBody ? index.doc_len_data() : index.field_len_data();
   const size_t stride = field == kBody ? 1 : kExtraFields;
   const size_t offset = field == kBody ? 0 : static_cast<size_t>(field - 1);
-  for (int64_t p = seg.term_ptr[term]; p < seg.term_ptr[term + 1]; ++p) {
-    max_tf = std::max(max_tf, seg.post_tf[p]);
+  const SegmentView::Range r = seg.postings(term);
+  for (int64_t p = r.begin; p < r.end; ++p) {
+    max_tf = std::max(max_tf, seg.tf(p));
     min_len = std::min(min_len, lens[seg.post_doc[p] * stride + offset]);
   }
   // A document that later left the base only lowers the true maxima: still bounds.
@@ -653,6 +661,7 @@ void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& r
   for (size_t i = 0; i < pruned_terms_.size(); ++i) {
     const PrunedTerm& t = pruned_terms_[i];
     FieldCursor c;
+    c.seg = &seg;
     c.grouped = t.n_variants > 0;
     double tilde_max = 0.0;
     for (size_t m = 0; m <= t.n_variants; ++m) {
@@ -660,11 +669,12 @@ void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& r
       const double weight = c.grouped ? ft.weight : 1.0;
       for (int f = 0; f < kFields; ++f) {
         const uint32_t id = ft.ids[f];
-        if (id == kNoTerm || id >= seg.n_terms || seg.term_ptr[id] == seg.term_ptr[id + 1]) continue;
+        if (id == kNoTerm || id >= seg.n_terms) continue;
+        const SegmentView::Range r = seg.postings(id);
+        if (r.begin == r.end) continue;
         const auto [max_tf, min_len] = field_term_bounds(index, id, f);
         tilde_max += weight * (max_tf * (p.w[f] / (1 - p.b[f] + p.b[f] * static_cast<double>(min_len) / field_avg_[f])));
-        const int64_t a = seg.term_ptr[id], e = seg.term_ptr[id + 1];
-        c.sub[c.n++] = FieldCursor::Sub{seg.post_doc + a, seg.post_doc + e, seg.post_tf + a, f, weight, m == 0};
+        c.sub[c.n++] = FieldCursor::Sub{seg.post_doc + r.begin, seg.post_doc + r.end, seg.post_tf + r.begin, f, weight, m == 0};
       }
     }
     c.scale = t.ft.weight * t.idf;
@@ -809,8 +819,10 @@ SearchStatus Scorer::search_fields(const LiveIndex& index, const SearchRequest& 
       for (size_t m = 0; m <= t.n_variants; ++m) {
         const FieldTerm& ft = m == 0 ? t.ft : req.field_terms[t.first_variant + m - 1];
         for (int f = 0; f < kFields; ++f)
-          if (ft.ids[f] != kNoTerm && ft.ids[f] < seg.n_terms)
-            term_postings = std::max(term_postings, seg.term_ptr[ft.ids[f] + 1] - seg.term_ptr[ft.ids[f]]);
+          if (ft.ids[f] != kNoTerm && ft.ids[f] < seg.n_terms) {
+            const SegmentView::Range r = seg.postings(ft.ids[f]);
+            term_postings = std::max(term_postings, r.end - r.begin);
+          }
       }
       if (term_postings < static_cast<int64_t>(req.limit)) prune = false;
       postings += term_postings;

@@ -147,12 +147,13 @@ class Scorer {
     struct Sub {
       const uint32_t* doc;
       const uint32_t* end;
-      const uint32_t* tf;
+      const uint8_t* tf;  // kTfEscape: look it up in seg's overflow
       int field;
       double weight;  // the member's weight: 1 for the token, stem_weight for a variant
       bool own;       // the token itself: only it counts for the boosts
     };
     Sub sub[kMaxSubs];
+    const SegmentView* seg = nullptr;
     int n = 0;
     bool grouped = false;
     double scale = 0, ub = 0;
@@ -182,13 +183,14 @@ class Scorer {
         const Sub& s = sub[i];
         if (s.doc >= s.end || *s.doc != d) continue;
         if (s.own) mask |= static_cast<uint8_t>(1u << s.field);
+        const uint32_t tf = *s.tf != kTfEscape ? *s.tf : seg->big_tf(s.doc - seg->post_doc);
         if (s.field == kBody) {
-          hits += *s.tf;
-          const double c = grouped ? s.weight * (*s.tf * body_factor) : *s.tf * body_factor;
+          hits += tf;
+          const double c = grouped ? s.weight * (tf * body_factor) : tf * body_factor;
           body = any_body ? body + c : c;
           any_body = true;
         } else {
-          const double f = *s.tf * field_factor[d * kExtraFields + s.field - 1];
+          const double f = tf * field_factor[d * kExtraFields + s.field - 1];
           const double c = grouped ? s.weight * f : f;
           extra = any_extra ? extra + c : c;
           any_extra = true;

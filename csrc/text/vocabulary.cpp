@@ -1,6 +1,8 @@
 #include "text/vocabulary.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace codelex {
 
@@ -38,6 +40,11 @@ uint64_t hash_bytes(const char* s, size_t n) noexcept {
 Vocabulary::Vocabulary() { clear(); }
 
 void Vocabulary::clear() {
+  base_blob_ = nullptr;
+  base_off_ = nullptr;
+  base_n_ = 0;
+  base_blob_check_.reset(nullptr, 0, nullptr, "term data");
+  base_off_check_.reset(nullptr, 0, nullptr, "term offsets");
   arena_.clear();
   offsets_.assign(1, 0);
   slots_.assign(1024, 0);
@@ -67,12 +74,97 @@ void Vocabulary::rehash(size_t nslots) {
   }
 }
 
-inline bool Vocabulary::equals(uint32_t id, const char* s, size_t n) const noexcept {
-  const uint64_t off = offsets_[id];
-  return offsets_[id + 1] - off == n && std::memcmp(arena_.data() + off, s, n) == 0;
+inline bool Vocabulary::equals(uint32_t id, const char* s, size_t n) const {
+  const std::string_view t = term(id);
+  return t.size() == n && std::memcmp(t.data(), s, n) == 0;
 }
 
-size_t Vocabulary::probe(const char* s, size_t n, uint64_t h, int64_t& id) const noexcept {
+size_t Vocabulary::term_bytes() const {
+  size_t n = arena_.size();
+  if (base_n_) {
+    base_off_check_.ensure(base_n_ * sizeof(uint64_t), (base_n_ + 1) * sizeof(uint64_t));
+    n += base_off_[base_n_];
+  }
+  return n;
+}
+
+namespace {
+// Byte order of two terms (memcmp, then length).
+inline int compare_terms(std::string_view a, const char* s, size_t n) noexcept {
+  const int c = std::memcmp(a.data(), s, std::min(a.size(), n));
+  if (c) return c;
+  return a.size() < n ? -1 : (a.size() > n ? 1 : 0);
+}
+}  // namespace
+
+size_t Vocabulary::base_lower_bound(const char* s, size_t n) const {
+  size_t lo = 0, hi = base_n_;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (compare_terms(term(static_cast<uint32_t>(mid)), s, n) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+int64_t Vocabulary::base_find(const char* s, size_t n) const {
+  if (!base_n_) return -1;
+  const size_t i = base_lower_bound(s, n);
+  if (i < base_n_ && compare_terms(term(static_cast<uint32_t>(i)), s, n) == 0) return static_cast<int64_t>(i);
+  return -1;
+}
+
+void Vocabulary::base_prefix_range(const char* s, size_t n, size_t& first, size_t& last) const {
+  first = base_lower_bound(s, n);
+  size_t lo = first, hi = base_n_;
+  // The terms with the prefix are contiguous: the first that lacks it ends them.
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    const std::string_view t = term(static_cast<uint32_t>(mid));
+    if (t.size() >= n && std::memcmp(t.data(), s, n) == 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  last = lo;
+}
+
+const char* Vocabulary::assign_sorted(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n,
+                                      const uint64_t* blob_digests, const uint64_t* offset_digests) {
+  clear();
+  if (n == 0) return nullptr;
+  if (!offsets || (blob_len && !blob)) return "missing term data";
+  if (!blob_digests || !offset_digests) {
+    if (offsets[0] != 0) return "term offsets do not start at 0";
+    for (size_t i = 0; i < n; ++i)
+      if (offsets[i + 1] < offsets[i] || offsets[i + 1] > blob_len) return "term offsets are not monotonic";
+    if (offsets[n] != blob_len) return "term offsets do not end at the term data size";
+    for (size_t i = 1; i < n; ++i) {
+      const std::string_view prev(blob + offsets[i - 1], offsets[i] - offsets[i - 1]);
+      if (compare_terms(prev, blob + offsets[i], offsets[i + 1] - offsets[i]) >= 0) return "terms are not sorted";
+    }
+  }
+  base_blob_ = blob;
+  base_off_ = offsets;
+  base_n_ = n;
+  base_blob_check_.reset(blob, blob_len, blob_digests, "term data");
+  base_off_check_.reset(offsets, (n + 1) * sizeof(uint64_t), offset_digests, "term offsets");
+  return nullptr;
+}
+
+void Vocabulary::sorted_order(std::vector<uint32_t>& order) const {
+  const size_t n = size();
+  order.resize(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+  if (offsets_.size() == 1) return;  // the base alone is sorted
+  std::vector<std::string_view> views(n);
+  for (size_t i = 0; i < n; ++i) views[i] = term(static_cast<uint32_t>(i));
+  std::sort(order.begin(), order.end(), [&views](uint32_t a, uint32_t b) { return views[a] < views[b]; });
+}
+
+size_t Vocabulary::probe(const char* s, size_t n, uint64_t h, int64_t& id) const {
   size_t i = h & mask_;
   while (uint64_t slot = slots_[i]) {
     if ((slot >> 32) == h && equals(static_cast<uint32_t>(slot) - 1, s, n)) {
@@ -85,10 +177,10 @@ size_t Vocabulary::probe(const char* s, size_t n, uint64_t h, int64_t& id) const
   return i;  // the empty slot where the term would go
 }
 
-int64_t Vocabulary::find(const char* s, size_t n) const noexcept {
+int64_t Vocabulary::find(const char* s, size_t n) const {
   int64_t id;
   probe(s, n, hash_bytes(s, n) >> 32, id);
-  return id;
+  return id >= 0 ? id : base_find(s, n);
 }
 
 uint32_t Vocabulary::intern(const char* s, size_t n) {
@@ -96,9 +188,17 @@ uint32_t Vocabulary::intern(const char* s, size_t n) {
   int64_t found;
   const size_t i = probe(s, n, h, found);
   if (found >= 0) return static_cast<uint32_t>(found);
-  const uint32_t id = static_cast<uint32_t>(count_++);
-  arena_.insert(arena_.end(), s, s + n);
-  offsets_.push_back(arena_.size());
+  uint32_t id;
+  const int64_t in_base = base_find(s, n);
+  if (in_base >= 0) {  // cache the base term in the table
+    id = static_cast<uint32_t>(in_base);
+  } else {
+    if (size() >= 0xFFFFFFFEu) throw std::length_error("vocabulary is full");
+    id = static_cast<uint32_t>(size());
+    arena_.insert(arena_.end(), s, s + n);
+    offsets_.push_back(arena_.size());
+  }
+  ++count_;
   slots_[i] = (h << 32) | (static_cast<uint64_t>(id) + 1);
   if (count_ * 2 > slots_.size()) rehash(slots_.size() * 2);  // load <= 0.5
   return id;

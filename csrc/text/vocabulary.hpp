@@ -1,14 +1,20 @@
 // Term dictionary: interns token byte strings to dense uint32 ids.
 //
-// Open addressing with linear probing over a power-of-two slot table; the
-// terms live in one byte arena with an offsets array, which is also the
-// persisted form (see index_format in the Python package).
+// Two parts.  The base (optional) is a sorted dictionary borrowed from a
+// mapped index and searched in place by bisection: ids 0..base_size()-1 in
+// byte order, nothing built or copied when it is installed.  The overlay
+// holds every term added since (ids from base_size() on) in a byte arena with
+// offsets, found through open addressing with linear probing over a
+// power-of-two slot table; base terms that edits intern are cached in the
+// same table, so that re-interning them costs one probe.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
+
+#include "storage/checked.hpp"
 
 namespace codelex {
 
@@ -20,21 +26,48 @@ class Vocabulary {
 
   // Returns the id of the term, adding it when new.
   uint32_t intern(const char* s, size_t n);
-  // Returns the id of the term, or -1 when absent.
-  int64_t find(const char* s, size_t n) const noexcept;
+  // Returns the id of the term, or -1 when absent (no writes: readers may call it concurrently).
+  int64_t find(const char* s, size_t n) const;
 
-  size_t size() const noexcept { return offsets_.size() - 1; }
-  std::string_view term(uint32_t id) const noexcept {
+  size_t size() const noexcept { return base_n_ + offsets_.size() - 1; }
+  size_t base_size() const noexcept { return base_n_; }
+  // The bytes of term id (< size()).  May throw CorruptIndex for a base term
+  // whose chunk does not match its digest.
+  std::string_view term(uint32_t id) const {
+    if (id < base_n_) {
+      base_off_check_.ensure(id * sizeof(uint64_t), (id + 2) * sizeof(uint64_t));
+      const uint64_t a = base_off_[id], b = base_off_[id + 1];
+      base_blob_check_.ensure(a, b);
+      return {base_blob_ + a, static_cast<size_t>(b - a)};
+    }
+    id -= static_cast<uint32_t>(base_n_);
     return {arena_.data() + offsets_[id], static_cast<size_t>(offsets_[id + 1] - offsets_[id])};
   }
-  const std::vector<char>& arena() const noexcept { return arena_; }
-  const std::vector<uint64_t>& offsets() const noexcept { return offsets_; }
   size_t memory_bytes() const noexcept;
+  // Total bytes of every term.
+  size_t term_bytes() const;
 
-  // Replaces the contents with n terms stored as blob[offsets[i]:offsets[i+1]].
-  // Returns false (leaving the vocabulary empty) when the offsets are not
-  // monotonic, exceed the blob, or a term is duplicated.
+  // Replaces the contents with n terms stored as blob[offsets[i]:offsets[i+1]]
+  // (copied into the overlay).  Returns false (leaving the vocabulary empty)
+  // when the offsets are not monotonic, exceed the blob, or a term is duplicated.
   bool assign(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n);
+  // Replaces the contents with a sorted base, borrowed (the caller keeps the
+  // arrays alive while this vocabulary lives).  With digests (per
+  // kCheckChunk of each array) every chunk is verified when first read;
+  // without, the structure is validated here: offsets monotonic inside the
+  // blob, terms strictly ascending.  Returns null, or a static reason (the
+  // vocabulary is then empty).
+  const char* assign_sorted(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n,
+                            const uint64_t* blob_digests, const uint64_t* offset_digests);
+  // Verifies every chunk of the base now (throws CorruptIndex on a mismatch).
+  void verify_base() const {
+    base_blob_check_.ensure_all();
+    base_off_check_.ensure_all();
+  }
+  // The ids of every term in byte order (identity when the overlay is empty).
+  void sorted_order(std::vector<uint32_t>& order) const;
+  // Base ids [first, last) of the terms that start with prefix.
+  void base_prefix_range(const char* s, size_t n, size_t& first, size_t& last) const;
   void clear();
   // Releases spare capacity (after a bulk build).
   void shrink_to_fit();
@@ -43,12 +76,20 @@ class Vocabulary {
 
  private:
   void rehash(size_t slots);
+  // Base id of the term, or -1.
+  int64_t base_find(const char* s, size_t n) const;
+  // First base id whose term is not less than s.
+  size_t base_lower_bound(const char* s, size_t n) const;
+  const char* base_blob_ = nullptr;
+  const uint64_t* base_off_ = nullptr;
+  size_t base_n_ = 0;
+  CheckedRegion base_blob_check_, base_off_check_;
   std::vector<char> arena_;
   std::vector<uint64_t> offsets_;
-  bool equals(uint32_t id, const char* s, size_t n) const noexcept;
+  bool equals(uint32_t id, const char* s, size_t n) const;
   // Linear probe for the term with hash h: returns its slot and sets id, or
   // returns the empty slot where it belongs and sets id = -1.
-  size_t probe(const char* s, size_t n, uint64_t h, int64_t& id) const noexcept;
+  size_t probe(const char* s, size_t n, uint64_t h, int64_t& id) const;
   // Each slot packs (hash32 << 32) | (term id + 1); 0 = empty.  Keeping the
   // hash in the slot avoids a second cache miss per probe.
   std::vector<uint64_t> slots_;

@@ -341,7 +341,7 @@ def test_statistics_match_reference(corpus):
 
 def _exported(docs):
     idx = WordIndex.build(docs)
-    arrays, mtime, size = idx._live.export()
+    arrays, _, _, mtime, size = idx._live.export()
     blob, offsets = native_lexical.encode_paths(idx.files)
     return idx, arrays, np.frombuffer(blob, dtype=np.uint8), offsets, mtime, size
 
@@ -358,6 +358,11 @@ def _exported(docs):
         lambda a: a.__setitem__("line_data", np.full_like(a["line_data"], 0xFF)),
         lambda a: a.__setitem__("term_ptr", a["term_ptr"][::-1].copy()),
         lambda a: a.__setitem__("doc_len", a["doc_len"][:1].copy()),
+        lambda a: a.__setitem__("post_tf", np.full_like(a["post_tf"], 255)),  # escapes without overflow pairs
+        lambda a: a.__setitem__("line_ckpt", a["line_ckpt"] + np.uint64(1)),
+        lambda a: a.__setitem__("line_ckpt", a["line_ckpt"][:-1].copy()),
+        lambda a: (a.__setitem__("tf_big_pos", np.array([0], dtype=np.uint64)),
+                   a.__setitem__("tf_big_val", np.array([300], dtype=np.uint32))),
     ],
 )
 def test_native_install_rejects_inconsistent_arrays(corrupt):

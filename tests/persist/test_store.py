@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import codelex
 from codelex import IndexFormatError, WordIndex
 from codelex.defaults import INDEX_FILE
+from codelex.persist.lexical import verify_lexical
 from codelex.persist.scheduler import PersistScheduler
 
 DOCS = [
@@ -123,38 +124,75 @@ def test_every_truncation_is_detected(saved):
         WordIndex.load(d)
 
 
+def _answers(idx):
+    return [[(h.file, h.score, h.start_line, h.hits) for h in idx.search(q)] for q in QUERIES]
+
+
 def test_every_flipped_byte_is_detected(saved):
-    """The checksums cover the header, every array and the padding: no flip goes unnoticed."""
+    """The checksums cover the header, every array and the padding: no flip goes unnoticed.
+
+    Large arrays are verified lazily, so a flip there may pass the open; it is
+    then caught by the first read of its chunk (and by ``verify``), and no
+    answer before that differs from the intact index's.
+    """
     _, d = saved
     data = bytearray((d / INDEX_FILE).read_bytes())
+    expected = _answers(WordIndex.load(d))
     for pos in range(len(data)):
         flipped = bytearray(data)
         flipped[pos] ^= 0x20
         (d / INDEX_FILE).write_bytes(flipped)
+        try:
+            idx = WordIndex.load(d, mmap=pos % 2 == 0)
+        except IndexFormatError:
+            continue
+        try:
+            assert _answers(idx) == expected, f"a flip at byte {pos} changed an answer"
+        except IndexFormatError:
+            pass
         with pytest.raises(IndexFormatError):
-            WordIndex.load(d, mmap=pos % 2 == 0)
+            idx.verify()
+        with pytest.raises(IndexFormatError):
+            verify_lexical(d)
+
+
+def test_lazy_verification_touches_only_what_is_read(tmp_path):
+    """A load checks no large array; a search verifies the chunks it reads; verify() the rest."""
+    docs = [(f"src/m{i}.py", f"def handler_{i}(request):\n    return value_{i} + common\n" * 40) for i in range(3000)]
+    WordIndex.build(docs).save(tmp_path)
+    idx = WordIndex.load(tmp_path)
+    live = idx._live
+    before = live.verified_chunks()
+    assert before[0] <= 1 and before[1] > 2  # the install reads the last term offset only
+    assert idx.search("handler_7")
+    after = live.verified_chunks()
+    assert 0 < after[0] < after[1]
+    idx.verify()
+    assert live.verified_chunks()[0] == live.verified_chunks()[1]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edits=st.lists(st.tuples(st.integers(0, 10**9), st.integers(0, 255)), min_size=1, max_size=4))
 def test_unverified_corruption_never_crashes(tmp_path_factory, edits):
-    """With checksums off, structural validation still stands between bad bytes and native code."""
+    """With checksums off, structural validation still stands between bad bytes and native code;
+    with them on, corruption is an IndexFormatError at load or at first use, never a crash."""
     d = tmp_path_factory.mktemp("idx")
     WordIndex.build(DOCS).save(d)
     data = bytearray((d / INDEX_FILE).read_bytes())
     for pos, value in edits:
         data[pos % len(data)] = value
     (d / INDEX_FILE).write_bytes(data)
-    try:
-        idx = WordIndex.load(d, verify=False)
-    except IndexFormatError:
-        return
-    for q in QUERIES:
-        idx.search(q)
-    idx.update("src/app.py", "parse config again")
-    idx.remove("src/http/server.py")
-    idx.merge()
-    idx.search("parse config")
+    for verify in (False, True):
+        try:
+            idx = WordIndex.load(d, verify=verify)
+            for q in QUERIES:
+                idx.search(q)
+            idx.update("src/app.py", "parse config again")
+            idx.remove("src/http/server.py")
+            idx.merge()
+            idx.search("parse config")
+        except IndexFormatError:
+            pass
 
 
 def _rewrite_header(file: Path, mutate) -> None:
@@ -217,30 +255,66 @@ def _replace_array(file: Path, name: str, fn) -> None:
     _rewrite_header(file, lambda h: _entry(h, name).update(xxh3=xxhash.xxh3_64_hexdigest(arr)))
 
 
-@pytest.mark.parametrize(
-    ("name", "fn"),
-    [
-        ("post_doc", lambda a: a.__setitem__(0, 10_000)),
-        ("post_doc", lambda a: a.__setitem__(slice(None), a[::-1])),
-        ("df", lambda a: a.__setitem__(0, a[0] + 1)),
-        ("post_tf", lambda a: a.__setitem__(0, 0)),
-        ("post_tf", lambda a: a.__setitem__(0, 200)),
-        ("line_data", lambda a: a.__setitem__(slice(None), 0xFF)),
-        ("term_len", lambda a: a.__setitem__(0, a[0] + 1)),
-        ("path_offsets", lambda a: a.__setitem__(1, 10**6)),
-        ("path_blob", lambda a: a.__setitem__(0, 0xFF)),
-        ("kind_id", lambda a: a.__setitem__(0, 30_000)),
-    ],
-)
+def _replace_digests(file: Path, name: str) -> None:
+    """Recompute a lazily checked array's chunk digests to match its (altered) bytes."""
+    data = bytearray(file.read_bytes())
+    hlen = struct.unpack_from("<I", data, 12)[0]
+    header = json.loads(bytes(data[24 : 24 + hlen]))
+    entry = _entry(header, name)
+    arr = np.frombuffer(bytes(data[entry["offset"] : entry["offset"] + entry["nbytes"]]), dtype=entry["dtype"])
+    digests = codelex._native.chunk_digests(arr)
+    _replace_array(file, name + "_digests", lambda a: a.__setitem__(slice(None), digests))
+
+
+_LIES = [
+    ("post_doc", lambda a: a.__setitem__(0, 10_000)),
+    ("post_doc", lambda a: a.__setitem__(slice(None), a[::-1])),
+    ("term_ptr", lambda a: a.__setitem__(1, a[1] + 1)),
+    ("term_ptr", lambda a: a.__setitem__(-1, a[-1] + 1000)),
+    ("post_tf", lambda a: a.__setitem__(0, 0)),
+    ("post_tf", lambda a: a.__setitem__(0, 255)),
+    ("post_tf", lambda a: a.__setitem__(0, 200)),
+    ("tf_big_pos", lambda a: a.__setitem__(slice(None), 0)),
+    ("line_ckpt", lambda a: a.__setitem__(0, 5)),
+    ("line_data", lambda a: a.__setitem__(slice(None), 0xFF)),
+    ("term_offsets", lambda a: a.__setitem__(1, a[1] + 1)),
+    ("term_blob", lambda a: a.__setitem__(0, 0x7F)),
+    ("path_offsets", lambda a: a.__setitem__(1, 10**6)),
+    ("path_blob", lambda a: a.__setitem__(0, 0xFF)),
+    ("kind_id", lambda a: a.__setitem__(0, 30_000)),
+]
+
+
+@pytest.mark.parametrize(("name", "fn"), _LIES)
 def test_structurally_invalid_arrays_with_valid_checksums(saved, name, fn):
+    """A changed array whose xxh3 was fixed up: still caught (by its chunk digests, or structurally)."""
     idx, d = saved
     _replace_array(d / INDEX_FILE, name, fn)
     try:
         loaded = WordIndex.load(d)
+        assert results(loaded) == results(idx)
     except IndexFormatError:
         return
     # Only a change that leaves the index consistent may load (e.g. kind ids are recomputed).
-    assert name == "kind_id" and results(loaded) == results(idx)
+    assert name in ("kind_id", "tf_big_pos")
+
+
+@pytest.mark.parametrize(("name", "fn"), _LIES)
+def test_forged_arrays_are_caught_structurally_without_checksums(saved, name, fn):
+    """An array altered with every checksum fixed up passes the checksums by construction; with
+    ``verify=False`` the structural validation must still refuse it (or answer as before)."""
+    idx, d = saved
+    _replace_array(d / INDEX_FILE, name, fn)
+    try:
+        _replace_digests(d / INDEX_FILE, name)
+    except StopIteration:  # not a lazily checked array
+        pass
+    try:
+        loaded = WordIndex.load(d, verify=False)
+    except IndexFormatError:
+        return
+    assert results(loaded) == results(idx)
+    assert name in ("kind_id", "tf_big_pos")
 
 
 # --- crashes and concurrent writers ------------------------------------------------

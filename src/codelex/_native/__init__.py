@@ -18,7 +18,33 @@ except ImportError as exc:  # pragma: no cover - exercised only on broken instal
         "or build from source with a C++17 compiler (pip install .)."
     ) from exc
 
+import contextlib
+
+from codelex.errors import IndexFormatError
+
 IS_NATIVE = text.IS_NATIVE
 UNICODE_VERSION: str = text.UNICODE_VERSION
+#: Bytes per lazily verified chunk, and the native digests of an array's chunks (see csrc/storage/checked.hpp).
+CHECK_CHUNK: int = text.CHECK_CHUNK
+chunk_digests = text.chunk_digests
 
-__all__ = ["IS_NATIVE", "UNICODE_VERSION", "dense", "lexical", "text"]
+
+
+@contextlib.contextmanager
+def native_errors():
+    """Turn the core's corruption report (a chunk that fails its digest) into :class:`codelex.IndexFormatError`.
+
+    The core throws ``CorruptIndex`` (csrc/storage/checked.hpp), which the
+    binding surfaces as a ``RuntimeError`` whose message starts with
+    ``corrupt index:``; any other error passes through unchanged.
+    """
+    try:
+        yield
+    except RuntimeError as exc:
+        if str(exc).startswith("corrupt index:"):
+            raise IndexFormatError(str(exc)) from None
+        raise
+
+
+__all__ = ["CHECK_CHUNK", "IS_NATIVE", "UNICODE_VERSION", "chunk_digests", "dense", "lexical", "native_errors",
+           "text"]

@@ -2,26 +2,39 @@
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
+from codelex._native.cpp_checked cimport CheckedRegion
 from codelex._native.cpp_tokenizer cimport DefinitionList, DocumentTokenizer
 from codelex._native.cpp_vocabulary cimport Vocabulary
 
 cdef extern from "lexical/index_build.hpp" namespace "codelex" nogil:
-    cdef struct SegmentView:
+    int64_t kLineCheckpoint
+    size_t line_checkpoints(int64_t n_postings)
+
+    cdef cppclass SegmentChecks:
+        CheckedRegion term_ptr, post_doc, post_tf, line_ckpt, line_data
+
+    cdef cppclass SegmentView:
         const int64_t* term_ptr
         size_t n_terms
         const uint32_t* post_doc
-        const uint32_t* post_tf
-        const int64_t* term_line_ptr
-        const uint32_t* post_line_off
+        const uint8_t* post_tf
+        const uint64_t* tf_big_pos
+        const uint32_t* tf_big_val
+        size_t n_tf_big
+        const uint64_t* line_ckpt
         const uint8_t* line_data
         size_t line_bytes
+        const SegmentChecks* checks
+        int64_t n_postings() except +
+        void verify_all() except +
 
     cdef cppclass BuiltSegment:
         vector[int64_t] term_ptr
         vector[uint32_t] post_doc
-        vector[uint32_t] post_tf
-        vector[int64_t] term_line_ptr
-        vector[uint32_t] post_line_off
+        vector[uint8_t] post_tf
+        vector[uint64_t] tf_big_pos
+        vector[uint32_t] tf_big_val
+        vector[uint64_t] line_ckpt
         vector[uint8_t] line_data
         vector[uint32_t] doc_len
         vector[uint32_t] field_len
@@ -55,6 +68,6 @@ cdef extern from "lexical/index_build.hpp" namespace "codelex" nogil:
         void encode(DocumentTokenizer& tokenizer, const char* data, size_t n, const char* path, size_t path_n,
                     const DefinitionList* defs, EncodedDocument& out) except +
 
-    const char* validate_segment(const SegmentView& seg, size_t n_docs)
-    const char* derive_line_offsets(const SegmentView& seg, vector[int64_t]& term_line_ptr,
-                                    vector[uint32_t]& post_line_off) except +
+    SegmentView view_of(const BuiltSegment& s)
+    const char* validate_segment(const SegmentView& seg, size_t n_docs) except +
+    void permute_terms(const SegmentView& seg, const vector[uint32_t]& order, BuiltSegment& out) except +

@@ -4,7 +4,7 @@ from libcpp cimport bool
 from libcpp.memory cimport unique_ptr
 from libcpp.vector cimport vector
 
-from codelex._native.cpp_index_build cimport BuiltSegment, EncodedDocument, SegmentView
+from codelex._native.cpp_index_build cimport BuiltSegment, EncodedDocument, SegmentChecks, SegmentView
 
 cdef extern from "lexical/live_index.hpp" namespace "codelex" nogil:
     cdef struct BaseArrays:
@@ -42,7 +42,7 @@ cdef extern from "lexical/live_index.hpp" namespace "codelex" nogil:
     cdef cppclass LiveIndex:
         LiveIndex() except +
         const char* install(const BaseArrays& base, unique_ptr[BuiltSegment] owned, const SlotArrays& slots,
-                            size_t n_terms, bool trusted) except +
+                            size_t n_terms, bool trusted, unique_ptr[SegmentChecks] checks) except +
         uint32_t add_slot(const char* path, size_t n, int64_t mtime_ns, uint64_t size) except +
         void put(uint32_t slot, const EncodedDocument& doc, int64_t mtime_ns, uint64_t size) except +
         bool remove(uint32_t slot) except +
@@ -62,3 +62,4 @@ cdef extern from "lexical/live_index.hpp" namespace "codelex" nogil:
         IndexCounts counts(const vector[uint8_t]& is_field_term) except +
         void live_slots(vector[uint32_t]& out) except +
         const BaseArrays& base()
+        const SegmentChecks* checks()

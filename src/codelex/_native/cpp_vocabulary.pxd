@@ -1,18 +1,25 @@
 # Declarations of csrc/text/vocabulary.hpp.
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libcpp cimport bool
+from libcpp.string_view cimport string_view
 from libcpp.vector cimport vector
 
 cdef extern from "text/vocabulary.hpp" namespace "codelex" nogil:
     cdef cppclass Vocabulary:
         Vocabulary() except +
         uint32_t intern(const char* s, size_t n) except +
-        int64_t find(const char* s, size_t n)
+        int64_t find(const char* s, size_t n) except +
         size_t size()
-        const vector[char]& arena()
-        const vector[uint64_t]& offsets()
+        size_t base_size()
+        string_view term(uint32_t id) except +
         size_t memory_bytes()
+        size_t term_bytes() except +
         bool assign(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n) except +
+        const char* assign_sorted(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n,
+                                  const uint64_t* blob_digests, const uint64_t* offset_digests) except +
+        void sorted_order(vector[uint32_t]& order) except +
+        void verify_base() except +
+        void base_prefix_range(const char* s, size_t n, size_t& first, size_t& last) except +
         void clear()
         void shrink_to_fit()
         void intern_all(const Vocabulary& other, vector[uint32_t]& remap) except +

@@ -1,5 +1,7 @@
 """Type stubs of codelex._native.lexical (lexical.pyx): the live word index and BM25."""
 
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 
@@ -95,7 +97,10 @@ class LiveIndex:
         path_off: npt.NDArray[np.uint64],
         mtime_ns: npt.NDArray[np.int64],
         size: npt.NDArray[np.uint64],
+        digests: dict[str, npt.NDArray[np.uint64]] | None = None,
     ) -> None: ...
+    def verify(self) -> None: ...
+    def verified_chunks(self) -> tuple[int, int]: ...
     def add_slot(self, path: str, mtime_ns: int, size: int) -> int: ...
     def put(
         self,
@@ -116,7 +121,10 @@ class LiveIndex:
     def counts(self) -> dict[str, int]: ...
     def export(
         self,
-    ) -> tuple[dict[str, np.ndarray], npt.NDArray[np.int64], npt.NDArray[np.uint64]]: ...
+    ) -> tuple[
+        dict[str, np.ndarray], npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.int64],
+        npt.NDArray[np.uint64],
+    ]: ...
     def search(
         self,
         tokens: list[str],
@@ -134,7 +142,7 @@ class LiveIndex:
         self,
         tokens: list[str],
         limit: int,
-        paths: list[str],
+        paths: Sequence[str],
         generation: int,
         k1: float,
         b: float,
@@ -148,7 +156,7 @@ class LiveIndex:
         self,
         terms: list[str | tuple[str, float, bool]],
         limit: int,
-        paths: list[str],
+        paths: Sequence[str],
         generation: int,
         ranking: FieldRanking,
         n_query_tokens: int,

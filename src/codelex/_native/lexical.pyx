@@ -20,10 +20,12 @@ from codelex._native.buffers cimport (
 from codelex._native.cpp_bm25 cimport FieldParams, FieldTerm, Scorer, SearchRequest, SearchStatus, kNoTerm
 from codelex._native.cpp_tokenizer cimport DefinitionList
 from libcpp.string cimport string
+from codelex._native.cpp_checked cimport CheckedRegion, chunk_count
 from codelex._native.cpp_index_build cimport (
-    BuiltSegment, BatchSegment, DocumentEncoder, EncodedDocument, SegmentBuilder, concat_batches,
-    derive_line_offsets,
+    BuiltSegment, BatchSegment, DocumentEncoder, EncodedDocument, SegmentBuilder, SegmentChecks, SegmentView,
+    concat_batches, line_checkpoints, permute_terms, view_of,
 )
+from libcpp.string_view cimport string_view
 from codelex._native.cpp_live_index cimport (
     BaseArrays, IndexCounts, LiveIndex as CLiveIndex, MergedIndex, SlotArrays, base_arrays_of,
 )
@@ -34,6 +36,13 @@ import numpy as np
 
 
 # --- index ---------------------------------------------------------------------
+
+
+cdef _check_region(CheckedRegion& region, arr, digests, const char* name):
+    """Points ``region`` at ``arr``'s bytes, checked against ``digests`` (both kept alive by the caller)."""
+    cdef const uint8_t[::1] view = arr.view(np.uint8)
+    cdef const uint64_t[::1] dv = digests
+    region.reset(&view[0] if view.shape[0] else NULL, view.shape[0], &dv[0] if dv.shape[0] else NULL, name)
 
 cdef class Hit:
     """One ranked file.
@@ -128,6 +137,7 @@ cdef class _ScorerBox:
     cdef vector[SearchHit] out
     cdef vector[uint32_t] ids
     cdef vector[FieldTerm] fts
+    cdef vector[string] keys
     cdef string key
 
 
@@ -344,6 +354,7 @@ cdef class LiveIndex:
         cdef Vocabulary batch_vocab
         cdef size_t ki
         cdef unique_ptr[BuiltSegment] seg
+        cdef unique_ptr[SegmentChecks] no_checks
         cdef SlotArrays slots
         cdef BaseArrays base
         cdef const char* err
@@ -404,25 +415,33 @@ cdef class LiveIndex:
             slots.size = u64_ptr(size_arr)
             base = base_arrays_of(deref(seg))  # before seg is moved from
             with nogil:
-                err = self.c.install(base, move(seg), slots, n_terms, True)
+                err = self.c.install(base, move(seg), slots, n_terms, True, move(no_checks))
             self.base_refs = None
             if err != NULL:
                 raise ValueError(err.decode("ascii"))
         finally:
             self.write_lock.unlock()
 
-    def install(self, dict arrays not None, path_blob, path_off, mtime_ns, size):
+    def install(self, dict arrays not None, path_blob, path_off, mtime_ns, size, dict digests=None):
         """Install a persisted segment (for example memory-mapped arrays), borrowing them.
 
-        ``arrays`` holds ``term_ptr`` (int64), ``post_doc``, ``post_tf``,
-        ``doc_len`` (uint32) and ``line_data`` (uint8); the line offsets are
-        derived here and the forward index when first needed.  Raises
-        ``ValueError`` with a one-line reason when the arrays are inconsistent;
-        the index is then unchanged.
+        ``arrays`` holds ``term_ptr`` (int64), ``post_doc`` (uint32),
+        ``post_tf`` (uint8, 255 = see ``tf_big_pos``/``tf_big_val``, uint64
+        and uint32), ``line_ckpt`` (uint64), ``line_data`` (uint8),
+        ``doc_len`` and ``field_len`` (uint32).  With ``digests`` (the
+        :func:`codelex._native.text.chunk_digests` of ``term_ptr``,
+        ``post_doc``, ``post_tf``, ``line_ckpt`` and ``line_data``) nothing is
+        scanned here: each chunk is verified when a reader first touches it.
+        Without, every structural invariant is checked now.  Raises
+        ``ValueError`` with a one-line reason when the arrays are
+        inconsistent; the index is then unchanged.
         """
         term_ptr = _checked(arrays["term_ptr"], np.int64, "term_ptr")
         post_doc = _checked(arrays["post_doc"], np.uint32, "post_doc")
-        post_tf = _checked(arrays["post_tf"], np.uint32, "post_tf")
+        post_tf = _checked(arrays["post_tf"], np.uint8, "post_tf")
+        tf_big_pos = _checked(arrays["tf_big_pos"], np.uint64, "tf_big_pos")
+        tf_big_val = _checked(arrays["tf_big_val"], np.uint32, "tf_big_val")
+        line_ckpt = _checked(arrays["line_ckpt"], np.uint64, "line_ckpt")
         line_data = _checked(arrays["line_data"], np.uint8, "line_data")
         doc_len = _checked(arrays["doc_len"], np.uint32, "doc_len")
         field_len = _checked(arrays["field_len"], np.uint32, "field_len")
@@ -431,18 +450,32 @@ cdef class LiveIndex:
         mtime_ns = _checked(mtime_ns, np.int64, "mtime_ns")
         size = _checked(size, np.uint64, "size")
         cdef size_t n_docs = doc_len.shape[0]
+        cdef size_t n_post = post_doc.shape[0]
         if term_ptr.shape[0] < 1:
             raise ValueError("term offsets are empty")
-        if term_ptr[term_ptr.shape[0] - 1] != post_doc.shape[0] or post_tf.shape[0] != post_doc.shape[0]:
+        if post_tf.shape[0] != post_doc.shape[0] or tf_big_pos.shape[0] != tf_big_val.shape[0]:
             raise ValueError("posting arrays disagree in length")
+        if <size_t>line_ckpt.shape[0] != line_checkpoints(n_post):
+            raise ValueError("line checkpoints and postings disagree in number")
         if <size_t>path_off.shape[0] != n_docs + 1 or <size_t>mtime_ns.shape[0] != n_docs \
                 or <size_t>size.shape[0] != n_docs:
             raise ValueError("file table and documents disagree in length")
         if <size_t>field_len.shape[0] != n_docs * 3:
             raise ValueError("field lengths and documents disagree in length")
+        cdef list digest_list = []
+        if digests is not None:
+            for name, arr in (("term_ptr", term_ptr), ("post_doc", post_doc), ("post_tf", post_tf),
+                              ("line_ckpt", line_ckpt), ("line_data", line_data)):
+                dg = _checked(digests[name], np.uint64, name + " digests")
+                if <size_t>dg.shape[0] != chunk_count(arr.nbytes):
+                    raise ValueError(f"the digests of {name} do not cover it")
+                digest_list.append(dg)
         cdef const int64_t[::1] tp = term_ptr
         cdef const uint32_t[::1] pd = post_doc
-        cdef const uint32_t[::1] pt = post_tf
+        cdef const uint8_t[::1] pt = post_tf
+        cdef const uint64_t[::1] bp = tf_big_pos
+        cdef const uint32_t[::1] bv = tf_big_val
+        cdef const uint64_t[::1] lc = line_ckpt
         cdef const uint8_t[::1] ld = line_data
         cdef const uint32_t[::1] dl = doc_len
         cdef const uint32_t[::1] fl = field_len
@@ -452,14 +485,19 @@ cdef class LiveIndex:
         cdef const uint64_t[::1] sz = size
         cdef BaseArrays base
         cdef SlotArrays slots
-        cdef unique_ptr[BuiltSegment] derived
-        derived.reset(new BuiltSegment())
+        cdef unique_ptr[BuiltSegment] no_owned
+        cdef unique_ptr[SegmentChecks] checks
         base.seg.term_ptr = &tp[0]
         base.seg.n_terms = tp.shape[0] - 1
         base.seg.post_doc = u32_ptr(pd)
-        base.seg.post_tf = u32_ptr(pt)
+        base.seg.post_tf = &pt[0] if pt.shape[0] else <const uint8_t*>&codelex_dummy32
+        base.seg.tf_big_pos = &bp[0] if bp.shape[0] else <const uint64_t*>&codelex_dummy64
+        base.seg.tf_big_val = u32_ptr(bv)
+        base.seg.n_tf_big = bp.shape[0]
+        base.seg.line_ckpt = &lc[0]
         base.seg.line_data = &ld[0] if ld.shape[0] else <const uint8_t*>&codelex_dummy32
         base.seg.line_bytes = ld.shape[0]
+        base.seg.checks = NULL
         base.doc_len = u32_ptr(dl)
         base.field_len = u32_ptr(fl)
         base.fwd_ptr = NULL
@@ -470,27 +508,46 @@ cdef class LiveIndex:
         slots.path_off = &po[0]
         slots.mtime_ns = i64_ptr(mt)
         slots.size = u64_ptr(sz)
+        if digest_list:
+            checks.reset(new SegmentChecks())
+            _check_region(deref(checks).term_ptr, term_ptr, digest_list[0], b"term offsets")
+            _check_region(deref(checks).post_doc, post_doc, digest_list[1], b"posting documents")
+            _check_region(deref(checks).post_tf, post_tf, digest_list[2], b"posting tfs")
+            _check_region(deref(checks).line_ckpt, line_ckpt, digest_list[3], b"line checkpoints")
+            _check_region(deref(checks).line_data, line_data, digest_list[4], b"line data")
+            base.seg.checks = checks.get()
         cdef const char* err
         cdef size_t n_terms
-        with nogil:
-            err = derive_line_offsets(base.seg, deref(derived).term_line_ptr, deref(derived).post_line_off)
-        if err != NULL:
-            raise ValueError(err.decode("ascii"))
-        base.seg.term_line_ptr = deref(derived).term_line_ptr.data()
-        base.seg.post_line_off = &codelex_dummy32
-        if deref(derived).post_line_off.size():
-            base.seg.post_line_off = deref(derived).post_line_off.data()
         self._lock_writer()
         try:
             with nogil:
                 n_terms = self._vocab_size()
-                err = self.c.install(base, move(derived), slots, n_terms, False)
+                err = self.c.install(base, move(no_owned), slots, n_terms, False, move(checks))
             if err == NULL:
-                self.base_refs = (arrays, path_blob, path_off, mtime_ns, size)
+                self.base_refs = (arrays, path_blob, path_off, mtime_ns, size, digest_list)
         finally:
             self.write_lock.unlock()
         if err != NULL:
             raise ValueError(err.decode("ascii"))
+
+    def verify(self):
+        """Verify every lazily checked chunk of the base now (``RuntimeError('corrupt index: ...')`` on a mismatch)."""
+        self._lock_writer()
+        try:
+            with nogil:
+                self.c.base().seg.verify_all()
+        finally:
+            self.write_lock.unlock()
+
+    def verified_chunks(self):
+        """``(verified, total)`` lazily checked chunks of the base (``(0, 0)`` for a trusted base)."""
+        cdef const SegmentChecks* c = self.c.checks()
+        if c == NULL:
+            return 0, 0
+        return (c.term_ptr.verified_chunks() + c.post_doc.verified_chunks() + c.post_tf.verified_chunks()
+                + c.line_ckpt.verified_chunks() + c.line_data.verified_chunks(),
+                c.term_ptr.chunks() + c.post_doc.chunks() + c.post_tf.chunks() + c.line_ckpt.chunks()
+                + c.line_data.chunks())
 
     def add_slot(self, str path not None, int64_t mtime_ns, uint64_t size):
         """Append an empty slot for a new path; returns its id."""
@@ -621,44 +678,70 @@ cdef class LiveIndex:
         cdef IndexCounts c
         cdef vector[uint8_t] is_field
         cdef size_t t, n_terms
-        cdef const char* arena
+        cdef string_view term
         with nogil:
             self.vocab.lock.lock()
-            n_terms = self.vocab.c.size()
-            is_field.resize(n_terms)
-            arena = self.vocab.c.arena().data()
-            for t in range(n_terms):
-                is_field[t] = self.vocab.c.offsets()[t + 1] > self.vocab.c.offsets()[t] and \
-                    <unsigned char>arena[self.vocab.c.offsets()[t]] < 4
-            self.vocab.lock.unlock()
+            try:
+                n_terms = self.vocab.c.size()
+                is_field.resize(n_terms)
+                for t in range(n_terms):
+                    term = self.vocab.c.term(<uint32_t>t)
+                    is_field[t] = term.size() > 0 and <unsigned char>term.data()[0] < 4
+            finally:
+                self.vocab.lock.unlock()
             c = self.c.counts(is_field)
         return {"live_docs": c.live_docs, "total_tokens": c.total_tokens, "terms": c.terms,
                 "pairs": c.pairs, "line_postings": c.line_postings, "field_terms": c.field_terms,
                 "base_bytes": c.base_bytes, "delta_bytes": c.delta_bytes, "table_bytes": c.table_bytes}
 
     def export(self):
-        """Copies of the base and file table, for saving a merged index (what :meth:`install` takes).
+        """Copies of the base, its terms and the file table, for saving a merged index (what :meth:`install` takes).
 
-        Returns ``(arrays, path_blob, path_off, mtime_ns, size)``; raises
+        The terms come out in byte order (the sorted dictionary a load
+        searches in place), the postings renumbered to match.  Returns
+        ``(arrays, vocab_blob, vocab_offsets, mtime_ns, size)``; raises
         ``RuntimeError`` when a delta or a removal is pending (merge first).
         """
         cdef const BaseArrays* b
+        cdef vector[uint32_t] order
+        cdef unique_ptr[BuiltSegment] permuted
+        cdef SegmentView v
+        cdef bint identity = True
+        cdef size_t i
         self._lock_writer()
         try:
             if not self.c.is_compact():
                 raise RuntimeError("the index has pending changes: merge before exporting")
             b = &self.c.base()
-            n_terms = b.seg.n_terms
-            n_post = b.seg.term_ptr[n_terms]
+            order_arr = self.vocab.sorted_order()
+            order = order_arr
+            identity = <size_t>order_arr.shape[0] == b.seg.n_terms and bool(
+                np.array_equal(order_arr, np.arange(order_arr.shape[0], dtype=np.uint32)))
+            v = b.seg
+            if not identity:
+                permuted.reset(new BuiltSegment())
+                with nogil:
+                    permute_terms(b.seg, order, deref(permuted))
+                v = view_of(deref(permuted))
+            else:
+                with nogil:
+                    b.seg.verify_all()
+            vocab_blob, vocab_offsets = self.vocab.to_arrays(None if identity else order_arr)
+            n_terms = v.n_terms
+            n_post = v.term_ptr[n_terms]
             n_docs = b.n_docs
             arrays = {
-                "term_ptr": copy_array(b.seg.term_ptr, n_terms + 1, np.int64),
-                "post_doc": copy_array(b.seg.post_doc, n_post, np.uint32),
-                "post_tf": copy_array(b.seg.post_tf, n_post, np.uint32),
-                "line_data": copy_array(b.seg.line_data, b.seg.line_bytes, np.uint8),
+                "term_ptr": copy_array(v.term_ptr, n_terms + 1, np.int64),
+                "post_doc": copy_array(v.post_doc, n_post, np.uint32),
+                "post_tf": copy_array(v.post_tf, n_post, np.uint8),
+                "tf_big_pos": copy_array(v.tf_big_pos, v.n_tf_big, np.uint64),
+                "tf_big_val": copy_array(v.tf_big_val, v.n_tf_big, np.uint32),
+                "line_ckpt": copy_array(v.line_ckpt, line_checkpoints(n_post), np.uint64),
+                "line_data": copy_array(v.line_data, v.line_bytes, np.uint8),
                 "doc_len": copy_array(b.doc_len, n_docs, np.uint32),
                 "field_len": copy_array(b.field_len, n_docs * 3, np.uint32),
             }
+            permuted.reset()
             mtime = np.empty(n_docs, dtype=np.int64)
             size = np.empty(n_docs, dtype=np.uint64)
             for d in range(n_docs):
@@ -666,7 +749,7 @@ cdef class LiveIndex:
                 size[d] = self.c.size(d)
         finally:
             self.write_lock.unlock()
-        return arrays, mtime, size
+        return arrays, vocab_blob, vocab_offsets, mtime, size
 
     # --- search ----------------------------------------------------------------
 
@@ -687,20 +770,25 @@ cdef class LiveIndex:
         cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
         cdef SearchRequest req
         cdef int64_t tid
+        cdef size_t i
         cdef list keep = []
         cdef Py_ssize_t tlen
         cdef const char* tdata
         try:
             box.ids.clear()
+            box.keys.clear()
             for tok in tokens:
                 tdata = utf8_of(tok, &tlen, keep, "token")
-                # Under the GIL: a writer holds this lock only inside nogil
-                # sections, which release it without needing the GIL.
+                box.keys.push_back(string(tdata, tlen))
+            with nogil:  # the vocabulary's lock is only ever taken without the GIL
                 self.vocab.lock.lock()
-                tid = self.vocab.c.find(tdata, tlen)
-                self.vocab.lock.unlock()
-                if tid >= 0:
-                    box.ids.push_back(<uint32_t>tid)
+                try:
+                    for i in range(box.keys.size()):
+                        tid = self.vocab.c.find(box.keys[i].data(), box.keys[i].size())
+                        if tid >= 0:
+                            box.ids.push_back(<uint32_t>tid)
+                finally:
+                    self.vocab.lock.unlock()
             req.term_ids = box.ids.data()
             req.n_term_ids = box.ids.size()
             req.generation = generation
@@ -720,7 +808,7 @@ cdef class LiveIndex:
         finally:
             self.pool.append(box)
 
-    def search_hits(self, list tokens not None, Py_ssize_t limit, list paths not None, uint64_t generation,
+    def search_hits(self, list tokens not None, Py_ssize_t limit, object paths not None, uint64_t generation,
                     double k1, double b, allowed=None, multiplier=None, double multiplier_max=float("inf"),
                     bint exhaustive=False, int64_t prune_min_postings=16384):
         """Like :meth:`search`, but returns :class:`Hit` objects named by ``paths[slot]``.
@@ -765,7 +853,7 @@ cdef class LiveIndex:
             raise ValueError("mask or multiplier length differs from the number of slots")
         return status
 
-    def search_fields(self, list terms not None, Py_ssize_t limit, list paths not None, uint64_t generation,
+    def search_fields(self, list terms not None, Py_ssize_t limit, object paths not None, uint64_t generation,
                       FieldRanking ranking not None, Py_ssize_t n_query_tokens, allowed=None, multiplier=None,
                       double multiplier_max=float("inf"), bint exhaustive=False, int64_t prune_min_postings=16384):
         """The code ranking (BM25F over body, dir, name and defs): :class:`Hit` objects, best first.
@@ -787,10 +875,12 @@ cdef class LiveIndex:
         cdef Py_ssize_t tlen
         cdef const char* tdata
         cdef int f
+        cdef size_t i
         cdef Hit hit
         cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
         try:
             box.fts.clear()
+            box.keys.clear()
             for item in terms:
                 if isinstance(item, str):
                     token = item
@@ -801,18 +891,23 @@ cdef class LiveIndex:
                     ft.weight = weight
                     ft.query_token = bool(is_query)
                 tdata = utf8_of(token, &tlen, keep, "token")
-                box.key.assign(1, 0)
-                box.key.append(tdata, tlen)
-                self.vocab.lock.lock()  # one lock for the four fields' terms
-                for f in range(4):
-                    if f == 0:
-                        tid = self.vocab.c.find(tdata, tlen)
-                    else:
-                        box.key[0] = <char>f
-                        tid = self.vocab.c.find(box.key.data(), box.key.size())
-                    ft.ids[f] = <uint32_t>tid if tid >= 0 else kNoTerm
-                self.vocab.lock.unlock()
+                box.keys.push_back(string(tdata, tlen))
                 box.fts.push_back(ft)
+            with nogil:  # the vocabulary's lock is only ever taken without the GIL
+                self.vocab.lock.lock()
+                try:
+                    for i in range(box.fts.size()):
+                        box.key.assign(1, 0)
+                        box.key.append(box.keys[i])
+                        for f in range(4):
+                            if f == 0:
+                                tid = self.vocab.c.find(box.keys[i].data(), box.keys[i].size())
+                            else:
+                                box.key[0] = <char>f
+                                tid = self.vocab.c.find(box.key.data(), box.key.size())
+                            box.fts[i].ids[f] = <uint32_t>tid if tid >= 0 else kNoTerm
+                finally:
+                    self.vocab.lock.unlock()
             req.generation = generation
             req.limit = <size_t>limit
             req.k1 = ranking.k1

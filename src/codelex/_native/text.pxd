@@ -9,3 +9,4 @@ cdef class Vocabulary:
     cdef CVocabulary c
     cdef DocumentTokenizer* tokenizer  # identifier cache bound to this vocabulary
     cdef mutex lock
+    cdef object base_refs  # the arrays behind a borrowed sorted base, else None

@@ -19,6 +19,9 @@ from codelex._native.cpp_tokenizer cimport (
 )
 from codelex._native.cpp_definitions cimport DefinitionName, scan_definitions as c_scan_definitions
 from codelex._native.cpp_unicode cimport unicode_version as c_unicode_version
+from codelex._native.cpp_checked cimport chunk_count, chunk_digests as c_chunk_digests, kCheckChunk
+from libcpp.string cimport string
+from libcpp.string_view cimport string_view
 from libcpp.vector cimport vector
 
 import numpy as np
@@ -121,71 +124,121 @@ cdef class Vocabulary:
             self.lock.unlock()
         return tid
 
+    # The lock is only ever taken without the GIL (a thread waiting for it
+    # must not hold the GIL that its holder may need to raise an error).
+
     def term(self, Py_ssize_t tid):
         """Return the token string of id ``tid``."""
         if tid < 0 or <size_t>tid >= self.c.size():
             raise IndexError(f"term id {tid} out of range")
-        cdef uint64_t start = self.c.offsets()[tid]
-        cdef uint64_t stop = self.c.offsets()[tid + 1]
-        return PyUnicode_DecodeUTF8(self.c.arena().data() + start, stop - start, "surrogatepass")
+        cdef string out
+        cdef uint32_t i = <uint32_t>tid
+        with nogil:
+            self.lock.lock()
+            try:
+                out = string(self.c.term(i))
+            finally:
+                self.lock.unlock()
+        return PyUnicode_DecodeUTF8(out.data(), out.size(), "surrogatepass")
 
     def terms(self):
         """Return every token string, in id order."""
         return [self.term(i) for i in range(self.c.size())]
 
+    @property
+    def base_size(self):
+        """Terms in the sorted base (ids below this are in byte order); 0 for a vocabulary built here."""
+        return self.c.base_size()
+
     def words(self, Py_ssize_t start=0, Py_ssize_t min_len=3, Py_ssize_t max_len=24):
         """The terms from id ``start`` on that are words: ASCII lower-case letters only, ``min_len`` to ``max_len`` long."""
         if start < 0 or min_len < 1 or max_len < min_len:
             raise ValueError("start must be >= 0 and 1 <= min_len <= max_len")
-        cdef vector[uint32_t] found
-        cdef size_t i, j, n, a, b
-        cdef const char* arena
-        cdef bint ok
-        cdef char c
-        self.lock.lock()
-        try:
-            n = self.c.size()
-            arena = self.c.arena().data()
-            with nogil:
-                for i in range(<size_t>start, n):
-                    a = self.c.offsets()[i]
-                    b = self.c.offsets()[i + 1]
-                    if b - a < <size_t>min_len or b - a > <size_t>max_len:
-                        continue
-                    ok = True
-                    for j in range(a, b):
-                        c = arena[j]
-                        if c < 97 or c > 122:
-                            ok = False
-                            break
-                    if ok:
-                        found.push_back(<uint32_t>i)
-            out = [PyUnicode_DecodeUTF8(arena + self.c.offsets()[k], self.c.offsets()[k + 1] - self.c.offsets()[k],
-                                        "strict") for k in found]
-        finally:
-            self.lock.unlock()
-        return out
+        cdef string buf
+        cdef vector[size_t] ends
+        cdef size_t i
+        cdef string_view t
+        with nogil:
+            self.lock.lock()
+            try:
+                for i in range(<size_t>start, self.c.size()):
+                    t = self.c.term(<uint32_t>i)
+                    if _is_word(t, min_len, max_len):
+                        buf.append(t.data(), t.size())
+                        ends.push_back(buf.size())
+            finally:
+                self.lock.unlock()
+        return _split_ascii(buf, ends)
+
+    def base_words(self, str prefix not None, Py_ssize_t min_len=3, Py_ssize_t max_len=24):
+        """The sorted base's words (as :meth:`words` defines them) that start with ``prefix``, in byte order."""
+        if min_len < 1 or max_len < min_len:
+            raise ValueError("1 <= min_len <= max_len")
+        cdef bytes raw = prefix.encode("utf-8", "surrogatepass")
+        cdef size_t first = 0, last = 0, i
+        cdef const char* rp = raw
+        cdef size_t rn = len(raw)
+        cdef string buf
+        cdef vector[size_t] ends
+        cdef string_view t
+        with nogil:
+            self.lock.lock()
+            try:
+                self.c.base_prefix_range(rp, rn, first, last)
+                for i in range(first, last):
+                    t = self.c.term(<uint32_t>i)
+                    if _is_word(t, min_len, max_len):
+                        buf.append(t.data(), t.size())
+                        ends.push_back(buf.size())
+            finally:
+                self.lock.unlock()
+        return _split_ascii(buf, ends)
+
+    def verify(self):
+        """Verify every chunk of a sorted base now (a mismatch raises ``RuntimeError('corrupt index: ...')``)."""
+        with nogil:
+            self.c.verify_base()
 
     def memory_bytes(self):
-        """Bytes held by the dictionary (arena, offsets and hash table)."""
+        """Bytes held by the overlay (arena, offsets and hash table; a borrowed base is not counted)."""
         return self.c.memory_bytes()
 
-    def to_arrays(self):
-        """Return ``(blob, offsets)``: uint8 term bytes and uint64 offsets (n + 1)."""
-        cdef size_t nbytes = self.c.arena().size()
-        cdef size_t nterms = self.c.size()
+    def sorted_order(self):
+        """The term ids in byte order of their terms (uint32); the identity when nothing was added to a sorted base."""
+        cdef vector[uint32_t] order
+        with nogil:
+            self.lock.lock()
+            try:
+                self.c.sorted_order(order)
+            finally:
+                self.lock.unlock()
+        return copy_array(order.data(), order.size(), np.uint32)
+
+    def to_arrays(self, order=None):
+        """Return ``(blob, offsets)``: uint8 term bytes and uint64 offsets (n + 1), in id order or in ``order``."""
+        cdef size_t nterms, nbytes
+        if order is not None:
+            order = np.ascontiguousarray(order, dtype=np.uint32)
+            if np.unique(order).shape[0] != order.shape[0]:
+                raise ValueError("order must name every term once")
+        # The caller keeps writers away (the index's write lock): size and bytes stay put.
+        nterms = self.c.size()
+        if order is not None and (<size_t>order.shape[0] != nterms or (nterms and int(order.max()) >= nterms)):
+            raise ValueError("order must name every term once")
+        with nogil:
+            self.lock.lock()
+            try:
+                nbytes = self.c.term_bytes()
+            finally:
+                self.lock.unlock()
         blob = np.empty(nbytes, dtype=np.uint8)
         offsets = np.empty(nterms + 1, dtype=np.uint64)
-        cdef uint8_t[::1] bview = blob
-        cdef uint64_t[::1] oview = offsets
-        if nbytes:
-            memcpy(&bview[0], self.c.arena().data(), nbytes)
-        memcpy(&oview[0], self.c.offsets().data(), (nterms + 1) * sizeof(uint64_t))
+        _fill_arrays(self, blob, offsets, order)
         return blob, offsets
 
     @staticmethod
     def from_arrays(blob, offsets):
-        """Rebuild a vocabulary from :meth:`to_arrays` output.
+        """Rebuild a vocabulary from :meth:`to_arrays` output (copied).
 
         Raises ``ValueError`` when the arrays are inconsistent.
         """
@@ -204,6 +257,118 @@ cdef class Vocabulary:
         if not ok:
             raise ValueError("vocabulary arrays are inconsistent (offsets or duplicate terms)")
         return vocab
+
+    @staticmethod
+    def from_sorted(blob, offsets, blob_digests=None, offset_digests=None):
+        """A vocabulary over a sorted dictionary, borrowed in place (nothing is copied or hashed).
+
+        With both digest arrays (:func:`chunk_digests` of each array) every
+        64 KiB chunk is verified when first read (a mismatch raises
+        ``IndexFormatError`` then); without, the structure is checked here.
+        Raises ``ValueError`` when the arrays are inconsistent.
+        """
+        blob = _contiguous(blob, np.uint8, "blob")
+        offsets = _contiguous(offsets, np.uint64, "offsets")
+        if offsets.shape[0] < 1:
+            raise ValueError("vocabulary offsets must hold at least one entry")
+        checked = blob_digests is not None and offset_digests is not None
+        if checked:
+            blob_digests = _contiguous(blob_digests, np.uint64, "blob_digests")
+            offset_digests = _contiguous(offset_digests, np.uint64, "offset_digests")
+            if <size_t>blob_digests.shape[0] != chunk_count(blob.nbytes) \
+                    or <size_t>offset_digests.shape[0] != chunk_count(offsets.nbytes):
+                raise ValueError("digest arrays do not cover the dictionary")
+        cdef const uint8_t[::1] bview = blob
+        cdef const uint64_t[::1] oview = offsets
+        cdef const uint64_t[::1] bd
+        cdef const uint64_t[::1] od
+        cdef const uint64_t* bdp = NULL
+        cdef const uint64_t* odp = NULL
+        if checked:
+            bd = blob_digests
+            od = offset_digests
+            bdp = &bd[0] if bd.shape[0] else NULL
+            odp = &od[0] if od.shape[0] else NULL
+        cdef Vocabulary vocab = Vocabulary()
+        cdef const char* err
+        cdef const char* bptr = <const char*>&bview[0] if bview.shape[0] else NULL
+        with nogil:
+            err = vocab.c.assign_sorted(bptr, bview.shape[0], &oview[0], oview.shape[0] - 1, bdp, odp)
+            vocab.tokenizer.reset_cache()
+        if err != NULL:
+            raise ValueError(err.decode("ascii"))
+        vocab.base_refs = (blob, offsets, blob_digests, offset_digests)
+        return vocab
+
+
+cdef inline bint _is_word(string_view t, Py_ssize_t min_len, Py_ssize_t max_len) noexcept nogil:
+    cdef size_t j
+    cdef char c
+    if t.size() < <size_t>min_len or t.size() > <size_t>max_len:
+        return False
+    for j in range(t.size()):
+        c = t.data()[j]
+        if c < 97 or c > 122:
+            return False
+    return True
+
+
+cdef list _split_ascii(string& buf, vector[size_t]& ends):
+    cdef list out = []
+    cdef size_t i, a = 0
+    for i in range(ends.size()):
+        out.append(PyUnicode_DecodeUTF8(buf.data() + a, ends[i] - a, "strict"))
+        a = ends[i]
+    return out
+
+
+cdef _fill_arrays(Vocabulary vocab, blob, offsets, order):
+    """Copies the terms (in id order, or in ``order``) into ``blob`` and ``offsets``; the caller holds the lock."""
+    cdef uint8_t[::1] bview = blob
+    cdef uint64_t[::1] oview = offsets
+    cdef const uint32_t[::1] ov
+    cdef size_t i, n = oview.shape[0] - 1, pos = 0
+    cdef uint32_t tid
+    cdef string_view t
+    cdef bint ordered = order is not None
+    if ordered:
+        ov = order
+    with nogil:
+        vocab.lock.lock()
+        try:
+            oview[0] = 0
+            for i in range(n):
+                tid = ov[i] if ordered else <uint32_t>i
+                t = vocab.c.term(tid)
+                if t.size():
+                    memcpy(&bview[pos], t.data(), t.size())
+                pos += t.size()
+                oview[i + 1] = pos
+        finally:
+            vocab.lock.unlock()
+
+
+cdef object _contiguous(arr, dtype, str name):
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, not {type(arr).__name__}")
+    if arr.dtype != dtype or arr.ndim != 1 or not arr.flags.c_contiguous:
+        raise ValueError(f"{name} must be a contiguous 1-d {np.dtype(dtype).name} array")
+    return arr
+
+
+def chunk_digests(arr):
+    """The native digests of every 64 KiB chunk of a contiguous array's bytes (uint64; what lazy checks compare)."""
+    cdef const uint8_t[::1] view = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+    cdef size_t n = view.shape[0]
+    out = np.empty(chunk_count(n), dtype=np.uint64)
+    cdef uint64_t[::1] ov = out
+    if n:
+        with nogil:
+            c_chunk_digests(&view[0], n, &ov[0])
+    return out
+
+
+CHECK_CHUNK = kCheckChunk
 
 
 def tokenize_document(content, Vocabulary vocab not None):

@@ -8,10 +8,12 @@ valid and is only extended; a merge builds a new, compacted table.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 
 import numpy as np
 
+from codelex.errors import IndexFormatError
 from codelex.kinds import KINDS, extname, kind_of
 from codelex.lexical.priors import DOC_FILE_RE, TEST_VENDOR_RE, prior_flags
 
@@ -33,14 +35,74 @@ def rules_fingerprint() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+class PathTable:
+    """The slots' paths: a saved table's decoded on demand (one by one, or all at the first slice), new ones appended.
+
+    A loaded index thus opens without decoding its file table; a search
+    decodes only the paths of its hits.
+    """
+
+    __slots__ = ("_blob", "_offsets", "_list", "_lock")
+
+    def __init__(self, paths: list[str] | None = None, blob: np.ndarray | None = None,
+                 offsets: np.ndarray | None = None) -> None:
+        self._blob = blob
+        self._offsets = offsets
+        self._list = paths if blob is None else None
+        if self._list is None and (offsets is None or blob is None):
+            self._list = []
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._list) if self._list is not None else len(self._offsets) - 1
+
+    def __getitem__(self, i):
+        lst = self._list
+        if lst is not None:
+            return lst[i]
+        if isinstance(i, slice):
+            return self.as_list()[i]
+        n = len(self._offsets) - 1
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("slot out of range")
+        a, b = int(self._offsets[i]), int(self._offsets[i + 1])
+        try:
+            return self._blob[a:b].tobytes().decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            raise IndexFormatError("corrupt index: a path is not valid UTF-8") from None
+
+    def __iter__(self):
+        return iter(self.as_list())
+
+    def as_list(self) -> list[str]:
+        """Every path, decoded once."""
+        lst = self._list
+        if lst is None:
+            with self._lock:
+                if self._list is None:
+                    from codelex.persist.lexical import decode_paths
+
+                    self._list = decode_paths(self._blob, self._offsets)
+                    self._blob = self._offsets = None
+                lst = self._list
+        return lst
+
+    def append(self, path: str) -> None:
+        self.as_list().append(path)
+
+
 class DocTable:
     """Per-slot attributes of the documents (see the module docstring)."""
 
-    __slots__ = ("paths", "slot_of", "_flags", "_kind", "_ext", "masks", "priors")
+    __slots__ = ("paths", "_slot_of", "_flags", "_kind", "_ext", "masks", "priors")
 
-    def __init__(self, paths: list[str], flags: np.ndarray | None = None, kind: np.ndarray | None = None) -> None:
-        self.paths = paths
-        self.slot_of = {p: i for i, p in enumerate(paths)}
+    def __init__(self, paths: list[str] | PathTable, flags: np.ndarray | None = None,
+                 kind: np.ndarray | None = None) -> None:
+        self.paths = paths if isinstance(paths, PathTable) else PathTable(paths)
+        self._slot_of: dict[str, int] | None = None
+        paths = self.paths
         n = len(paths)
         cap = max(16, n + n // 8)
         self._flags = np.zeros(cap, dtype=np.uint8)
@@ -51,6 +113,15 @@ class DocTable:
         self.masks: OrderedDict = OrderedDict()
         self.priors: dict = {}
 
+    @property
+    def slot_of(self) -> dict[str, int]:
+        """Path -> slot, built on first use."""
+        table = self._slot_of
+        if table is None:
+            table = {p: i for i, p in enumerate(self.paths.as_list())}
+            self._slot_of = table
+        return table
+
     def append(self, path: str) -> None:
         n = len(self.paths)
         if n == len(self._flags):
@@ -60,13 +131,14 @@ class DocTable:
         self._kind[n] = kind_id(path)
         if self._ext is not None:
             self._ext.append(extname(path).lower())
+        slot_of = self.slot_of
         self.paths.append(path)
-        self.slot_of[path] = n
+        slot_of[path] = n
 
     def compacted(self, old_slots: np.ndarray) -> DocTable:
         """The table after a merge kept ``old_slots`` (in new slot order)."""
         keep = old_slots.astype(np.intp)
-        paths = self.paths
+        paths = self.paths.as_list()
         table = DocTable([paths[i] for i in keep], self._flags[keep], self._kind[keep])
         n = len(keep)
         try:
@@ -112,4 +184,4 @@ class DocTable:
         return mask
 
 
-__all__ = ["KIND_IDS", "NO_KIND", "DocTable", "kind_id", "rules_fingerprint"]
+__all__ = ["KIND_IDS", "NO_KIND", "DocTable", "PathTable", "kind_id", "rules_fingerprint"]

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from codelex._native import lexical as _lexical
+from codelex._native import native_errors
 from codelex.defaults import (
     BM25_B,
     BM25_K1,
@@ -47,7 +48,7 @@ from codelex.defaults import (
 from codelex.errors import IndexFormatError
 from codelex.lexical.build import build_into, first_occurrences
 from codelex.lexical.checks import check_content, check_definitions, check_max_bytes, check_mtime, check_path
-from codelex.lexical.doctable import NO_KIND, DocTable, rules_fingerprint
+from codelex.lexical.doctable import NO_KIND, DocTable, PathTable, rules_fingerprint
 from codelex.lexical.masks import search_mask
 from codelex.lexical.priors import slot_multipliers
 from codelex.lexical.stems import StemTable, is_prose, stemmer_available
@@ -75,6 +76,12 @@ class FileInfo(NamedTuple):
     """Size of the indexed content in UTF-8 bytes."""
     tokens: int
     """Token occurrences (the BM25 document length)."""
+
+
+#: The segment's arrays as a snapshot carries them, and those checked chunk by chunk.
+_SEGMENT_ARRAYS = ("term_ptr", "post_doc", "post_tf", "tf_big_pos", "tf_big_val", "line_ckpt", "line_data",
+                   "doc_len", "field_len")
+_CHECKED_ARRAYS = ("term_ptr", "post_doc", "post_tf", "line_ckpt", "line_data")
 
 
 class _View(NamedTuple):
@@ -319,7 +326,7 @@ class WordIndex:
         mtime_ns = check_mtime(mtime_ns)
         definitions = check_definitions(definitions)
         size = utf8_length(content)
-        with self._write_lock:
+        with self._write_lock, native_errors():
             view = self._view
             slot = view.table.slot_of.get(path)
             if self.max_bytes is not None and size > self.max_bytes:
@@ -346,7 +353,7 @@ class WordIndex:
             If ``path`` contains a NUL character.
         """
         path = check_path(path)
-        with self._write_lock:
+        with self._write_lock, native_errors():
             slot = self._view.table.slot_of.get(path)
             if slot is None or not self._live.remove(slot):
                 return False
@@ -359,7 +366,7 @@ class WordIndex:
         Searches go on while the new segment is built and pause only for the
         swap.  Returns False when there was nothing to merge.
         """
-        with self._write_lock:
+        with self._write_lock, native_errors():
             live = self._live
             if live.merge_state()[1]:
                 return False
@@ -381,11 +388,10 @@ class WordIndex:
         """
         from codelex.persist.lexical import LexicalSnapshot
 
-        with self._write_lock:
+        with self._write_lock, native_errors():
             self.merge()
-            arrays, mtime_ns, size = self._live.export()
+            arrays, vocab_blob, vocab_offsets, mtime_ns, size = self._live.export()
             view = self._view
-            vocab_blob, vocab_offsets = self._vocab.to_arrays()
             paths = view.table.paths[: view.n]
             flags = view.table.flags(view.n).copy()
             kind = view.table.kind(view.n).copy()
@@ -393,11 +399,8 @@ class WordIndex:
             metadata = dict(self.metadata)
         path_blob, path_offsets = _lexical.encode_paths(paths)
         return LexicalSnapshot(
-            term_ptr=arrays["term_ptr"], post_doc=arrays["post_doc"], post_tf=arrays["post_tf"],
-            line_data=arrays["line_data"], doc_len=arrays["doc_len"], field_len=arrays["field_len"],
-            vocab_blob=vocab_blob,
-            vocab_offsets=vocab_offsets, paths=list(paths), path_blob=np.frombuffer(path_blob, dtype=np.uint8),
-            path_offsets=path_offsets, mtime_ns=mtime_ns, size=size, prior_flags=flags, kind_id=kind,
+            **arrays, vocab_blob=vocab_blob, vocab_offsets=vocab_offsets,
+            path_blob=np.frombuffer(path_blob, dtype=np.uint8), path_offsets=path_offsets, mtime_ns=mtime_ns, size=size, prior_flags=flags, kind_id=kind,
             rules=rules_fingerprint(), max_bytes=max_bytes, metadata=metadata,
         )
 
@@ -408,34 +411,43 @@ class WordIndex:
         Prior flags and language ids are recomputed when the snapshot was
         made under other path rules.
 
+        Nothing is decoded or scanned: the term dictionary is searched in
+        place and the paths are decoded as hits need them.  With the chunk
+        digests of a load, the native core verifies each chunk of the large
+        arrays when it is first read; without them, the structure is
+        validated in full here.
+
         Raises
         ------
         codelex.IndexFormatError
-            When the arrays are structurally inconsistent (the native checks
-            that reading relies on always run).
+            When the arrays are structurally inconsistent.
         """
+        digests = snapshot.digests or {}
         try:
-            vocab = Vocabulary.from_arrays(snapshot.vocab_blob, snapshot.vocab_offsets)
-        except ValueError as exc:
+            vocab = Vocabulary.from_sorted(snapshot.vocab_blob, snapshot.vocab_offsets,
+                                           digests.get("vocab_blob"), digests.get("vocab_offsets"))
+        except (ValueError, TypeError) as exc:
             raise IndexFormatError(f"corrupt index: term dictionary: {exc}") from None
         if snapshot.term_ptr.shape[0] != len(vocab) + 1:
             raise IndexFormatError("corrupt index: document frequencies and terms disagree in number")
-        n = len(snapshot.paths)
+        n = snapshot.n_docs
         kind = snapshot.kind_id
+        paths = PathTable(blob=snapshot.path_blob, offsets=snapshot.path_offsets)
         if snapshot.rules == rules_fingerprint() and (n == 0 or (kind.min() >= 0 and kind.max() <= NO_KIND)):
-            table = DocTable(snapshot.paths, snapshot.prior_flags, kind)
+            table = DocTable(paths, snapshot.prior_flags, kind)
         else:  # path rules changed since the save: derive the attributes again
-            table = DocTable(snapshot.paths)
+            table = DocTable(paths)
         index = cls(max_bytes=snapshot.max_bytes)
         index._vocab = vocab
         index._live = _lexical.LiveIndex(vocab)
         try:
-            index._live.install(
-                {"term_ptr": snapshot.term_ptr, "post_doc": snapshot.post_doc, "post_tf": snapshot.post_tf,
-                 "line_data": snapshot.line_data, "doc_len": snapshot.doc_len, "field_len": snapshot.field_len},
-                snapshot.path_blob, snapshot.path_offsets, snapshot.mtime_ns, snapshot.size,
-            )
-        except ValueError as exc:
+            with native_errors():
+                index._live.install(
+                    {name: getattr(snapshot, name) for name in _SEGMENT_ARRAYS},
+                    snapshot.path_blob, snapshot.path_offsets, snapshot.mtime_ns, snapshot.size,
+                    {name: digests[name] for name in _CHECKED_ARRAYS} if digests else None,
+                )
+        except (ValueError, KeyError) as exc:
             raise IndexFormatError(f"corrupt index: {exc}") from None
         index._view = _View(table, n, index._live.generation)
         index.metadata = dict(snapshot.metadata)
@@ -466,11 +478,16 @@ class WordIndex:
         path : str or path-like
             The index directory (or its ``index.clx`` file).
         mmap : bool, default True
-            Map the arrays instead of reading them; a cold start then costs
-            the checks below, not a parse of the index.
+            Map the arrays instead of reading them: opening then builds,
+            decodes and scans nothing (the term dictionary is searched in
+            place), whatever the index's size.
         verify : bool, default True
-            Check the checksum of every array (xxh3; a flipped byte anywhere
-            is detected).  The structural checks always run.
+            Checksums: the small arrays' (xxh3) now, the large arrays' chunk
+            by chunk (native 64 KiB digests) the first time a search or an
+            edit reads them, so a flipped byte anywhere is detected before it
+            is used (``IndexFormatError`` then).  ``False`` skips every
+            checksum and validates the whole structure at load instead.
+            :meth:`verify` checks everything at once.
 
         Raises
         ------
@@ -484,6 +501,18 @@ class WordIndex:
         index = cls.from_snapshot(snapshot)
         snapshot.release_pages()
         return index
+
+    def verify(self) -> None:
+        """Verify every lazily checked chunk of a loaded index now (a no-op for one built in this process).
+
+        Raises
+        ------
+        codelex.IndexFormatError
+            When a chunk does not match its digest.
+        """
+        with self._write_lock, native_errors():
+            self._live.verify()
+            self._vocab.verify()
 
     # --- introspection --------------------------------------------------------
 
@@ -503,7 +532,7 @@ class WordIndex:
     def files(self) -> list[str]:
         """Indexed paths, in document order (indexing order; a re-added path keeps its place)."""
         view = self._view
-        paths = view.table.paths
+        paths = view.table.paths.as_list()
         return [paths[s] for s in self._live.live_slots().tolist() if s < view.n]
 
     def file_info(self, path: str) -> FileInfo:
@@ -535,7 +564,8 @@ class WordIndex:
             byte counts depend on history (the dictionary keeps the terms of
             removed documents until a rebuild).
         """
-        c = self._live.counts()
+        with native_errors():
+            c = self._live.counts()
         return {
             "files": c["live_docs"],
             "tokens": c["terms"],
@@ -590,7 +620,7 @@ class WordIndex:
         if hits is None:
             # A writer changed the slot layout under us: wait until it has
             # published the new one, then search again, still holding the lock.
-            with self._write_lock:
+            with self._write_lock, native_errors():
                 hits = self._search_view(self._view, parsed.filters, opts, tokens, stems)
         return hits
 
@@ -601,12 +631,14 @@ class WordIndex:
             return []
         mult, mult_max = slot_multipliers(view.table, view.n, opts.demote_test_vendor, opts.demote_docs,
                                           opts.centrality)
-        if opts.ranking == "classic":
-            return self._live.search_hits(tokens, opts.limit, view.table.paths, view.generation, self.k1, self.b,
-                                          mask, mult, mult_max, self.exhaustive, self.prune_min_postings)
-        terms = self.field_terms(tokens) if stems else tokens
-        return self._live.search_fields(terms, opts.limit, view.table.paths, view.generation, self._ranking,
-                                        len(tokens), mask, mult, mult_max, self.exhaustive, self.prune_min_postings)
+        with native_errors():
+            if opts.ranking == "classic":
+                return self._live.search_hits(tokens, opts.limit, view.table.paths, view.generation, self.k1, self.b,
+                                              mask, mult, mult_max, self.exhaustive, self.prune_min_postings)
+            terms = self.field_terms(tokens) if stems else tokens
+            return self._live.search_fields(terms, opts.limit, view.table.paths, view.generation, self._ranking,
+                                            len(tokens), mask, mult, mult_max, self.exhaustive,
+                                            self.prune_min_postings)
 
     def field_terms(self, tokens: list[str]) -> list[tuple[str, float, bool]]:
         """The code ranking's query terms: ``(token, weight, is a query token)``, each token's stem variants after it.

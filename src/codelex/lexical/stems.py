@@ -4,10 +4,12 @@
 stem weight above 0, a prose query for one also counts the others, at that
 weight, inside the token's own tf~ (one idf, one saturation per query
 token).  Only prose gets variants (:func:`is_prose`): an identifier means
-what it says.  Stemming is PyStemmer's (Snowball).  The vocabulary's words
-are read once (natively), sorted and extended as the vocabulary grows; a
-token's variants come from a bisection among the words that share its
-stem's prefix, and are cached.  Only body terms are words (the fields' terms
+what it says.  Stemming is PyStemmer's (Snowball).  A loaded
+vocabulary's sorted base is searched in place by prefix; the words added
+since (all of them, for an index built in this process) are read once
+(natively), sorted and extended as the vocabulary grows; a token's variants
+come from a bisection among the words that share its stem's prefix, and
+are cached.  Only body terms are words (the fields' terms
 sit behind a prefix byte); each variant's field terms are looked up like the
 token's.
 """
@@ -58,7 +60,10 @@ class StemTable:
 
         self._stemmer = Stemmer.Stemmer("english")
         self._vocabulary = vocabulary
-        self._done = 0
+        # A loaded vocabulary's sorted base is searched in place (base_words);
+        # only the terms added since are read into the list.
+        self._base = vocabulary.base_size
+        self._done = self._base
         self._words: list[str] = []
         self._stems: dict[str, str] = {}
         self._cache: dict[str, list[str]] = {}
@@ -98,11 +103,13 @@ class StemTable:
             prefix = stem[:-1] if len(stem) > 1 else stem
             words = self._words
             i = bisect.bisect_left(words, prefix)
+            candidates = []
             while i < len(words) and words[i].startswith(prefix):
-                w = words[i]
-                if w != token and self._stem(w) == stem:
-                    out.append(w)
+                candidates.append(words[i])
                 i += 1
+            if self._base:
+                candidates = sorted(candidates + self._vocabulary.base_words(prefix, MIN_WORD, MAX_WORD))
+            out = [w for w in candidates if w != token and self._stem(w) == stem]
         if len(self._cache) > 4096:
             self._cache = {}
         self._cache[token] = out

@@ -12,7 +12,10 @@ Layout of a container file::
 The JSON header names the container's kind (``format``) and version, and
 lists every array (name, dtype, shape, offset, byte length, xxh3-64), plus
 whatever metadata the writer adds.  Reading maps the file and wraps the
-arrays without parsing them; verifying is a linear scan per array.
+arrays without parsing them; verifying is a linear scan per array.  A reader
+may name arrays it verifies lazily itself (``lazy``: the word index's large
+arrays carry native per-chunk digests, checked as chunks are first read);
+their xxh3 is then checked only by :meth:`Container.verify_all`.
 
 Crash safety: :func:`write_container` writes a temporary file in the same
 directory, fsyncs it, renames it over the target and fsyncs the directory,
@@ -223,6 +226,29 @@ class Container:
     arrays: dict[str, np.ndarray]
     buffer: object  # the mmap (or bytes) the arrays view; keep it alive with them
 
+    def verify_all(self) -> None:
+        """Check every array's xxh3 and the padding, the lazily checked arrays included.
+
+        Raises
+        ------
+        codelex.IndexFormatError
+            For the first array (or gap) that does not match.
+        """
+        fd = None
+        try:
+            try:
+                fd = os.open(self.file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+                if os.fstat(fd).st_size != len(self.buffer):
+                    raise IndexFormatError(f"{self.file}: the file changed since it was opened")
+            except OSError:
+                fd = None  # check through the mapping instead
+            _read_arrays(self.header, {}, self.buffer, _header_end(self.header, self.buffer), len(self.buffer),
+                         True, fd, verify_every=True)
+        finally:
+            if fd is not None:
+                os.close(fd)
+        self.release_pages()
+
     def release_pages(self) -> None:
         """Let the pages the checks touched go (a mapped file faults back only what is read)."""
         buf = self.buffer
@@ -250,7 +276,7 @@ def read_container_header(file: Path, kind: str, version: int, checks=None) -> d
 
 
 def read_container(file: Path, schema: dict[str, str], kind: str, version: int, *, mmap: bool = True,
-                   verify: bool = True, checks=None) -> Container:
+                   verify: bool = True, checks=None, lazy: frozenset[str] = frozenset()) -> Container:
     """Read and check a container written by :func:`write_container`.
 
     Parameters
@@ -266,6 +292,9 @@ def read_container(file: Path, schema: dict[str, str], kind: str, version: int, 
     checks : callable, optional
         ``checks(header)`` raises :class:`codelex.IndexFormatError` for a
         header the caller cannot use (e.g. foreign Unicode tables).
+    lazy : frozenset of str
+        Arrays whose checksum is not checked here (the caller verifies them
+        as they are used; :meth:`Container.verify_all` checks everything).
 
     Raises
     ------
@@ -290,7 +319,7 @@ def read_container(file: Path, schema: dict[str, str], kind: str, version: int, 
         # through the mapping, so that verifying does not make the whole
         # file resident in this process.
         arrays = _read_arrays(header, schema, buf, header_end, size, verify,
-                              f.fileno() if isinstance(buf, _mmap.mmap) else None)
+                              f.fileno() if isinstance(buf, _mmap.mmap) else None, lazy=lazy)
     return Container(file, header, arrays, buf)
 
 
@@ -336,8 +365,13 @@ def _read_header(prefix: bytes, f, size: int, kind: str, expected_version: int, 
     return header, _PREFIX.size + header_len
 
 
+def _header_end(header: dict, buf) -> int:
+    return _PREFIX.size + _PREFIX.unpack(bytes(buf[:_PREFIX.size]))[2]
+
+
 def _read_arrays(header: dict, schema: dict[str, str], buf, header_end: int, size: int, verify: bool,
-                 fd: int | None = None) -> dict[str, np.ndarray]:
+                 fd: int | None = None, lazy: frozenset[str] = frozenset(),
+                 verify_every: bool = False) -> dict[str, np.ndarray]:
     data_start = _align(header_end)
     entries = header.get("arrays")
     if not isinstance(entries, list):
@@ -360,6 +394,12 @@ def _read_arrays(header: dict, schema: dict[str, str], buf, header_end: int, siz
         if offset < data_start or offset % ALIGN or nbytes < 0 or offset + nbytes > size:
             raise IndexFormatError(f"corrupt index: array {e['name']!r} lies outside the data area")
         spans.append((offset, offset + nbytes))
+    if verify_every:
+        for e in entries:
+            digest = _file_digest(fd, e["offset"], e["nbytes"]) if fd is not None and hasattr(os, "pread") \
+                else xxhash.xxh3_64_hexdigest(memoryview(buf)[e["offset"]:e["offset"] + e["nbytes"]])
+            if digest != e.get("xxh3"):
+                raise IndexFormatError(f"corrupt index: checksum mismatch in array {e['name']!r}")
     for name, dtype in schema.items():
         e = by_name[name]
         if e.get("dtype") != dtype:
@@ -369,7 +409,7 @@ def _read_arrays(header: dict, schema: dict[str, str], buf, header_end: int, siz
         if count < 0 or nbytes != count * itemsize:
             raise IndexFormatError(f"corrupt index: array {name!r} has shape {e['shape']} but {nbytes} bytes")
         arr = np.frombuffer(buf, dtype=np.dtype(dtype), count=count, offset=offset)
-        if verify:
+        if verify and not verify_every and name not in lazy:
             digest = _file_digest(fd, offset, nbytes) if fd is not None and hasattr(os, "pread") \
                 else xxhash.xxh3_64_hexdigest(arr)
             if digest != e.get("xxh3"):

@@ -1,17 +1,23 @@
-"""The word index's on-disk format (version 2), over the container of :mod:`codelex.persist.container`.
+"""The word index's on-disk format (version 3), over the container of :mod:`codelex.persist.container`.
 
 An index directory holds one file, ``index.clx`` (:data:`codelex.defaults.INDEX_FILE`).
-Its arrays are the CSR posting segment, the term dictionary and the file
-table (paths, ``mtime_ns``, sizes, prior flags, language ids); its header
-adds the Unicode version of the tokenizer tables, a fingerprint of the path
-rules (so that stale prior flags are recomputed, never trusted), the size
-cap and free-form metadata.
+Its arrays are the posting segment (term offsets, documents, one-byte tfs
+with overflow pairs, line checkpoints, line data, lengths), the sorted term
+dictionary (term bytes and offsets, in byte order: a load searches it in
+place) and the file table (paths, ``mtime_ns``, sizes, prior flags,
+language ids); its header adds the Unicode version of the tokenizer tables,
+a fingerprint of the path rules (so that stale prior flags are recomputed,
+never trusted), the size cap and free-form metadata.
 
-To stay small, counts that are nearly always small (document frequencies,
-term frequencies, term lengths) are stored as one byte each, 255 meaning
-"see the overflow pairs" (``<name>_big_pos``, ``<name>_big_val``); the line
-offsets and the forward index are left out and derived on load (or on the
-first edit).
+Opening maps the file and builds nothing.  The large arrays
+(:data:`LAZY_ARRAYS`) are not hashed at open: each carries native digests of
+its 64 KiB chunks (``<name>_digests``, themselves checked at open with the
+small arrays), and the native core verifies a chunk the first time a reader
+touches it, so a flipped byte is caught before it can change a result or
+steer a read (a verified chunk holds what a save wrote, and saves write
+validated structures only).  ``verify=False`` skips every checksum and
+validates the structure in full instead; :func:`verify_lexical` (``codelex
+index --verify``) checks everything now.
 
 The word index crosses this module only as a :class:`LexicalSnapshot` (its
 export/restore seam): this module never sees a :class:`codelex.WordIndex`.
@@ -26,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from codelex._native import UNICODE_VERSION
+from codelex._native import CHECK_CHUNK as CHUNK
+from codelex._native import UNICODE_VERSION, chunk_digests
 from codelex.defaults import INDEX_FILE
 from codelex.errors import IndexFormatError
 from codelex.persist.container import (
@@ -40,35 +47,39 @@ from codelex.persist.container import (
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "LAZY_ARRAYS",
     "LexicalSnapshot",
     "index_file",
     "load_lexical",
     "read_lexical_header",
     "save_lexical",
+    "verify_lexical",
 ]
 
 FORMAT = "codelex-index"
-#: Version 2 added the extra fields' lengths (dir, name, defs) and their terms; a version-1 index is rebuilt.
-FORMAT_VERSION = 2
+#: Version 3: the sorted term dictionary searched in place, one-byte tfs, line
+#: checkpoints and lazily verified chunks.  Older indexes are rebuilt.
+FORMAT_VERSION = 3
+
+#: The arrays verified chunk by chunk as they are read (snapshot name -> file name).
+LAZY_ARRAYS = {"term_ptr": "term_ptr", "post_doc": "post_doc", "post_tf": "post_tf", "line_ckpt": "line_ckpt",
+               "line_data": "line_data", "vocab_blob": "term_blob", "vocab_offsets": "term_offsets"}
 
 # name -> dtype, in file order.
 _ARRAYS: dict[str, str] = {
-    "df": "|u1",
-    "df_big_pos": "<u8",
-    "df_big_val": "<u8",
+    "term_ptr": "<i8",
     "post_doc": "<u4",
     "post_tf": "|u1",
-    "post_tf_big_pos": "<u8",
-    "post_tf_big_val": "<u8",
+    "tf_big_pos": "<u8",
+    "tf_big_val": "<u4",
+    "line_ckpt": "<u8",
     "line_data": "|u1",
     "doc_len": "<u4",
     "field_len": "|u1",
     "field_len_big_pos": "<u8",
     "field_len_big_val": "<u8",
-    "term_len": "|u1",
-    "term_len_big_pos": "<u8",
-    "term_len_big_val": "<u8",
     "term_blob": "|u1",
+    "term_offsets": "<u8",
     "path_blob": "|u1",
     "path_offsets": "<u8",
     "mtime_ns": "<i8",
@@ -76,7 +87,8 @@ _ARRAYS: dict[str, str] = {
     "prior_flags": "|u1",
     "kind_id": "<i2",
 }
-_PACKED = ("df", "post_tf", "term_len", "field_len")
+for _name in LAZY_ARRAYS.values():
+    _ARRAYS[_name + "_digests"] = "<u8"
 _SMALL_MAX = 255
 
 
@@ -84,25 +96,30 @@ _SMALL_MAX = 255
 class LexicalSnapshot:
     """A merged word index as plain arrays: what is saved and what a load gives back.
 
-    ``term_ptr`` (int64, terms + 1), ``post_doc``, ``post_tf`` and
-    ``doc_len`` (uint32), ``line_data`` (uint8) form the posting segment,
-    ``field_len`` (uint32, three per document: dir, name, defs) the extra
-    fields' lengths;
-    ``vocab_blob``/``vocab_offsets`` the term dictionary; ``paths``,
-    ``path_blob``/``path_offsets``, ``mtime_ns``, ``size``, ``prior_flags``
-    and ``kind_id`` the file table.  ``rules`` fingerprints the path rules
-    that produced ``prior_flags`` and ``kind_id``.
+    ``term_ptr`` (int64, terms + 1), ``post_doc`` (uint32), ``post_tf``
+    (uint8, 255 = see ``tf_big_pos``/``tf_big_val``), ``line_ckpt``
+    (uint64), ``line_data`` (uint8) and ``doc_len`` (uint32) form the
+    posting segment, ``field_len`` (uint32, three per document: dir, name,
+    defs) the extra fields' lengths; ``vocab_blob``/``vocab_offsets`` the
+    term dictionary, sorted; ``path_blob``/``path_offsets``, ``mtime_ns``,
+    ``size``, ``prior_flags`` and ``kind_id`` the file table.  ``rules``
+    fingerprints the path rules that produced ``prior_flags`` and
+    ``kind_id``.  ``digests`` (a load's) holds the chunk digests of the
+    :data:`LAZY_ARRAYS`; None means "trusted" (a snapshot made in this
+    process) or, with ``validated=False``, "check the structure in full".
     """
 
     term_ptr: np.ndarray
     post_doc: np.ndarray
     post_tf: np.ndarray
+    tf_big_pos: np.ndarray
+    tf_big_val: np.ndarray
+    line_ckpt: np.ndarray
     line_data: np.ndarray
     doc_len: np.ndarray
     field_len: np.ndarray
     vocab_blob: np.ndarray
     vocab_offsets: np.ndarray
-    paths: list[str]
     path_blob: np.ndarray
     path_offsets: np.ndarray
     mtime_ns: np.ndarray
@@ -113,12 +130,35 @@ class LexicalSnapshot:
     max_bytes: int | None
     metadata: dict = field(default_factory=dict)
     saved_at: float | None = None
+    digests: dict | None = None
     container: Container | None = None  # set by a load: owns the mapped arrays
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.doc_len.shape[0])
+
+    def paths(self) -> list[str]:
+        """Every path, decoded (the file table is otherwise read by slot, on demand)."""
+        return decode_paths(self.path_blob, self.path_offsets)
 
     def release_pages(self) -> None:
         """After the arrays are installed: drop the pages the load's checks touched."""
         if self.container is not None:
             self.container.release_pages()
+
+
+def decode_paths(blob: np.ndarray, offsets: np.ndarray) -> list[str]:
+    """The paths stored as ``blob[offsets[i]:offsets[i + 1]]`` (UTF-8, surrogates passed)."""
+    raw = blob.tobytes()
+    bounds = offsets.tolist()
+    n = len(bounds) - 1
+    try:
+        if raw.isascii():
+            text = raw.decode("ascii")
+            return [text[bounds[i]:bounds[i + 1]] for i in range(n)]
+        return [raw[bounds[i]:bounds[i + 1]].decode("utf-8", "surrogatepass") for i in range(n)]
+    except UnicodeDecodeError:
+        raise IndexFormatError("corrupt index: a path is not valid UTF-8") from None
 
 
 def index_file(path: str | os.PathLike[str]) -> Path:
@@ -149,12 +189,6 @@ def _unpack(name: str, small: np.ndarray, pos: np.ndarray, val: np.ndarray, dtyp
     return out
 
 
-def _cumulative(counts: np.ndarray, dtype) -> np.ndarray:
-    out = np.zeros(counts.shape[0] + 1, dtype=dtype)
-    np.cumsum(counts, out=out[1:])
-    return out
-
-
 # --- save ---------------------------------------------------------------------------
 
 
@@ -170,14 +204,10 @@ def save_lexical(snapshot: LexicalSnapshot, path: str | os.PathLike[str]) -> Pat
     if directory.name == INDEX_FILE and not is_dir(directory):
         directory = directory.parent
     n_terms = len(snapshot.vocab_offsets) - 1
-    df = np.diff(snapshot.term_ptr)
-    if df.shape[0] < n_terms:  # terms interned by a failed update have no postings
-        df = np.concatenate([df, np.zeros(n_terms - df.shape[0], dtype=df.dtype)])
     arrays: dict[str, np.ndarray] = {
-        "post_doc": snapshot.post_doc,
-        "line_data": snapshot.line_data,
+        "tf_big_pos": snapshot.tf_big_pos,
+        "tf_big_val": snapshot.tf_big_val,
         "doc_len": snapshot.doc_len,
-        "term_blob": snapshot.vocab_blob,
         "path_blob": snapshot.path_blob,
         "path_offsets": snapshot.path_offsets,
         "mtime_ns": snapshot.mtime_ns,
@@ -185,16 +215,17 @@ def save_lexical(snapshot: LexicalSnapshot, path: str | os.PathLike[str]) -> Pat
         "prior_flags": snapshot.prior_flags,
         "kind_id": snapshot.kind_id,
     }
-    packed = {"df": df, "post_tf": snapshot.post_tf, "term_len": np.diff(snapshot.vocab_offsets),
-              "field_len": snapshot.field_len}
-    for name, values in packed.items():
-        arrays[name], arrays[name + "_big_pos"], arrays[name + "_big_val"] = _pack(values)
+    for attr, name in LAZY_ARRAYS.items():
+        arr = np.ascontiguousarray(getattr(snapshot, attr), dtype=np.dtype(_ARRAYS[name]).newbyteorder("="))
+        arrays[name] = arr
+        arrays[name + "_digests"] = chunk_digests(arr)
+    arrays["field_len"], arrays["field_len_big_pos"], arrays["field_len_big_val"] = _pack(snapshot.field_len)
     meta = {
         "format": FORMAT,
         "unicode_version": UNICODE_VERSION,
         "rules": snapshot.rules,
         "max_bytes": snapshot.max_bytes,
-        "files": len(snapshot.paths),
+        "files": snapshot.n_docs,
         "terms": n_terms,
         "created_unix": time.time(),
         "metadata": snapshot.metadata,
@@ -238,61 +269,79 @@ def read_lexical_header(path: str | os.PathLike[str]) -> dict:
 
 
 def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: bool = True) -> LexicalSnapshot:
-    """Read and check a saved index: a snapshot ready to be installed.
+    """Open a saved index: a snapshot ready to be installed, with nothing decoded or scanned.
+
+    With ``verify`` the small arrays' checksums are checked now and the large
+    ones' chunk by chunk as they are read; without, no checksum is checked and
+    the structure is validated in full when the snapshot is installed.
 
     Raises
     ------
     codelex.IndexFormatError
         With a one-line reason, for anything that is not an intact index of
-        this format version (the native structural checks run when the
-        snapshot is installed).
+        this format version.
     """
     c = _opened(path, lambda f: read_container(f, _ARRAYS, FORMAT, FORMAT_VERSION, mmap=mmap, verify=verify,
-                                               checks=_check_unicode))
+                                               checks=_check_unicode, lazy=frozenset(LAZY_ARRAYS.values())))
     header, arrays = c.header, c.arrays
-    df, post_tf, term_len, field_len = (
-        _unpack(name, arrays[name], arrays[name + "_big_pos"], arrays[name + "_big_val"], np.uint32)
-        for name in _PACKED
-    )
-    if int(term_len.sum(dtype=np.uint64)) != arrays["term_blob"].shape[0]:
-        raise IndexFormatError("corrupt index: term lengths do not add up to the term data")
-    if df.shape[0] != term_len.shape[0]:
-        raise IndexFormatError("corrupt index: document frequencies and terms disagree in number")
+    field_len = _unpack("field_len", arrays["field_len"], arrays["field_len_big_pos"], arrays["field_len_big_val"],
+                        np.uint32)
     n = arrays["doc_len"].shape[0]
     if field_len.shape[0] != 3 * n:
         raise IndexFormatError("corrupt index: field lengths and documents disagree in length")
     offsets = arrays["path_offsets"]
     blob = arrays["path_blob"]
     if offsets.shape[0] != n + 1 or offsets[0] != 0 or offsets[-1] != blob.shape[0] \
-            or np.any(np.diff(offsets.astype(np.int64)) < 0):
+            or (not verify and np.any(np.diff(offsets.astype(np.int64)) < 0)):
         raise IndexFormatError("corrupt index: path offsets do not describe the path data")
-    raw = blob.tobytes()
-    bounds = offsets.tolist()
-    try:
-        if raw.isascii():
-            text = raw.decode("ascii")
-            paths = [text[bounds[i]:bounds[i + 1]] for i in range(n)]
-        else:
-            paths = [raw[bounds[i]:bounds[i + 1]].decode("utf-8", "surrogatepass") for i in range(n)]
-    except UnicodeDecodeError:
-        raise IndexFormatError("corrupt index: a path is not valid UTF-8") from None
-    if len(set(paths)) != n:
-        raise IndexFormatError("corrupt index: a path occurs twice")
+    if not verify:
+        paths = decode_paths(blob, offsets)
+        if len(set(paths)) != n:
+            raise IndexFormatError("corrupt index: a path occurs twice")
     max_bytes = header.get("max_bytes")
     if max_bytes is not None and (not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 0):
         raise IndexFormatError("corrupt index: max_bytes is not a size")
     if arrays["prior_flags"].shape[0] != n or arrays["kind_id"].shape[0] != n:
         raise IndexFormatError("corrupt index: file table and documents disagree in length")
+    digests = None
+    if verify:
+        digests = {}
+        for attr, name in LAZY_ARRAYS.items():
+            d = arrays[name + "_digests"]
+            if d.shape[0] != -(-arrays[name].nbytes // CHUNK):
+                raise IndexFormatError(f"corrupt index: the digests of {name!r} do not cover it")
+            digests[attr] = d
     metadata = header.get("metadata", {})
     created = header.get("created_unix")
     rules = header.get("rules")
     return LexicalSnapshot(
-        term_ptr=_cumulative(df, np.int64), post_doc=arrays["post_doc"], post_tf=post_tf,
-        line_data=arrays["line_data"], doc_len=arrays["doc_len"], field_len=field_len, vocab_blob=arrays["term_blob"],
-        vocab_offsets=_cumulative(term_len, np.uint64), paths=paths, path_blob=blob, path_offsets=offsets,
+        term_ptr=arrays["term_ptr"], post_doc=arrays["post_doc"], post_tf=arrays["post_tf"],
+        tf_big_pos=arrays["tf_big_pos"], tf_big_val=arrays["tf_big_val"], line_ckpt=arrays["line_ckpt"],
+        line_data=arrays["line_data"], doc_len=arrays["doc_len"], field_len=field_len,
+        vocab_blob=arrays["term_blob"], vocab_offsets=arrays["term_offsets"], path_blob=blob, path_offsets=offsets,
         mtime_ns=arrays["mtime_ns"], size=arrays["size"], prior_flags=arrays["prior_flags"],
         kind_id=arrays["kind_id"], rules=rules if isinstance(rules, str) else "", max_bytes=max_bytes,
         metadata=dict(metadata) if isinstance(metadata, dict) else {},
         saved_at=created if isinstance(created, (int, float)) and not isinstance(created, bool) else None,
-        container=c,
+        digests=digests, container=c,
     )
+
+
+def verify_lexical(path: str | os.PathLike[str]) -> dict:
+    """Check a saved index completely now: every array's checksum, the padding and the chunk digests.
+
+    Returns ``{"file", "bytes", "arrays"}``.
+
+    Raises
+    ------
+    codelex.IndexFormatError
+        For the first mismatch.
+    """
+    snap = load_lexical(path, verify=True)
+    c = snap.container
+    c.verify_all()
+    for attr, name in LAZY_ARRAYS.items():
+        if not np.array_equal(chunk_digests(getattr(snap, attr)), snap.digests[attr]):
+            raise IndexFormatError(f"corrupt index: chunk digests of {name!r} do not match its data")
+    c.release_pages()
+    return {"file": str(c.file), "bytes": len(c.buffer), "arrays": len(c.header.get("arrays", []))}
