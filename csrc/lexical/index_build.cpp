@@ -376,38 +376,65 @@ const char* validate_segment(const SegmentView& seg, size_t n_docs) {
 }
 
 void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, BuiltSegment& out) {
+  seg.verify_all();
   const size_t n_terms = order.size();
+  const int64_t n_post = seg.n_postings();
+  const uint8_t* data = seg.line_data;
+  const uint8_t* end = data + seg.line_bytes;
+  // Where each source term's lines start: one sequential pass (lines follow posting order).
+  std::vector<uint64_t> line_start(seg.n_terms + 1, 0);
+  {
+    const uint8_t* q = data;
+    for (size_t t = 0; t < seg.n_terms; ++t) {
+      line_start[t] = static_cast<uint64_t>(q - data);
+      for (int64_t p = seg.term_ptr[t]; p < seg.term_ptr[t + 1]; ++p) {
+        q = skip_varints(q, end, seg.tf(p));
+        if (!q) throw std::logic_error("malformed line data");
+      }
+    }
+    line_start[seg.n_terms] = static_cast<uint64_t>(q - data);
+  }
   out.term_ptr.assign(n_terms + 1, 0);
-  out.post_doc.clear();
-  out.post_tf.clear();
+  out.post_doc.resize(static_cast<size_t>(n_post));
+  out.post_tf.resize(static_cast<size_t>(n_post));
   out.tf_big_pos.clear();
   out.tf_big_val.clear();
-  out.line_ckpt.clear();
-  out.line_data.clear();
-  const int64_t n_post = seg.n_postings();
-  out.post_doc.reserve(static_cast<size_t>(n_post));
-  out.post_tf.reserve(static_cast<size_t>(n_post));
-  out.line_data.reserve(seg.line_bytes);
-  const uint8_t* end = seg.line_data + seg.line_bytes;
+  out.line_ckpt.assign(line_checkpoints(n_post), 0);
+  out.line_data.resize(seg.line_bytes);
+  int64_t q_post = 0;
+  uint64_t q_line = 0;
   for (size_t i = 0; i < n_terms; ++i) {
     const uint32_t t = order[i];
     if (t < seg.n_terms) {
-      const SegmentView::Range r = seg.postings(t);
-      if (r.end > r.begin) {
-        const uint8_t* q = seg.lines(r.begin);
-        for (int64_t p = r.begin; p < r.end; ++p) {
-          const uint32_t tf = seg.tf(p);
-          const uint8_t* next = skip_varints(q, end, tf);
-          if (!next) throw std::logic_error("malformed line data");
-          out.append_posting(seg.post_doc[p], tf);
-          out.line_data.insert(out.line_data.end(), q, next);
-          q = next;
+      const int64_t s = seg.term_ptr[t], e = seg.term_ptr[t + 1];
+      const uint64_t ls = line_start[t], le = line_start[t + 1];
+      std::memcpy(out.post_doc.data() + q_post, seg.post_doc + s, static_cast<size_t>(e - s) * sizeof(uint32_t));
+      std::memcpy(out.post_tf.data() + q_post, seg.post_tf + s, static_cast<size_t>(e - s));
+      if (le > ls) std::memcpy(out.line_data.data() + q_line, data + ls, static_cast<size_t>(le - ls));
+      // Checkpoints that fall inside this term: walk its lines up to each.
+      int64_t next = (q_post + kLineCheckpoint - 1) / kLineCheckpoint * kLineCheckpoint;
+      const uint8_t* src = data + ls;
+      for (int64_t p = s; next < q_post + (e - s); ++p) {
+        const int64_t at = q_post + (p - s);
+        if (at == next) {
+          out.line_ckpt[static_cast<size_t>(at / kLineCheckpoint)] = q_line + static_cast<uint64_t>(src - (data + ls));
+          next += kLineCheckpoint;
+        }
+        src = skip_varints(src, end, seg.tf(p));
+        if (!src) throw std::logic_error("malformed line data");
+      }
+      for (int64_t p = s; p < e; ++p) {
+        if (seg.post_tf[p] == kTfEscape) {
+          out.tf_big_pos.push_back(static_cast<uint64_t>(q_post + (p - s)));
+          out.tf_big_val.push_back(seg.big_tf(p));
         }
       }
+      q_post += e - s;
+      q_line += le - ls;
     }
-    out.term_ptr[i + 1] = static_cast<int64_t>(out.post_doc.size());
+    out.term_ptr[i + 1] = q_post;
   }
-  out.close_checkpoints();
+  out.line_ckpt.back() = q_line;
 }
 
 void derive_forward(const SegmentView& seg, size_t n_docs, std::vector<int64_t>& fwd_ptr,

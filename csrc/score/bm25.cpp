@@ -289,6 +289,7 @@ void Scorer::refresh_field_norms(const LiveIndex& index, const FieldParams& p) {
   field_norm_version_ = index.stats_version_unlocked();
   field_norm_n_ = n;
   field_norm_params_ = p;
+  ++field_norm_epoch_;
 }
 
 void Scorer::mark(uint32_t d, uint8_t mask, size_t all) {
@@ -303,9 +304,19 @@ void Scorer::mark(uint32_t d, uint8_t mask, size_t all) {
 // then runs as in the classic loop, adding each document's scratch sum (read
 // in document order); the documents of those lists without the body match
 // come last.  tf~ = body part + ((dir + name) + defs), as the reference sums.
+namespace {
+// The part of a posting range whose documents lie in [lo, hi).
+inline SegmentView::Range clip(const SegmentView& seg, SegmentView::Range r, uint32_t lo, uint32_t hi) {
+  if (lo == 0 && hi == UINT32_MAX) return r;
+  const uint32_t* a = std::lower_bound(seg.post_doc + r.begin, seg.post_doc + r.end, lo);
+  const uint32_t* b = std::lower_bound(a, seg.post_doc + r.end, hi);
+  return SegmentView::Range{a - seg.post_doc, b - seg.post_doc};
+}
+}  // namespace
+
 template <bool kMasked, bool kDeadBase>
 void Scorer::accumulate_field_term_base(const LiveIndex& index, const SearchRequest& req, const FieldTerm& ft,
-                                        double idf) {
+                                        double idf, uint32_t lo, uint32_t hi) {
   const SegmentView& seg = index.base().seg;
   const uint8_t* base_live = index.base_live_or_null();
   const double k1 = req.k1;
@@ -322,7 +333,7 @@ void Scorer::accumulate_field_term_base(const LiveIndex& index, const SearchRequ
     const uint32_t t = ft.ids[f];
     if (t == kNoTerm || t >= seg.n_terms) continue;
     const double* factor = field_factor_.data() + (f - 1);
-    const SegmentView::Range r = seg.postings(t);
+    const SegmentView::Range r = clip(seg, seg.postings(t), lo, hi);
     for (int64_t p = r.begin; p < r.end; ++p) {
       const uint32_t d = seg.post_doc[p];
       if (kDeadBase && !base_live[d]) continue;
@@ -336,7 +347,7 @@ void Scorer::accumulate_field_term_base(const LiveIndex& index, const SearchRequ
   }
   const uint32_t t = ft.ids[kBody];
   if (t != kNoTerm && t < seg.n_terms) {
-    const SegmentView::Range r = seg.postings(t);
+    const SegmentView::Range r = clip(seg, seg.postings(t), lo, hi);
     for (int64_t p = r.begin; p < r.end; ++p) {
       const uint32_t d = seg.post_doc[p];
       if (kDeadBase && !base_live[d]) continue;
@@ -357,7 +368,7 @@ void Scorer::accumulate_field_term_base(const LiveIndex& index, const SearchRequ
   for (int f = 1; f < kFields; ++f) {  // documents matched outside the body only
     const uint32_t u = ft.ids[f];
     if (u == kNoTerm || u >= seg.n_terms) continue;
-    const SegmentView::Range r = seg.postings(u);
+    const SegmentView::Range r = clip(seg, seg.postings(u), lo, hi);
     for (int64_t p = r.begin; p < r.end; ++p) {
       const uint32_t d = seg.post_doc[p];
       ExtraAcc& x = extra_[d];
@@ -515,7 +526,7 @@ void Scorer::prepare_field_terms(const LiveIndex& index, const SearchRequest& re
 }
 
 void Scorer::accumulate_group(const LiveIndex& index, const SearchRequest& req, const PrunedTerm& t, bool base,
-                              size_t all) {
+                              bool delta, size_t all, uint32_t lo, uint32_t hi) {
   begin_term(index.n_slots_unlocked());
   const SegmentView& seg = index.base().seg;
   const uint8_t* base_live = index.base_live_or_null();
@@ -545,7 +556,7 @@ void Scorer::accumulate_group(const LiveIndex& index, const SearchRequest& req, 
         if (m == 0) st.mask |= static_cast<uint8_t>(1u << f);  // the boosts count the token itself
       };
       if (base && id < seg.n_terms) {
-        const SegmentView::Range r = seg.postings(id);
+        const SegmentView::Range r = clip(seg, seg.postings(id), lo, hi);
         for (int64_t p = r.begin; p < r.end; ++p) {
           const uint32_t d = seg.post_doc[p];
           if (base_live && !base_live[d]) continue;
@@ -553,7 +564,7 @@ void Scorer::accumulate_group(const LiveIndex& index, const SearchRequest& req, 
           post(d, seg.tf(p));
         }
       }
-      if (const std::vector<DeltaPosting>* list = index.delta_list(id)) {
+      if (const std::vector<DeltaPosting>* list = delta ? index.delta_list(id) : nullptr) {
         for (const DeltaPosting& dp : *list) {
           if (dp.gen != gen[dp.doc]) continue;  // superseded or removed
           if (req.allowed && !req.allowed[dp.doc]) continue;
@@ -579,7 +590,7 @@ void Scorer::accumulate_fields(const LiveIndex& index, const SearchRequest& req,
   const bool dead = index.base_live_or_null() != nullptr;
   for (const PrunedTerm& t : pruned_terms_) {
     if (t.n_variants) {
-      accumulate_group(index, req, t, base, all);
+      accumulate_group(index, req, t, base, true, all);
       continue;
     }
     if (base) {
@@ -793,6 +804,139 @@ void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& r
   }
 }
 
+const std::vector<double>& Scorer::window_bounds(const LiveIndex& index, uint32_t term, int field, int shift) {
+  const SegmentView& seg = index.base().seg;
+  if (field_bounds_base_ != seg.term_ptr || field_bounds_generation_ != index.generation_unlocked()) {
+    field_bounds_.clear();
+    window_cache_.clear();
+    field_bounds_base_ = seg.term_ptr;
+    field_bounds_generation_ = index.generation_unlocked();
+  }
+  if (window_cache_epoch_ != field_norm_epoch_) {  // the factors changed: every bound with them
+    window_cache_.clear();
+    window_cache_epoch_ = field_norm_epoch_;
+  }
+  const SegmentView::Range r = seg.postings(term);
+  window_scratch_.clear();
+  if (r.begin == r.end) return window_scratch_;
+  // Long lists are cached (their pass is what the windows save); short ones cost little to redo.
+  const bool cache = r.end - r.begin >= 1024;
+  const uint64_t key = (static_cast<uint64_t>(term) << 8) | static_cast<uint64_t>(shift);
+  if (cache) {
+    auto it = window_cache_.find(key);
+    if (it != window_cache_.end()) return it->second;
+    if (window_cache_.size() >= 4096) window_cache_.clear();
+  }
+  std::vector<double>& out = cache ? window_cache_[key] : window_scratch_;
+  const size_t n_win = ((index.base().n_docs - 1) >> shift) + 1;
+  out.assign(n_win, 0.0);
+  if (field == kBody) {
+    for (int64_t p = r.begin; p < r.end; ++p) {
+      const uint32_t d = seg.post_doc[p];
+      double& m = out[d >> shift];
+      m = std::max(m, seg.tf(p) * docs_[d].body_factor);
+    }
+  } else {
+    const double* factor = field_factor_.data() + (field - 1);
+    for (int64_t p = r.begin; p < r.end; ++p) {
+      const uint32_t d = seg.post_doc[p];
+      double& m = out[d >> shift];
+      m = std::max(m, seg.tf(p) * factor[d * kExtraFields]);
+    }
+  }
+  return out;
+}
+
+void Scorer::search_fields_windows(const LiveIndex& index, const SearchRequest& req, TopK& top) {
+  const SegmentView& seg = index.base().seg;
+  const size_t n_base = index.base().n_docs;
+  if (n_base == 0) return;
+  // 64 documents per window (measured best on the Linux tree among 16..256),
+  // or more so that there are at most 4,096 windows to sort.
+  int shift = 6;
+  while ((n_base >> shift) > 4096) ++shift;
+  const size_t n_win = ((n_base - 1) >> shift) + 1;
+  const FieldParams& p = req.field_params;
+  const double k1 = req.k1;
+  const size_t all = req.n_query_tokens;
+  // Each window's bound: per term, the sum over its lists of their largest
+  // contribution there (>= any document's tf~), saturated, summed.
+  window_total_.assign(n_win, 0.0);
+  for (const PrunedTerm& t : pruned_terms_) {
+    window_tilde_.assign(n_win, 0.0);
+    bool any = false;
+    for (size_t m = 0; m <= t.n_variants; ++m) {
+      const FieldTerm& ft = m == 0 ? t.ft : req.field_terms[t.first_variant + m - 1];
+      const double weight = t.n_variants ? ft.weight : 1.0;
+      for (int f = 0; f < kFields; ++f) {
+        const uint32_t id = ft.ids[f];
+        if (id == kNoTerm || id >= seg.n_terms) continue;
+        const std::vector<double>& wb = window_bounds(index, id, f, shift);
+        if (wb.empty()) continue;
+        any = true;
+        for (size_t w = 0; w < n_win; ++w) window_tilde_[w] += weight * wb[w];
+      }
+    }
+    if (!any) continue;
+    const double scale = t.ft.weight * t.idf;
+    for (size_t w = 0; w < n_win; ++w) {
+      const double tm = window_tilde_[w];
+      if (tm > 0) window_total_[w] += scale * tm * (k1 + 1) / (k1 + tm);
+    }
+  }
+  // The base documents that earn a boost (every query token in defs / name),
+  // ascending: a window holding none of them needs no boost in its bound.
+  boosted_defs_.clear();
+  boosted_name_.clear();
+  if (p.def_boost != 1.0) base_all_tokens(index, req, kDefs, boosted_defs_);
+  if (p.name_boost != 1.0) base_all_tokens(index, req, kName, boosted_name_);
+  const double slack = (1 + 1e-9) * req.multiplier_max;
+  auto boost_windows = [&](const std::vector<uint32_t>& docs, double boost) {
+    if (!(boost > 1.0)) return;
+    uint32_t last = UINT32_MAX;
+    for (uint32_t d : docs) {
+      const uint32_t w = d >> shift;
+      if (w != last) window_total_[w] *= boost;
+      last = w;
+    }
+  };
+  boost_windows(boosted_defs_, p.def_boost);
+  boost_windows(boosted_name_, p.name_boost);
+  window_order_.clear();
+  for (size_t w = 0; w < n_win; ++w)
+    if (window_total_[w] > 0) window_order_.push_back(static_cast<uint32_t>(w));
+  std::sort(window_order_.begin(), window_order_.end(), [this](uint32_t a, uint32_t b) {
+    return window_total_[a] != window_total_[b] ? window_total_[a] > window_total_[b] : a < b;
+  });
+  const bool dead = index.base_live_or_null() != nullptr;
+  for (const uint32_t w : window_order_) {
+    if (top.full() && window_total_[w] * slack < top.threshold()) break;  // no later window can reach it
+    const uint32_t lo = w << shift;
+    const uint32_t hi = static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(w + 1) << shift, UINT32_MAX));
+    const size_t start = n_touched_;
+    for (const PrunedTerm& t : pruned_terms_) {
+      if (t.n_variants) {
+        accumulate_group(index, req, t, true, false, all, lo, hi);
+      } else if (req.allowed) {
+        dead ? accumulate_field_term_base<true, true>(index, req, t.ft, t.idf, lo, hi)
+             : accumulate_field_term_base<true, false>(index, req, t.ft, t.idf, lo, hi);
+      } else {
+        dead ? accumulate_field_term_base<false, true>(index, req, t.ft, t.idf, lo, hi)
+             : accumulate_field_term_base<false, false>(index, req, t.ft, t.idf, lo, hi);
+      }
+    }
+    for (size_t i = start; i < n_touched_; ++i) {  // the reference's order: x def_boost, x name_boost, x multiplier
+      const uint32_t d = touched_[i];
+      double score = docs_[d].acc;
+      if (p.def_boost != 1.0 && std::binary_search(boosted_defs_.begin(), boosted_defs_.end(), d)) score *= p.def_boost;
+      if (p.name_boost != 1.0 && std::binary_search(boosted_name_.begin(), boosted_name_.end(), d))
+        score *= p.name_boost;
+      if (req.multiplier) score *= req.multiplier[d];
+      top.offer(SearchHit{d, docs_[d].hits, 0, score});
+    }
+  }
+}
+
 SearchStatus Scorer::search_fields(const LiveIndex& index, const SearchRequest& req, std::vector<SearchHit>& out) {
   const size_t n_docs = index.n_slots_unlocked();
   begin_query(n_docs);
@@ -807,11 +951,13 @@ SearchStatus Scorer::search_fields(const LiveIndex& index, const SearchRequest& 
   // k-th score then comes from documents without it, which the other terms'
   // bounds reach: nothing would be pruned, and document at a time costs
   // more here than term at a time).
-  bool prune = !req.exhaustive && pruned_terms_.size() >= 2 && std::isfinite(req.multiplier_max) && !req.allowed;
+  const bool bounded = !req.exhaustive && std::isfinite(req.multiplier_max);
+  bool prune = bounded && pruned_terms_.size() >= 2 && !req.allowed;
   // A cursor holds at most kMaxSubs lists: a larger stem group goes term at a time.
   for (const PrunedTerm& t : pruned_terms_)
     prune = prune && (t.n_variants + 1) * kFields <= static_cast<size_t>(kMaxSubs);
-  if (prune) {
+  bool windows = false;
+  if (bounded) {
     const SegmentView& seg = index.base().seg;
     int64_t postings = 0;
     for (const PrunedTerm& t : pruned_terms_) {
@@ -827,9 +973,13 @@ SearchStatus Scorer::search_fields(const LiveIndex& index, const SearchRequest& 
       if (term_postings < static_cast<int64_t>(req.limit)) prune = false;
       postings += term_postings;
     }
-    prune = prune && postings >= req.prune_min_postings;
+    const bool long_lists = postings >= req.prune_min_postings;
+    prune = prune && long_lists;
+    // Otherwise (one term, a term rarer than k, a mask, a large stem group):
+    // block-max over document windows, when the lists are long.
+    windows = !prune && long_lists;
   }
-  accumulate_fields(index, req, !prune);  // when pruning, the delta only (term at a time)
+  accumulate_fields(index, req, !(prune || windows));  // when pruning, the delta only (term at a time)  accumulate_fields(index, req, !prune);  // when pruning, the delta only (term at a time)
   // The boosts, in the reference's order: x def_boost, then x name_boost, then the multiplier.
   const FieldParams& p = req.field_params;
   if (p.def_boost != 1.0)
@@ -851,6 +1001,7 @@ SearchStatus Scorer::search_fields(const LiveIndex& index, const SearchRequest& 
     }
   }
   if (prune) search_fields_pruned(index, req, top);
+  if (windows) search_fields_windows(index, req, top);
   top.finish();
   for (auto& h : out) {
     h.fields = hit_fields(index, req, h.doc);

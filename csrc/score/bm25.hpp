@@ -132,7 +132,26 @@ class Scorer {
   // delta, through the delta scratch.
   // The per-term delta scratch, sized for n_docs, with a fresh epoch.
   void begin_term(size_t n_docs);
-  void accumulate_group(const LiveIndex& index, const SearchRequest& req, const PrunedTerm& t, bool base, size_t all);
+  // The base part (documents [lo, hi) of the base lists) and/or the delta part.
+  void accumulate_group(const LiveIndex& index, const SearchRequest& req, const PrunedTerm& t, bool base, bool delta,
+                        size_t all, uint32_t lo = 0, uint32_t hi = UINT32_MAX);
+  // Block-max over document windows: the base is cut into windows of
+  // 2^window_shift_ documents; each list's (max tf, min length) per window
+  // bounds every query term's contribution there; windows are scored
+  // exactly (term at a time, restricted to the window) in descending order
+  // of their bound until the next bound cannot reach the k-th score.
+  void search_fields_windows(const LiveIndex& index, const SearchRequest& req, TopK& top);
+  // Per window of a field list: the largest tf * norm factor of its
+  // documents there (0 where it has none), exactly as the scoring computes
+  // it.  Cached for long lists (per base, window size and field norms),
+  // recomputed for short ones.
+  const std::vector<double>& window_bounds(const LiveIndex& index, uint32_t term, int field, int shift);
+  std::unordered_map<uint64_t, std::vector<double>> window_cache_;
+  std::vector<double> window_scratch_;
+  uint64_t field_norm_epoch_ = 0, window_cache_epoch_ = UINT64_MAX;
+  std::vector<double> window_total_, window_tilde_;
+  std::vector<uint32_t> window_order_;
+  size_t window_cache_entries_ = 0;
   std::vector<PrunedTerm> pruned_terms_;
   size_t n_known_query_tokens_ = 0;
   double field_avg_[kFields] = {1.0, 1.0, 1.0, 1.0};
@@ -220,7 +239,8 @@ class Scorer {
   std::vector<uint32_t> boosted_defs_, boosted_name_, scored_first_;
   static constexpr size_t kScoredFirstAll = 4096, kScoredFirstSome = 256;
   template <bool kMasked, bool kDeadBase>
-  void accumulate_field_term_base(const LiveIndex& index, const SearchRequest& req, const FieldTerm& ft, double idf);
+  void accumulate_field_term_base(const LiveIndex& index, const SearchRequest& req, const FieldTerm& ft, double idf,
+                                  uint32_t lo = 0, uint32_t hi = UINT32_MAX);
   void base_all_tokens(const LiveIndex& index, const SearchRequest& req, int field, std::vector<uint32_t>& out);
   std::vector<std::pair<const uint32_t*, const uint32_t*>> intersect_lists_;
   std::vector<uint32_t> base_full_;

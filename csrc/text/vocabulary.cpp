@@ -159,9 +159,25 @@ void Vocabulary::sorted_order(std::vector<uint32_t>& order) const {
   order.resize(n);
   for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
   if (offsets_.size() == 1) return;  // the base alone is sorted
-  std::vector<std::string_view> views(n);
-  for (size_t i = 0; i < n; ++i) views[i] = term(static_cast<uint32_t>(i));
-  std::sort(order.begin(), order.end(), [&views](uint32_t a, uint32_t b) { return views[a] < views[b]; });
+  // Sorted by a big-endian key of the first 8 bytes, then the whole term on
+  // ties: most comparisons never touch the term bytes.
+  struct Key {
+    uint64_t head;
+    std::string_view term;
+    uint32_t id;
+  };
+  std::vector<Key> keys(n);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string_view t = term(static_cast<uint32_t>(i));
+    uint64_t head = 0;
+    for (size_t j = 0; j < 8; ++j) head = (head << 8) | (j < t.size() ? static_cast<unsigned char>(t[j]) : 0u);
+    keys[i] = Key{head, t, static_cast<uint32_t>(i)};
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.head != b.head) return a.head < b.head;
+    return a.term < b.term;
+  });
+  for (size_t i = 0; i < n; ++i) order[i] = keys[i].id;
 }
 
 size_t Vocabulary::probe(const char* s, size_t n, uint64_t h, int64_t& id) const {

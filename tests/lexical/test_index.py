@@ -471,6 +471,53 @@ def test_pruned_search_equals_exhaustive(docs, edits, removals, query, limit, fi
     assert [h.fields for h in pruned] == [h.fields for h in exhaustive]
 
 
+_WINDOW_WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "common", "common2", "rare", "parse", "parsed",
+                 "parsing", "parser", "def beta(", "class Alpha:"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_docs=st.integers(1, 700),
+    query=st.lists(st.sampled_from(_WINDOW_WORDS[:13]), min_size=1, max_size=4).map(" ".join),
+    limit=st.integers(1, 12),
+    filtered=st.booleans(),
+    central=st.booleans(),
+    edits=st.integers(0, 8),
+)
+def test_window_pruning_equals_exhaustive(seed, n_docs, query, limit, filtered, central, edits):
+    """Block-max over document windows (single terms, rare terms, masks) returns exactly what scoring every
+    posting returns, over many windows of skewed term frequencies, with a delta and dead base documents."""
+    import random
+
+    rng = random.Random(seed)
+    weights = [rng.random() ** 3 for _ in _WINDOW_WORDS]
+
+    def text():
+        return "\n".join(" ".join(rng.choices(_WINDOW_WORDS, weights, k=rng.randint(0, 6)))
+                         for _ in range(rng.randint(1, 8)))
+
+    names = ["alpha", "beta_gamma", "common", "f", "rare_delta", "parser"]
+    idx = WordIndex.build([(f"{'tests/' if i % 7 == 0 else 'src/'}{names[i % 6]}{i:03}.py", text(), -1,
+                            [("eps_common", 1)] if i % 4 == 0 else None) for i in range(n_docs)])
+    idx.merge_ratio = None
+    files = idx.files
+    for _ in range(edits):
+        idx.update(files[rng.randrange(len(files))], text())
+    if edits % 3 == 1:
+        idx.remove(files[rng.randrange(len(files))])
+    q = ("-file:tests " if filtered else "") + query
+    centrality = {f: i % 5 for i, f in enumerate(files) if i % 3 == 0} if central else None
+    idx.prune_min_postings = 0
+    for ranking in codelex.RANKINGS:
+        idx.exhaustive = False
+        pruned = idx.search(q, limit=limit, centrality=centrality, ranking=ranking)
+        idx.exhaustive = True
+        exhaustive = idx.search(q, limit=limit, centrality=centrality, ranking=ranking)
+        assert pruned == exhaustive
+        assert [h.fields for h in pruned] == [h.fields for h in exhaustive]
+
+
 def test_limits_clamp_and_bools_are_rejected(index_a):
     """Regression (issue 12): a limit of 2**63 or more raised OverflowError from the binding."""
     everything = index_a.search("user", limit=1000)

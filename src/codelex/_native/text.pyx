@@ -217,14 +217,16 @@ cdef class Vocabulary:
     def to_arrays(self, order=None):
         """Return ``(blob, offsets)``: uint8 term bytes and uint64 offsets (n + 1), in id order or in ``order``."""
         cdef size_t nterms, nbytes
-        if order is not None:
-            order = np.ascontiguousarray(order, dtype=np.uint32)
-            if np.unique(order).shape[0] != order.shape[0]:
-                raise ValueError("order must name every term once")
         # The caller keeps writers away (the index's write lock): size and bytes stay put.
         nterms = self.c.size()
-        if order is not None and (<size_t>order.shape[0] != nterms or (nterms and int(order.max()) >= nterms)):
-            raise ValueError("order must name every term once")
+        if order is not None:
+            order = np.ascontiguousarray(order, dtype=np.uint32)
+            if <size_t>order.shape[0] != nterms or (nterms and int(order.max()) >= nterms):
+                raise ValueError("order must name every term once")
+            seen = np.zeros(nterms, dtype=bool)
+            seen[order] = True
+            if not seen.all():
+                raise ValueError("order must name every term once")
         with nogil:
             self.lock.lock()
             try:
