@@ -27,6 +27,26 @@ from queries import NATURAL  # noqa: E402
 
 FILTERED_TEMPLATES = ["lang:{lang} {q}", "-file:test {q}", "file:{dir}/ {q}"]
 _IDENT = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{5,}\b")
+_WORD = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]+\b")
+
+
+def identifier_mix(root: Path, paths: list[str], n: int = 60, seed: int = 2) -> list[str]:
+    """One to three consecutive identifiers as written in a sampled file (``return int``, ``struct device``...).
+
+    Unlike the other sampled queries these keep common words: they stand for
+    the common-term queries whose long lists decide the tail latency.
+    """
+    rng = random.Random(seed)
+    out: list[str] = []
+    attempts = 0
+    while len(out) < n and attempts < 50 * n:
+        attempts += 1
+        found = _WORD.findall((root / paths[rng.randrange(len(paths))]).read_bytes()[:65536])
+        if not found:
+            continue
+        i = rng.randrange(len(found))
+        out.append(" ".join(w.decode() for w in found[i:i + rng.randint(1, 3)]))
+    return out
 
 
 def query_set(root: Path, paths: list[str], seed: int = 0, n_sampled: int = 40) -> dict[str, list[str]]:
@@ -55,7 +75,8 @@ def query_set(root: Path, paths: list[str], seed: int = 0, n_sampled: int = 40) 
     for i, q in enumerate(NATURAL[:10] + identifiers[:5]):
         template = FILTERED_TEMPLATES[i % len(FILTERED_TEMPLATES)]
         filtered.append(template.format(lang=kinds[i % len(kinds)], dir=top_dirs[i % len(top_dirs)], q=q))
-    return {"natural": NATURAL, "identifier": identifiers, "pair": pairs, "filtered": filtered}
+    return {"natural": NATURAL, "identifier": identifiers, "pair": pairs, "mix": identifier_mix(root, paths),
+            "filtered": filtered}
 
 
 def _rss_now_mb() -> float:
@@ -129,12 +150,15 @@ def run_serve(name: str, corpus: str, workdir: Path, queries: dict[str, list[str
     t = time.perf_counter()
     c.load(workdir)
     load_s = time.perf_counter() - t
+    rss_after_load = _rss_now_mb() - base
     if isinstance(c, Ripgrep):
         c.root = root  # it scans the corpus directory on every query
     reps = 1 if isinstance(c, Ripgrep) else 15
     plain = queries["natural"] + queries["identifier"] + queries["pair"]
     lat = _latencies(c.search, plain, reps)
-    out = {"load_s": load_s, "query_p50_s": pct(lat, 50), "query_p95_s": pct(lat, 95)}
+    mix = _latencies(c.search, queries.get("mix", []), reps)
+    out = {"load_s": load_s, "query_p50_s": pct(lat, 50), "query_p95_s": pct(lat, 95),
+           "mix_p50_s": pct(mix, 50), "mix_p95_s": pct(mix, 95), "rss_after_load_mb": rss_after_load}
     if c.filters:
         out["filtered_p50_s"] = pct(_latencies(c.search, queries["filtered"], reps), 50)
     out["loaded_rss_mb"] = _rss_now_mb()

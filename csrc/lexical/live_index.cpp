@@ -507,6 +507,13 @@ void LiveIndex::live_slots(std::vector<uint32_t>& out) const {
     if (alive_[s]) out.push_back(static_cast<uint32_t>(s));
 }
 
+void LiveIndex::file_table(std::vector<int64_t>& mtime, std::vector<uint64_t>& size, std::vector<uint8_t>& alive) const {
+  auto lock = read_lock();
+  mtime = mtime_;
+  size = size_;
+  alive = alive_;
+}
+
 IndexCounts LiveIndex::counts(const std::vector<uint8_t>& is_field_term) const {
   auto lock = read_lock();
   auto field = [&is_field_term](size_t t) { return t < is_field_term.size() && is_field_term[t]; };

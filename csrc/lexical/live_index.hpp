@@ -140,6 +140,8 @@ class LiveIndex {
   // is_field_term(t) tells the extra fields' terms from the body's.
   IndexCounts counts(const std::vector<uint8_t>& is_field_term) const;
   void live_slots(std::vector<uint32_t>& out) const;
+  // Every slot's recorded mtime_ns, size and liveness, in slot order.
+  void file_table(std::vector<int64_t>& mtime, std::vector<uint64_t>& size, std::vector<uint8_t>& alive) const;
   // The lazily verified regions of the base (null when it is trusted).
   const SegmentChecks* checks() const noexcept { return checks_.get(); }
   // The current base (valid until the next install or merge).

@@ -17,7 +17,7 @@ import pytest
 import codelex._native
 
 NATIVE_DIR = Path(codelex._native.__file__).parent
-MODULES = ["text", "lexical", "dense"]
+MODULES = ["text", "lexical", "dense", "ingest"]
 
 
 def _stub(name: str) -> ast.Module:

@@ -2,7 +2,8 @@
 
 - :mod:`codelex._native.text`: tokenizer and vocabulary (``csrc/text``);
 - :mod:`codelex._native.lexical`: the live word index and BM25 (``csrc/lexical``, ``csrc/score``);
-- :mod:`codelex._native.dense`: exact top-k by dot product (``csrc/dense``).
+- :mod:`codelex._native.dense`: exact top-k by dot product (``csrc/dense``);
+- :mod:`codelex._native.ingest`: batch lstat (``csrc/ingest``).
 
 A silent fallback to the pure-Python reference would hide a broken install
 behind a 100x slowdown, so there is none: a missing extension is an
@@ -10,7 +11,7 @@ ImportError that says how to fix it.
 """
 
 try:
-    from codelex._native import dense, lexical, text
+    from codelex._native import dense, ingest, lexical, text
 except ImportError as exc:  # pragma: no cover - exercised only on broken installs
     raise ImportError(
         "codelex's compiled extension (codelex._native) could not be imported: "
@@ -46,5 +47,5 @@ def native_errors():
         raise
 
 
-__all__ = ["CHECK_CHUNK", "IS_NATIVE", "UNICODE_VERSION", "chunk_digests", "dense", "lexical", "native_errors",
-           "text"]
+__all__ = ["CHECK_CHUNK", "IS_NATIVE", "UNICODE_VERSION", "chunk_digests", "dense", "ingest", "lexical",
+           "native_errors", "text"]

@@ -61,5 +61,6 @@ cdef extern from "lexical/live_index.hpp" namespace "codelex" nogil:
         uint64_t size(uint32_t slot) except +
         IndexCounts counts(const vector[uint8_t]& is_field_term) except +
         void live_slots(vector[uint32_t]& out) except +
+        void file_table(vector[int64_t]& mtime, vector[uint64_t]& size, vector[uint8_t]& alive) except +
         const BaseArrays& base()
         const SegmentChecks* checks()

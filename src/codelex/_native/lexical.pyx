@@ -673,6 +673,16 @@ cdef class LiveIndex:
             self.c.live_slots(out)
         return copy_array(out.data(), out.size(), np.uint32)
 
+    def file_table(self):
+        """``(mtime_ns, size, alive)`` of every slot, in slot order (int64, uint64, bool arrays)."""
+        cdef vector[int64_t] mt
+        cdef vector[uint64_t] sz
+        cdef vector[uint8_t] al
+        with nogil:
+            self.c.file_table(mt, sz, al)
+        return (copy_array(mt.data(), mt.size(), np.int64), copy_array(sz.data(), sz.size(), np.uint64),
+                copy_array(al.data(), al.size(), np.uint8).astype(bool))
+
     def counts(self):
         """Live statistics: documents, tokens, terms, postings and memory (body terms; field terms apart)."""
         cdef IndexCounts c

@@ -7,13 +7,14 @@ one as it is opened (size cap, binary sniff, generated-file header).  Every
 file left out is counted by reason in :attr:`WalkResult.skipped`.
 """
 
-from codelex.ingest.listing import SourceFile, WalkResult, list_files
+from codelex.ingest.listing import ListingRecord, SourceFile, WalkResult, list_files
 from codelex.ingest.reading import Document, read_file, read_files
 from codelex.ingest.rules import CONTENT_SKIPS, content_skip_reason, path_skip_reason
 
 __all__ = [
     "CONTENT_SKIPS",
     "Document",
+    "ListingRecord",
     "SourceFile",
     "WalkResult",
     "content_skip_reason",

@@ -16,18 +16,28 @@ import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
+from codelex._native import ingest as _native_ingest
 from codelex.defaults import DEFAULT_MAX_BYTES
 from codelex.ingest.ignore import IgnoreChain, ignored_by
 from codelex.ingest.rules import dir_reason, file_skip_reason, is_twin
 from codelex.kinds import NON_CODE_KINDS, kind_of
 
-__all__ = ["SourceFile", "WalkResult", "list_files"]
+__all__ = ["ListingRecord", "SourceFile", "WalkResult", "list_files"]
+
+#: A directory modified this recently (ns) before a walk is not trusted by the
+#: listing cache: a change within the file system's mtime granularity could
+#: leave the same mtime (git's "racy" rule for its untracked cache).
+RACY_NS = 2_000_000_000
 
 
-@dataclass(frozen=True)
-class SourceFile:
-    """A file chosen by the walk: its root-relative ``/`` path, size and mtime at listing time."""
+class SourceFile(NamedTuple):
+    """A file chosen by the walk: its root-relative ``/`` path, size and mtime at listing time.
+
+    (A named tuple: a large tree's listing makes one per file, and a frozen
+    dataclass costs ten times as much to create.)
+    """
 
     path: str
     size: int
@@ -66,7 +76,72 @@ class WalkResult:
     pruned_dirs: collections.Counter = field(default_factory=collections.Counter)
     truncated: bool = False
     source: str = "walk"
+    record: ListingRecord | None = None
+    cached: bool = False
 
+
+@dataclass
+class ListingRecord:
+    """What a walk saw, so that the next listing can skip it when no directory changed.
+
+    Adding, removing or renaming a file changes its directory's mtime, and
+    an edited ``.gitignore`` changes its own: when every recorded directory
+    and ignore file has the mtime (and size) it had, the walk would find the
+    same candidates, and only their sizes (the cap) need a fresh ``lstat``.
+
+    Attributes
+    ----------
+    key : str
+        The listing options and rules the record holds for.
+    dirs : list of (str, int)
+        Every directory scanned (root-relative, ``""`` for the root) and its
+        ``mtime_ns`` before the scan (-1 when too recent to trust).
+    gitignores : list of (str, int, int)
+        Each ``.gitignore`` read: its directory, ``mtime_ns`` and size.
+    candidates : list of str
+        Regular files that passed every name rule, in path order (before the size cap).
+    skipped, pruned_dirs : dict
+        The walk's counts, except ``too-large`` (recounted from fresh sizes).
+    """
+
+    key: str
+    dirs: list[tuple[str, int]]
+    gitignores: list[tuple[str, int, int]]
+    candidates: list[str]
+    skipped: dict[str, int]
+    pruned_dirs: dict[str, int]
+
+
+def listing_key(patterns: list[str]) -> str:
+    """Fingerprint of what decides a walk's candidates: codelex's rules and the caller's ignore patterns."""
+    import hashlib
+
+    from codelex.defaults import VERSION
+    from codelex.kinds import KINDS
+
+    text = "\0".join([VERSION, *sorted(KINDS), "--", *patterns])
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def _record_holds(root: Path, record: ListingRecord, key: str) -> bool:
+    """Whether every directory and ignore file the record saw is unchanged (so its candidates stand)."""
+    if record.key != key:
+        return False
+    root_s = str(root)
+    try:
+        for rel, mtime in record.dirs:
+            if mtime < 0:
+                return False
+            st = os.stat(os.path.join(root_s, rel) if rel else root_s)
+            if st.st_mtime_ns != mtime or not stat.S_ISDIR(st.st_mode):
+                return False
+        for rel, mtime, size in record.gitignores:
+            st = os.stat(os.path.join(root_s, rel, ".gitignore"))
+            if st.st_mtime_ns != mtime or st.st_size != size:
+                return False
+    except OSError:
+        return False
+    return True
 
 def _git_files(root: Path) -> list[str] | None:
     """Tracked and untracked-but-not-ignored files under root, or None outside git."""
@@ -82,10 +157,17 @@ def _git_files(root: Path) -> list[str] | None:
     return [os.fsdecode(p) for p in proc.stdout.split(b"\0") if p]
 
 
-def _walk_tree(root: Path, result: WalkResult, extra) -> list[tuple[str, os.stat_result]]:
-    """Depth-first, sorted, honouring .gitignore files; returns (path, lstat) of regular files."""
+def _walk_tree(root: Path, result: WalkResult, extra, dirs: list | None = None,
+               gitignores: list | None = None) -> list[tuple[str, os.stat_result]]:
+    """Depth-first, sorted, honouring .gitignore files; returns (path, lstat) of regular files.
+
+    With ``dirs`` and ``gitignores``, records what :class:`ListingRecord` needs.
+    """
+    import time
+
     out: list[tuple[str, os.stat_result]] = []
     chain = IgnoreChain(extra)
+    racy_after = time.time_ns() - RACY_NS
     # Stack of (directory path, prefix), with None markers where an ignore file is popped.
     stack: list[tuple[str, str] | None] = [(str(root), "")]
     while stack:
@@ -94,6 +176,19 @@ def _walk_tree(root: Path, result: WalkResult, extra) -> list[tuple[str, os.stat
             chain.pop()
             continue
         directory, prefix = item
+        if dirs is not None:
+            # Stat before reading: a change after this point shows as another mtime next time.
+            try:
+                mtime = os.stat(directory).st_mtime_ns
+            except OSError:
+                mtime = -1
+            dirs.append((prefix.rstrip("/"), mtime if mtime < racy_after else -1))
+            try:
+                ig = os.stat(os.path.join(directory, ".gitignore"))
+                gitignores.append((prefix.rstrip("/"), ig.st_mtime_ns if ig.st_mtime_ns < racy_after else -1,
+                                   ig.st_size))
+            except OSError:
+                pass
         pushed = chain.push(prefix, directory)
         if pushed:
             stack.append(None)
@@ -143,6 +238,7 @@ def list_files(
     use_git: bool | None = None,
     ignore: Iterable[str] = (),
     accept: Callable[[str], bool] | None = None,
+    previous: ListingRecord | None = None,
 ) -> WalkResult:
     """Choose the files of ``root`` to index, from paths and ``lstat`` alone.
 
@@ -166,6 +262,11 @@ def list_files(
         ``accept(path) -> bool`` replaces the file-name rules (kinds,
         lockfiles, bundles, twins), e.g. to list documentation files;
         directories, ignore files, symlinks and the size cap still apply.
+    previous : ListingRecord, optional
+        The ``record`` of an earlier walk of this root: when none of its
+        directories and ignore files changed, the walk is skipped and only
+        the candidates are ``lstat``-ed again (``cached`` is then True).
+        Walks without git and without ``accept`` return a record.
 
     Returns
     -------
@@ -191,6 +292,11 @@ def list_files(
 
         extra = GitIgnoreSpec.from_lines(patterns)
     listed: list[tuple[str, os.stat_result | None]]
+    key = listing_key(patterns) if accept is None else None
+    if key is not None and previous is not None and use_git is not True and _record_holds(root, previous, key):
+        # No directory or ignore file changed since the recorded walk (git
+        # mode is never recorded, so a record means the root is walked).
+        return _from_record(root, previous, max_bytes, max_files)
     git_paths = _git_files(root) if use_git is not False else None
     if use_git and git_paths is None:
         raise RuntimeError(f"git cannot list the files of {root}")
@@ -216,8 +322,11 @@ def list_files(
             listed.append((rel, st))
         listed.sort(key=lambda x: x[0])
     else:
-        listed = _walk_tree(root, result, extra)
+        dirs: list[tuple[str, int]] | None = [] if key is not None else None
+        gitignores: list[tuple[str, int, int]] = []
+        listed = _walk_tree(root, result, extra, dirs, gitignores)
     present = {rel for rel, _ in listed}
+    candidates: list[str] = []
     chosen: list[SourceFile] = []
     for rel, st in listed:
         if stat.S_ISLNK(st.st_mode):
@@ -232,12 +341,62 @@ def list_files(
             reason = file_skip_reason(rel.rsplit("/", 1)[-1])  # directories were pruned already
         if reason is None and accept is None and is_twin(rel, present):
             reason = "build-artifact"
+        if reason is None:
+            candidates.append(rel)
         if reason is None and max_bytes is not None and st.st_size > max_bytes:
             reason = "too-large"
         if reason is not None:
             result.skipped[reason] += 1
             continue
         chosen.append(SourceFile(rel, st.st_size, st.st_mtime_ns))
+    if result.source == "walk" and key is not None:
+        counts = dict(result.skipped)
+        counts.pop("too-large", None)
+        result.record = ListingRecord(key, dirs, gitignores, candidates, counts, dict(result.pruned_dirs))
+    _cap(result, chosen, max_files)
+    return result
+
+
+def _from_record(root: Path, record: ListingRecord, max_bytes: int | None, max_files: int | None) -> WalkResult:
+    """The listing a walk would give, from a record that still holds: fresh sizes and mtimes only."""
+    result = WalkResult(root=root, source="walk", record=record, cached=True)
+    result.skipped.update(record.skipped)
+    result.pruned_dirs.update(record.pruned_dirs)
+    root_s = str(root)
+    chosen: list[SourceFile] = []
+    if _native_ingest.SUPPORTED:  # one native pass over every candidate, on every core
+        mtime, size, kind = _native_ingest.stat_paths(root, record.candidates, os.cpu_count() or 1)
+        for rel, m, s, k in zip(record.candidates, mtime.tolist(), size.tolist(), kind.tolist()):
+            if k != _native_ingest.FILE:
+                reason = {_native_ingest.MISSING: "vanished", _native_ingest.ERROR: "unreadable"}.get(k, "not-a-file")
+                result.skipped[reason] += 1
+            elif max_bytes is not None and s > max_bytes:
+                result.skipped["too-large"] += 1
+            else:
+                chosen.append(SourceFile(rel, s, m))
+        _cap(result, chosen, max_files)
+        return result
+    for rel in record.candidates:
+        try:
+            st = os.lstat(os.path.join(root_s, rel))
+        except FileNotFoundError:
+            result.skipped["vanished"] += 1
+            continue
+        except OSError:
+            result.skipped["unreadable"] += 1
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            result.skipped["not-a-file"] += 1
+            continue
+        if max_bytes is not None and st.st_size > max_bytes:
+            result.skipped["too-large"] += 1
+            continue
+        chosen.append(SourceFile(rel, st.st_size, st.st_mtime_ns))
+    _cap(result, chosen, max_files)
+    return result
+
+
+def _cap(result: WalkResult, chosen: list[SourceFile], max_files: int | None) -> None:
     if max_files is not None and len(chosen) > max_files:
         code = [f for f in chosen if kind_of(f.path) not in NON_CODE_KINDS]
         other = [f for f in chosen if kind_of(f.path) in NON_CODE_KINDS]
@@ -247,7 +406,6 @@ def list_files(
         keep = {f.path for f in kept}
         chosen = [f for f in chosen if f.path in keep]
     result.files = chosen
-    return result
 
 
 def _pruned_reason(directory: str, cache: dict[str, str | None]) -> str | None:

@@ -535,6 +535,16 @@ class WordIndex:
         paths = view.table.paths.as_list()
         return [paths[s] for s in self._live.live_slots().tolist() if s < view.n]
 
+    def file_table(self) -> list[tuple[str, int, int]]:
+        """``(path, mtime_ns, size)`` of every indexed file, in document order: :meth:`file_info` for all at once."""
+        view = self._view
+        mtime, size, alive = self._live.file_table()
+        paths = view.table.paths.as_list()
+        n = min(view.n, len(alive))
+        keep = np.flatnonzero(alive[:n]).tolist()
+        mt, sz = mtime.tolist(), size.tolist()
+        return [(paths[s], mt[s], sz[s]) for s in keep]
+
     def file_info(self, path: str) -> FileInfo:
         """What was recorded when ``path`` was indexed (``KeyError`` when absent)."""
         slot = self._view.table.slot_of.get(path) if isinstance(path, str) else None

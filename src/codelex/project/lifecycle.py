@@ -17,6 +17,7 @@ from codelex.errors import IndexFormatError
 from codelex.ingest import WalkResult, list_files
 from codelex.lexical import WordIndex
 from codelex.persist.layout import index_signature, probe_index
+from codelex.persist.listing import load_listing, save_listing
 from codelex.project.edits import apply_edit
 from codelex.project.refresh import content_skipped, full_build, refresh
 from codelex.project.results import RefreshReport
@@ -100,8 +101,10 @@ def _build(state: RootState, job: int, full: bool, reason: str | None,
     if not full:
         index, reason = load_saved(state)
     state.check_job(job)
+    # With an index to refresh, the last walk's record may spare this one (see ingest.ListingRecord).
+    previous = load_listing(state.saved_dir) if index is not None and state.saved_dir is not None else None
     walk = list_files(state.root, max_bytes=opts.max_bytes, max_files=opts.max_files, use_git=opts.use_git,
-                      ignore=opts.ignore)
+                      ignore=opts.ignore, previous=previous)
     state.check_job(job)
     report = None
     skips_before = dict(content_skipped(index)) if index is not None else None
@@ -120,6 +123,11 @@ def _build(state: RootState, job: int, full: bool, reason: str | None,
     _publish(state, job, index, walk)
     if changed:
         report.saved = save(state, index)
+    if walk.record is not None and not walk.cached and state.saved_dir is not None:
+        try:
+            save_listing(walk.record, state.saved_dir)
+        except OSError as exc:  # a cache: the next open walks again
+            log.info("codelex: could not save the listing cache in %s: %s", state.saved_dir, exc)
     state.check_job(job)
     if structure:  # the structure follows in the background (worker processes); queries never wait for it
         state.structure.refresh(walk.files, state.saved_dir or state.candidate_dirs()[0])

@@ -34,8 +34,8 @@ def diff(index: WordIndex, current: dict[str, SourceFile]) -> tuple[list[str], l
     recorded (per-edit updates record −1, so they count as stale).  A file
     left out for its content last time, and unchanged since, is neither.
     """
-    old = index.files
-    old_set = set(old)
+    table = index.file_table()
+    old_set = {path for path, _, _ in table}
     known_skips = content_skipped(index)
 
     def unchanged_skip(path: str) -> bool:
@@ -44,13 +44,15 @@ def diff(index: WordIndex, current: dict[str, SourceFile]) -> tuple[list[str], l
         return isinstance(entry, list) and len(entry) >= 2 and entry[0] == f.mtime_ns and entry[1] == f.size
 
     added = [p for p in current if p not in old_set and not unchanged_skip(p)]
-    removed = [p for p in old if p not in current]
+    removed = []
     stale = []
-    for path, f in current.items():
-        if path in old_set:
-            info = index.file_info(path)
-            if info.mtime_ns != f.mtime_ns or info.size != f.size:
-                stale.append(path)
+    for path, mtime_ns, size in table:
+        f = current.get(path)
+        if f is None:
+            removed.append(path)
+        elif mtime_ns != f.mtime_ns or size != f.size:
+            stale.append(path)
+    stale.sort()  # in path order, as the walk lists them
     return added, removed, stale
 
 

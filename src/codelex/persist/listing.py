@@ -1,0 +1,93 @@
+"""The listing cache's on-disk format: what the last walk of a root saw (``listing.clx``).
+
+A :class:`codelex.ingest.ListingRecord` as a container (see
+:mod:`codelex.persist.container`): the candidate paths and the scanned
+directories as UTF-8 blobs with offsets, their mtimes, the ``.gitignore``
+signatures, and the counts in the header.  It is a cache: anything that does
+not read back intact is reported as None and the tree is walked again.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from codelex.errors import IndexFormatError
+from codelex.ingest import ListingRecord
+from codelex.persist.container import read_container, write_container
+
+__all__ = ["LISTING_FILE", "load_listing", "save_listing"]
+
+LISTING_FILE = "listing.clx"
+FORMAT = "codelex-listing"
+FORMAT_VERSION = 1
+_ARRAYS = {
+    "cand_blob": "|u1", "cand_off": "<u8",
+    "dir_blob": "|u1", "dir_off": "<u8", "dir_mtime": "<i8",
+    "ign_dir": "<u8", "ign_mtime": "<i8", "ign_size": "<i8",
+}
+
+
+def _encode(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    raw = [s.encode("utf-8", "surrogateescape") for s in strings]
+    off = np.zeros(len(raw) + 1, dtype=np.uint64)
+    np.cumsum([len(r) for r in raw], out=off[1:])
+    return np.frombuffer(b"".join(raw), dtype=np.uint8), off
+
+
+def _decode(blob: np.ndarray, off: np.ndarray) -> list[str]:
+    raw = blob.tobytes()
+    b = off.tolist()
+    if len(b) < 1 or b[0] != 0 or b[-1] != len(raw) or any(b[i] > b[i + 1] for i in range(len(b) - 1)):
+        raise IndexFormatError("corrupt listing: offsets do not describe the data")
+    return [raw[b[i]:b[i + 1]].decode("utf-8", "surrogateescape") for i in range(len(b) - 1)]
+
+
+def save_listing(record: ListingRecord, directory: str | os.PathLike[str]) -> None:
+    """Write ``record`` atomically into ``directory`` (an index directory).
+
+    Raises
+    ------
+    OSError
+        When it cannot be written.
+    """
+    dir_index = {rel: i for i, (rel, _) in enumerate(record.dirs)}
+    cand_blob, cand_off = _encode(record.candidates)
+    dir_blob, dir_off = _encode([rel for rel, _ in record.dirs])
+    arrays = {
+        "cand_blob": cand_blob, "cand_off": cand_off, "dir_blob": dir_blob, "dir_off": dir_off,
+        "dir_mtime": np.array([m for _, m in record.dirs], dtype=np.int64),
+        "ign_dir": np.array([dir_index[rel] for rel, _, _ in record.gitignores], dtype=np.uint64),
+        "ign_mtime": np.array([m for _, m, _ in record.gitignores], dtype=np.int64),
+        "ign_size": np.array([s for _, _, s in record.gitignores], dtype=np.int64),
+    }
+    meta = {"format": FORMAT, "key": record.key, "skipped": record.skipped, "pruned_dirs": record.pruned_dirs}
+    write_container(Path(directory), LISTING_FILE, arrays, _ARRAYS, meta, FORMAT_VERSION)
+
+
+def load_listing(directory: str | os.PathLike[str]) -> ListingRecord | None:
+    """The record saved in ``directory``, or None when there is none or it does not read back intact."""
+    file = Path(directory) / LISTING_FILE
+    try:
+        c = read_container(file, _ARRAYS, FORMAT, FORMAT_VERSION, mmap=False)
+        a = c.arrays
+        dirs = _decode(a["dir_blob"], a["dir_off"])
+        mtimes = a["dir_mtime"].tolist()
+        ign = a["ign_dir"].tolist()
+        if len(mtimes) != len(dirs) or any(i >= len(dirs) for i in ign) \
+                or not (len(ign) == a["ign_mtime"].shape[0] == a["ign_size"].shape[0]):
+            return None
+        skipped, pruned = c.header.get("skipped"), c.header.get("pruned_dirs")
+        key = c.header.get("key")
+        if not isinstance(key, str) or not isinstance(skipped, dict) or not isinstance(pruned, dict):
+            return None
+        return ListingRecord(
+            key=key, dirs=list(zip(dirs, mtimes)),
+            gitignores=[(dirs[i], m, s) for i, m, s in zip(ign, a["ign_mtime"].tolist(), a["ign_size"].tolist())],
+            candidates=_decode(a["cand_blob"], a["cand_off"]),
+            skipped={str(k): int(v) for k, v in skipped.items()}, pruned_dirs={str(k): int(v) for k, v in pruned.items()},
+        )
+    except (OSError, IndexFormatError, ValueError, TypeError):
+        return None
