@@ -228,6 +228,16 @@ uint32_t SegmentView::big_tf(int64_t p) const noexcept {
 }
 
 namespace {
+inline uint64_t popcount64(uint64_t x) noexcept {
+#if defined(__POPCNT__)  // the instruction (a portable build calls a slower library routine instead)
+  return static_cast<uint64_t>(__builtin_popcountll(x));
+#else
+  x = x - ((x >> 1) & 0x5555555555555555ULL);
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  return (((x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL) * 0x0101010101010101ULL) >> 56;
+#endif
+}
+
 // Skips count varints from q (bounded by end); null when they run past it.
 inline const uint8_t* skip_varints(const uint8_t* q, const uint8_t* end, uint32_t count) noexcept {
   while (count) {
@@ -248,7 +258,21 @@ const uint8_t* SegmentView::lines(int64_t p) const {
   }
   const uint8_t* q = line_data + start;
   const uint8_t* end = line_data + std::min<uint64_t>(stop, line_bytes);
-  for (int64_t j = k * kLineCheckpoint; j < p && q; ++j) q = skip_varints(q, end, tf(j));
+  // Skip the lines of the postings before p: as many varints as their tfs
+  // add up to.  A varint ends at a byte below 0x80, so whole words are
+  // skipped by counting such bytes while they hold fewer than needed.
+  uint64_t need = 0;
+  for (int64_t j = k * kLineCheckpoint; j < p; ++j) need += tf(j);
+  while (need > 8 && end - q >= 8) {
+    uint64_t w;
+    std::memcpy(&w, q, 8);
+    const uint64_t ends = popcount64(~w & 0x8080808080808080ULL);
+    if (ends >= need) break;
+    need -= ends;
+    q += 8;
+  }
+  for (; need > UINT32_MAX && q; need -= UINT32_MAX) q = skip_varints(q, end, UINT32_MAX);
+  if (q) q = skip_varints(q, end, static_cast<uint32_t>(need));
   return q ? q : line_data + line_bytes;  // (validated segments never take the fallback)
 }
 

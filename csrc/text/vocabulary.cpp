@@ -42,6 +42,7 @@ Vocabulary::Vocabulary() { clear(); }
 void Vocabulary::clear() {
   base_blob_ = nullptr;
   base_off_ = nullptr;
+  base_heads_ = nullptr;
   base_n_ = 0;
   base_blob_check_.reset(nullptr, 0, nullptr, "term data");
   base_off_check_.reset(nullptr, 0, nullptr, "term offsets");
@@ -99,6 +100,18 @@ inline int compare_terms(std::string_view a, const char* s, size_t n) noexcept {
 
 size_t Vocabulary::base_lower_bound(const char* s, size_t n) const {
   size_t lo = 0, hi = base_n_;
+  if (base_heads_) {
+    // Blocks whose head is below the key's hold only smaller terms, but the
+    // last of them may end with larger ones; blocks whose head is above it
+    // start after it.  The answer lies between.
+    const size_t nb = (base_n_ + kHeadEvery - 1) / kHeadEvery;
+    const uint64_t key = term_head(s, n);
+    const uint64_t* first = std::lower_bound(base_heads_, base_heads_ + nb, key);
+    const uint64_t* last = std::upper_bound(first, base_heads_ + nb, key);
+    const size_t j = static_cast<size_t>(first - base_heads_), k = static_cast<size_t>(last - base_heads_);
+    lo = (j ? j - 1 : 0) * kHeadEvery;
+    hi = std::min(base_n_, k * kHeadEvery);
+  }
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
     if (compare_terms(term(static_cast<uint32_t>(mid)), s, n) < 0)
@@ -132,7 +145,8 @@ void Vocabulary::base_prefix_range(const char* s, size_t n, size_t& first, size_
 }
 
 const char* Vocabulary::assign_sorted(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n,
-                                      const uint64_t* blob_digests, const uint64_t* offset_digests) {
+                                      const uint64_t* blob_digests, const uint64_t* offset_digests,
+                                      const uint64_t* heads) {
   clear();
   if (n == 0) return nullptr;
   if (!offsets || (blob_len && !blob)) return "missing term data";
@@ -145,9 +159,14 @@ const char* Vocabulary::assign_sorted(const char* blob, size_t blob_len, const u
       const std::string_view prev(blob + offsets[i - 1], offsets[i] - offsets[i - 1]);
       if (compare_terms(prev, blob + offsets[i], offsets[i + 1] - offsets[i]) >= 0) return "terms are not sorted";
     }
+    for (size_t b = 0; heads && b * kHeadEvery < n; ++b) {
+      const size_t i = b * kHeadEvery;
+      if (heads[b] != term_head(blob + offsets[i], offsets[i + 1] - offsets[i])) return "term heads do not match the terms";
+    }
   }
   base_blob_ = blob;
   base_off_ = offsets;
+  base_heads_ = heads;
   base_n_ = n;
   base_blob_check_.reset(blob, blob_len, blob_digests, "term data");
   base_off_check_.reset(offsets, (n + 1) * sizeof(uint64_t), offset_digests, "term offsets");

@@ -20,6 +20,15 @@ namespace codelex {
 
 uint64_t hash_bytes(const char* s, size_t n) noexcept;
 
+// Terms per head of a sorted base.
+constexpr size_t kHeadEvery = 64;
+// A term's first 8 bytes, big-endian, zero-padded: ordered as the terms are.
+inline uint64_t term_head(const char* s, size_t n) noexcept {
+  uint64_t h = 0;
+  for (size_t j = 0; j < 8; ++j) h = (h << 8) | (j < n ? static_cast<unsigned char>(s[j]) : 0u);
+  return h;
+}
+
 class Vocabulary {
  public:
   Vocabulary();
@@ -57,8 +66,10 @@ class Vocabulary {
   // without, the structure is validated here: offsets monotonic inside the
   // blob, terms strictly ascending.  Returns null, or a static reason (the
   // vocabulary is then empty).
+  // heads (may be null) holds term_head() of every kHeadEvery-th term: a
+  // bisection over it narrows each lookup to a block or two first.
   const char* assign_sorted(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n,
-                            const uint64_t* blob_digests, const uint64_t* offset_digests);
+                            const uint64_t* blob_digests, const uint64_t* offset_digests, const uint64_t* heads = nullptr);
   // Verifies every chunk of the base now (throws CorruptIndex on a mismatch).
   void verify_base() const {
     base_blob_check_.ensure_all();
@@ -82,6 +93,7 @@ class Vocabulary {
   size_t base_lower_bound(const char* s, size_t n) const;
   const char* base_blob_ = nullptr;
   const uint64_t* base_off_ = nullptr;
+  const uint64_t* base_heads_ = nullptr;  // (n + kHeadEvery - 1) / kHeadEvery, or null
   size_t base_n_ = 0;
   CheckedRegion base_blob_check_, base_off_check_;
   std::vector<char> arena_;

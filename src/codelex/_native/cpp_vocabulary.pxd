@@ -5,6 +5,8 @@ from libcpp.string_view cimport string_view
 from libcpp.vector cimport vector
 
 cdef extern from "text/vocabulary.hpp" namespace "codelex" nogil:
+    size_t kHeadEvery
+    uint64_t term_head(const char* s, size_t n)
     cdef cppclass Vocabulary:
         Vocabulary() except +
         uint32_t intern(const char* s, size_t n) except +
@@ -16,7 +18,8 @@ cdef extern from "text/vocabulary.hpp" namespace "codelex" nogil:
         size_t term_bytes() except +
         bool assign(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n) except +
         const char* assign_sorted(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n,
-                                  const uint64_t* blob_digests, const uint64_t* offset_digests) except +
+                                  const uint64_t* blob_digests, const uint64_t* offset_digests,
+                                  const uint64_t* heads) except +
         void sorted_order(vector[uint32_t]& order) except +
         void verify_base() except +
         void base_prefix_range(const char* s, size_t n, size_t& first, size_t& last) except +

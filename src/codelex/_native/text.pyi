@@ -7,7 +7,10 @@ IS_NATIVE: bool
 UNICODE_VERSION: str
 CHECK_CHUNK: int
 
+HEAD_EVERY: int
+
 def chunk_digests(arr: np.ndarray) -> npt.NDArray[np.uint64]: ...
+def term_heads(blob: npt.ArrayLike, offsets: npt.ArrayLike) -> npt.NDArray[np.uint64]: ...
 
 def split_identifier(identifier: str | bytes) -> list[str]: ...
 def tokenize_line(line: str | bytes) -> list[str]: ...
@@ -38,6 +41,7 @@ class Vocabulary:
         offsets: npt.NDArray[np.uint64],
         blob_digests: npt.NDArray[np.uint64] | None = None,
         offset_digests: npt.NDArray[np.uint64] | None = None,
+        heads: npt.NDArray[np.uint64] | None = None,
     ) -> Vocabulary: ...
 
 def tokenize_document(

@@ -20,6 +20,7 @@ from codelex._native.cpp_tokenizer cimport (
 from codelex._native.cpp_definitions cimport DefinitionName, scan_definitions as c_scan_definitions
 from codelex._native.cpp_unicode cimport unicode_version as c_unicode_version
 from codelex._native.cpp_checked cimport chunk_count, chunk_digests as c_chunk_digests, kCheckChunk
+from codelex._native.cpp_vocabulary cimport kHeadEvery, term_head
 from libcpp.string cimport string
 from libcpp.string_view cimport string_view
 from libcpp.vector cimport vector
@@ -261,12 +262,13 @@ cdef class Vocabulary:
         return vocab
 
     @staticmethod
-    def from_sorted(blob, offsets, blob_digests=None, offset_digests=None):
+    def from_sorted(blob, offsets, blob_digests=None, offset_digests=None, heads=None):
         """A vocabulary over a sorted dictionary, borrowed in place (nothing is copied or hashed).
 
         With both digest arrays (:func:`chunk_digests` of each array) every
         64 KiB chunk is verified when first read (a mismatch raises
         ``IndexFormatError`` then); without, the structure is checked here.
+        ``heads`` (:func:`term_heads` of the arrays) speeds lookups up.
         Raises ``ValueError`` when the arrays are inconsistent.
         """
         blob = _contiguous(blob, np.uint8, "blob")
@@ -291,15 +293,23 @@ cdef class Vocabulary:
             od = offset_digests
             bdp = &bd[0] if bd.shape[0] else NULL
             odp = &od[0] if od.shape[0] else NULL
+        cdef const uint64_t[::1] hv
+        cdef const uint64_t* hp = NULL
+        if heads is not None:
+            heads = _contiguous(heads, np.uint64, "heads")
+            if <size_t>heads.shape[0] != (<size_t>(oview.shape[0] - 1) + kHeadEvery - 1) // kHeadEvery:
+                raise ValueError("heads do not cover the dictionary")
+            hv = heads
+            hp = &hv[0] if hv.shape[0] else NULL
         cdef Vocabulary vocab = Vocabulary()
         cdef const char* err
         cdef const char* bptr = <const char*>&bview[0] if bview.shape[0] else NULL
         with nogil:
-            err = vocab.c.assign_sorted(bptr, bview.shape[0], &oview[0], oview.shape[0] - 1, bdp, odp)
+            err = vocab.c.assign_sorted(bptr, bview.shape[0], &oview[0], oview.shape[0] - 1, bdp, odp, hp)
             vocab.tokenizer.reset_cache()
         if err != NULL:
             raise ValueError(err.decode("ascii"))
-        vocab.base_refs = (blob, offsets, blob_digests, offset_digests)
+        vocab.base_refs = (blob, offsets, blob_digests, offset_digests, heads)
         return vocab
 
 
@@ -371,6 +381,26 @@ def chunk_digests(arr):
 
 
 CHECK_CHUNK = kCheckChunk
+#: Terms per head (see :func:`term_heads`).
+HEAD_EVERY = kHeadEvery
+
+
+def term_heads(blob, offsets):
+    """The lookup heads of a sorted dictionary: the first 8 bytes (big-endian, zero-padded) of every
+    :data:`HEAD_EVERY`-th term, as uint64."""
+    cdef const uint8_t[::1] bview = np.ascontiguousarray(blob, dtype=np.uint8)
+    cdef const uint64_t[::1] oview = np.ascontiguousarray(offsets, dtype=np.uint64)
+    if oview.shape[0] < 1:
+        raise ValueError("offsets must hold at least one entry")
+    cdef size_t n = oview.shape[0] - 1, b, i
+    out = np.empty((n + kHeadEvery - 1) // kHeadEvery, dtype=np.uint64)
+    cdef uint64_t[::1] ov = out
+    for b in range(<size_t>out.shape[0]):
+        i = b * kHeadEvery
+        if oview[i + 1] < oview[i] or oview[i + 1] > <uint64_t>bview.shape[0]:
+            raise ValueError("offsets do not describe the data")
+        ov[b] = term_head(<const char*>&bview[0] + oview[i] if bview.shape[0] else <const char*>"", oview[i + 1] - oview[i])
+    return out
 
 
 def tokenize_document(content, Vocabulary vocab not None):

@@ -42,7 +42,7 @@ class PathTable:
     decodes only the paths of its hits.
     """
 
-    __slots__ = ("_blob", "_offsets", "_list", "_lock")
+    __slots__ = ("_blob", "_offsets", "_list", "_lock", "_decoded")
 
     def __init__(self, paths: list[str] | None = None, blob: np.ndarray | None = None,
                  offsets: np.ndarray | None = None) -> None:
@@ -52,6 +52,7 @@ class PathTable:
         if self._list is None and (offsets is None or blob is None):
             self._list = []
         self._lock = threading.Lock()
+        self._decoded: dict[int, str] = {}  # slot -> path, for the saved table's paths decoded one by one
 
     def __len__(self) -> int:
         return len(self._list) if self._list is not None else len(self._offsets) - 1
@@ -62,16 +63,23 @@ class PathTable:
             return lst[i]
         if isinstance(i, slice):
             return self.as_list()[i]
-        n = len(self._offsets) - 1
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
+        path = self._decoded.get(i)
+        if path is not None:
+            return path
+        offsets, blob = self._offsets, self._blob
+        if offsets is None:  # materialized meanwhile
+            return self.as_list()[i]
+        n = len(offsets) - 1
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
             raise IndexError("slot out of range")
-        a, b = int(self._offsets[i]), int(self._offsets[i + 1])
+        a, b = int(offsets[j]), int(offsets[j + 1])
         try:
-            return self._blob[a:b].tobytes().decode("utf-8", "surrogatepass")
+            path = blob[a:b].tobytes().decode("utf-8", "surrogatepass")
         except UnicodeDecodeError:
             raise IndexFormatError("corrupt index: a path is not valid UTF-8") from None
+        self._decoded[i] = path
+        return path
 
     def __iter__(self):
         return iter(self.as_list())
@@ -86,6 +94,7 @@ class PathTable:
 
                     self._list = decode_paths(self._blob, self._offsets)
                     self._blob = self._offsets = None
+                    self._decoded = {}
                 lst = self._list
         return lst
 

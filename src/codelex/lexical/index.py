@@ -33,6 +33,7 @@ import numpy as np
 
 from codelex._native import lexical as _lexical
 from codelex._native import native_errors
+from codelex._native import text as _text
 from codelex.defaults import (
     BM25_B,
     BM25_K1,
@@ -400,6 +401,7 @@ class WordIndex:
         path_blob, path_offsets = _lexical.encode_paths(paths)
         return LexicalSnapshot(
             **arrays, vocab_blob=vocab_blob, vocab_offsets=vocab_offsets,
+            term_heads=_text.term_heads(vocab_blob, vocab_offsets),
             path_blob=np.frombuffer(path_blob, dtype=np.uint8), path_offsets=path_offsets, mtime_ns=mtime_ns, size=size, prior_flags=flags, kind_id=kind,
             rules=rules_fingerprint(), max_bytes=max_bytes, metadata=metadata,
         )
@@ -425,7 +427,7 @@ class WordIndex:
         digests = snapshot.digests or {}
         try:
             vocab = Vocabulary.from_sorted(snapshot.vocab_blob, snapshot.vocab_offsets,
-                                           digests.get("vocab_blob"), digests.get("vocab_offsets"))
+                                           digests.get("vocab_blob"), digests.get("vocab_offsets"), snapshot.term_heads)
         except (ValueError, TypeError) as exc:
             raise IndexFormatError(f"corrupt index: term dictionary: {exc}") from None
         if snapshot.term_ptr.shape[0] != len(vocab) + 1:

@@ -80,6 +80,7 @@ _ARRAYS: dict[str, str] = {
     "field_len_big_val": "<u8",
     "term_blob": "|u1",
     "term_offsets": "<u8",
+    "term_heads": "<u8",
     "path_blob": "|u1",
     "path_offsets": "<u8",
     "mtime_ns": "<i8",
@@ -101,7 +102,8 @@ class LexicalSnapshot:
     (uint64), ``line_data`` (uint8) and ``doc_len`` (uint32) form the
     posting segment, ``field_len`` (uint32, three per document: dir, name,
     defs) the extra fields' lengths; ``vocab_blob``/``vocab_offsets`` the
-    term dictionary, sorted; ``path_blob``/``path_offsets``, ``mtime_ns``,
+    term dictionary, sorted, and ``term_heads`` its lookup heads
+    (:func:`codelex._native.text.term_heads`); ``path_blob``/``path_offsets``, ``mtime_ns``,
     ``size``, ``prior_flags`` and ``kind_id`` the file table.  ``rules``
     fingerprints the path rules that produced ``prior_flags`` and
     ``kind_id``.  ``digests`` (a load's) holds the chunk digests of the
@@ -120,6 +122,7 @@ class LexicalSnapshot:
     field_len: np.ndarray
     vocab_blob: np.ndarray
     vocab_offsets: np.ndarray
+    term_heads: np.ndarray
     path_blob: np.ndarray
     path_offsets: np.ndarray
     mtime_ns: np.ndarray
@@ -207,6 +210,7 @@ def save_lexical(snapshot: LexicalSnapshot, path: str | os.PathLike[str]) -> Pat
     arrays: dict[str, np.ndarray] = {
         "tf_big_pos": snapshot.tf_big_pos,
         "tf_big_val": snapshot.tf_big_val,
+        "term_heads": snapshot.term_heads,
         "doc_len": snapshot.doc_len,
         "path_blob": snapshot.path_blob,
         "path_offsets": snapshot.path_offsets,
@@ -318,7 +322,8 @@ def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: boo
         term_ptr=arrays["term_ptr"], post_doc=arrays["post_doc"], post_tf=arrays["post_tf"],
         tf_big_pos=arrays["tf_big_pos"], tf_big_val=arrays["tf_big_val"], line_ckpt=arrays["line_ckpt"],
         line_data=arrays["line_data"], doc_len=arrays["doc_len"], field_len=field_len,
-        vocab_blob=arrays["term_blob"], vocab_offsets=arrays["term_offsets"], path_blob=blob, path_offsets=offsets,
+        vocab_blob=arrays["term_blob"], vocab_offsets=arrays["term_offsets"], term_heads=arrays["term_heads"],
+        path_blob=blob, path_offsets=offsets,
         mtime_ns=arrays["mtime_ns"], size=arrays["size"], prior_flags=arrays["prior_flags"],
         kind_id=arrays["kind_id"], rules=rules if isinstance(rules, str) else "", max_bytes=max_bytes,
         metadata=dict(metadata) if isinstance(metadata, dict) else {},
