@@ -91,6 +91,7 @@ def write_synthetic(directory: Path, n_files: int, seed: int = 7) -> list[str]:
         return "".join(w.capitalize() for w in ws)
 
     exts = [".py", ".ts", ".go", ".rs", ".java"]
+    names = [ident(i) for i in range(n_idents)]  # the same strings, built once
     paths = []
     for f in range(n_files):
         rel = f"pkg{f // 1000:04d}/mod{f:07d}{exts[f % len(exts)]}"
@@ -98,7 +99,7 @@ def write_synthetic(directory: Path, n_files: int, seed: int = 7) -> list[str]:
         ids = np.minimum(rng.zipf(1.15, size=n_lines * 5), n_idents) - 1
         lines = []
         for li in range(n_lines):
-            toks = [ident(int(i)) for i in ids[li * 5: li * 5 + int(rng.integers(2, 6))]]
+            toks = [names[i] for i in ids[li * 5: li * 5 + int(rng.integers(2, 6))].tolist()]
             kw = _KEYWORDS[li % len(_KEYWORDS)]
             lines.append(f"    {kw} {toks[0]}({', '.join(toks[1:])})")
         path = directory / rel
