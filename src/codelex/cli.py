@@ -186,11 +186,44 @@ def _human_bytes(n: int | None) -> str:
     return str(n)
 
 
+def _verify_saved(project) -> int:
+    """``codelex index --verify``: every checksum of every saved file in the index directory, now."""
+    from codelex.errors import IndexFormatError
+    from codelex.persist.container import verify_container_file
+    from codelex.persist.lexical import verify_lexical
+    from codelex.render import display_path
+
+    directory = project.index_dir
+    main = directory / "index.clx"
+    if not main.is_file():
+        raise _Failure(f"no saved index in {display_path(str(directory))}: run `codelex index` first")
+    started = time.perf_counter()
+    files = [main] + sorted(p for p in directory.rglob("*.clx") if p != main)
+    total = 0
+    for file in files:
+        try:
+            if file == main:
+                verify_lexical(directory)
+            else:
+                verify_container_file(file)
+        except (IndexFormatError, OSError) as exc:
+            raise _Failure(f"{display_path(str(file))}: {exc}") from None
+        total += file.stat().st_size
+    print(f"verified {len(files)} file{'s' if len(files) != 1 else ''} ({_human_bytes(total)}) in "
+          f"{time.perf_counter() - started:.2f} s: {display_path(str(directory))}")
+    return EXIT_FOUND
+
+
 def _cmd_index(args) -> int:
     from codelex.render import display_path
 
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     project = _open_project(args, progress)
+    if args.verify:
+        try:
+            return _verify_saved(project)
+        finally:
+            project.close()
     try:
         started = time.perf_counter()
         (project.rebuild if args.rebuild else project.open)()
@@ -575,6 +608,8 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--no-structure", action="store_true",
                    help="do not wait for the structure (definitions, chunks) to be analyzed")
     i.add_argument("--json", action="store_true")
+    i.add_argument("--verify", action="store_true",
+                   help="check every checksum of the saved index now (loading checks large arrays lazily)")
     i.set_defaults(func=_cmd_index)
 
     st = sub.add_parser("status", parents=[common], help="where the index is, its age, whether it is stale")

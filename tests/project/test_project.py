@@ -439,3 +439,29 @@ def test_refused_root_answers_refused_from_the_first_query(tmp_path, monkeypatch
         assert "refused" in r.hint and p.status == "refused"
         assert p.wait(timeout=0) and not (home / ".codelex").exists()  # no build was started
         assert p.search("secret").unavailable_reason == "refused"
+
+
+def test_a_corrupt_index_found_by_a_query_is_rebuilt(tmp_path):
+    """Large arrays are verified as they are read: a query that meets a bad chunk drops the index and a
+    rebuild follows in the background; answers are then those of a fresh build."""
+    import codelex
+    from codelex.defaults import INDEX_FILE
+
+    root = tmp_path / "repo"
+    for i in range(400):
+        (root / f"pkg{i % 7}").mkdir(parents=True, exist_ok=True)
+        (root / f"pkg{i % 7}" / f"mod{i}.py").write_text(f"def handler_{i}(request):\n    return common_value\n" * 30)
+    idx = tmp_path / "idx"
+    with codelex.Project(root, index_dir=idx) as p:
+        p.open()
+        expected = [h.file for h in p.search("common_value handler_7").results]
+    data = bytearray((idx / INDEX_FILE).read_bytes())
+    for pos in range(len(data) // 3, 2 * len(data) // 3, 997):  # flips all over the middle: postings, lines
+        data[pos] ^= 0x5A
+    (idx / INDEX_FILE).write_bytes(data)
+    with codelex.Project(root, index_dir=idx) as p:
+        p.open()  # refuses the file at load, or loads it and meets the damage on first read
+        first = p.search("common_value handler_7")
+        if not first.available:
+            assert p.wait(60)
+        assert [h.file for h in p.search("common_value handler_7").results] == expected

@@ -148,6 +148,22 @@ def test_index_and_status(repo):
     assert "full (requested)" in r.stdout
 
 
+def test_index_verify(repo):
+    r = run("index", "--root", repo, "--verify")
+    assert r.returncode == 2 and "no saved index" in r.stderr and len(r.stderr.splitlines()) == 1
+    assert run("index", "--root", repo, "--no-structure").returncode == 0
+    r = run("index", "--root", repo, "--verify")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("verified ") and ".codelex" in r.stdout
+    index = repo / ".codelex" / "index.clx"
+    data = bytearray(index.read_bytes())
+    data[len(data) // 2] ^= 0x40  # inside a lazily checked array: loading alone would not notice
+    index.write_bytes(data)
+    r = run("index", "--root", repo, "--verify")
+    assert r.returncode == 2 and "index.clx" in r.stderr and "corrupt" in r.stderr
+    assert len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr
+
+
 def test_module_entry_point_matches_script(repo):
     r = subprocess.run([sys.executable, "-m", "codelex", "search", "authenticate", "--root", str(repo), "--json"],
                        capture_output=True, text=True, timeout=120)

@@ -53,6 +53,7 @@ __all__ = [
     "open_regular",
     "read_container",
     "read_container_header",
+    "verify_container_file",
     "write_container",
 ]
 
@@ -257,6 +258,37 @@ class Container:
                 buf.madvise(_mmap.MADV_DONTNEED)
             except (OSError, ValueError):
                 pass
+
+
+def verify_container_file(file: Path) -> dict:
+    """Check a container of any kind completely: header, every array's checksum, the padding.
+
+    Returns its header.
+
+    Raises
+    ------
+    codelex.IndexFormatError
+        For the first mismatch.
+    OSError
+        When the file cannot be opened.
+    """
+    with open_regular(file) as f:
+        size = os.fstat(f.fileno()).st_size
+        prefix = f.read(_PREFIX.size)
+        if len(prefix) < _PREFIX.size:
+            raise IndexFormatError(f"truncated container: {size} bytes")
+        _, version, header_len, _ = _PREFIX.unpack(prefix)
+        f.seek(_PREFIX.size)
+        probe = f.read(min(header_len, _MAX_HEADER))
+    try:
+        kind = json.loads(probe).get("format")
+    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        kind = None
+    if not isinstance(kind, str):
+        raise IndexFormatError(f"{file}: corrupt container header")
+    c = read_container(file, {}, kind, version, mmap=True, verify=True)
+    c.verify_all()
+    return c.header
 
 
 def read_container_header(file: Path, kind: str, version: int, checks=None) -> dict:

@@ -109,7 +109,14 @@ def _build(state: RootState, job: int, full: bool, reason: str | None,
     report = None
     skips_before = dict(content_skipped(index)) if index is not None else None
     if index is not None:
-        report, churn = refresh(state, job, index, walk, progress)
+        try:
+            report, churn = refresh(state, job, index, walk, progress)
+        except IndexFormatError as exc:  # a chunk read by the refresh failed its digest: rebuild
+            log.warning("codelex: the saved index of %s is corrupt (%s); rebuilding it", state.root, exc)
+            with state.lock:
+                if state.index is index:
+                    state.index = None
+            report, churn = None, "corrupt-index"
         if report is None:
             index, reason = None, churn
     if index is None:

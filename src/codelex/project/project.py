@@ -12,11 +12,13 @@ of waiting.  Edits arrive through :meth:`Project.on_edit`
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from codelex.defaults import DEFAULT_MAX_BYTES, STRUCTURE_FILE
+from codelex.errors import IndexFormatError
 from codelex.ingest import list_files
 from codelex.lexical import WordIndex
 from codelex.persist.layout import probe_index
@@ -28,6 +30,8 @@ from codelex.project.roots import refusal_reason
 from codelex.project.state import RootOptions, state_for
 from codelex.project.symbols import Outline, SymbolSource, find_definition, outline_of
 from codelex.query.options import SearchOptions, parse_request
+
+log = logging.getLogger("codelex")
 
 __all__ = ["Project"]
 
@@ -248,7 +252,14 @@ class Project:
         _, opts = parse_request(query, options, kwargs)  # a malformed request raises, available or not
         index = state.index
         if index is not None:
-            results = self._with_symbols(index.search(query, opts))
+            try:
+                hits = index.search(query, opts)
+            except IndexFormatError as exc:
+                # A chunk this query read failed its digest (the index is checked as it is read): drop the
+                # index, rebuild it in the background, and answer as while building.
+                self._drop_corrupt(index, exc)
+                return SearchResult(False, query, [], Coverage(0, False), None, "building", HINTS["building"])
+            results = self._with_symbols(hits)
             return SearchResult(True, query, results, Coverage(len(index), state.truncated), state.generated_at)
         with state.lock:
             status, reason = state.status, state.reason
@@ -266,6 +277,16 @@ class Project:
             if status == "idle":
                 self.open(wait=False)
         return SearchResult(False, query, [], Coverage(0, False), None, why, HINTS[why].format(reason=reason))
+
+    def _drop_corrupt(self, index: WordIndex, exc: Exception) -> None:
+        state = self._state
+        log.warning("codelex: the index of %s is corrupt (%s); rebuilding it", state.root, exc)
+        with state.lock:
+            if state.index is not index:
+                return  # already replaced
+            state.index = None
+        lifecycle.start(state, full=True, wait_for_it=False, reason="corrupt-index", supersede=True,
+                        progress=self.progress, structure=self.build_structure)
 
     def _with_symbols(self, hits: list) -> list:
         """Each hit named by the definition that encloses its best line (``end_line`` becomes its end)."""
