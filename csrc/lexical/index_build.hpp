@@ -16,10 +16,10 @@
 
 namespace codelex {
 
-// Postings per line checkpoint: the byte offset of every 64th posting's
-// lines is stored; any other posting's lines are at most 63 postings' line
-// lists past one (a few dozen bytes to skip).
-constexpr int64_t kLineCheckpoint = 64;
+// Postings per line checkpoint: the byte offset of every 16th posting's
+// lines is stored (half a byte per posting); any other posting's lines are
+// at most 15 postings' line lists past one, skipped word-at-a-time.
+constexpr int64_t kLineCheckpoint = 16;
 // A posting's tf is one byte; 255 means "in the overflow pairs".
 constexpr uint32_t kTfEscape = 255;
 

@@ -5,6 +5,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+LINE_CHECKPOINT: int
+
 from codelex._native.text import Vocabulary
 
 FIELD_NAMES: tuple[str, str, str, str]

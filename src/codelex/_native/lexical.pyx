@@ -23,7 +23,7 @@ from libcpp.string cimport string
 from codelex._native.cpp_checked cimport CheckedRegion, chunk_count
 from codelex._native.cpp_index_build cimport (
     BuiltSegment, BatchSegment, DocumentEncoder, EncodedDocument, SegmentBuilder, SegmentChecks, SegmentView,
-    concat_batches, line_checkpoints, permute_terms, view_of,
+    concat_batches, kLineCheckpoint, line_checkpoints, permute_terms, view_of,
 )
 from libcpp.string_view cimport string_view
 from codelex._native.cpp_live_index cimport (
@@ -36,6 +36,9 @@ import numpy as np
 
 
 # --- index ---------------------------------------------------------------------
+
+#: Postings per line checkpoint (part of the saved format: see csrc/lexical/index_build.hpp).
+LINE_CHECKPOINT = kLineCheckpoint
 
 
 cdef _check_region(CheckedRegion& region, arr, digests, const char* name):

@@ -34,6 +34,7 @@ import numpy as np
 
 from codelex._native import CHECK_CHUNK as CHUNK
 from codelex._native import UNICODE_VERSION, chunk_digests
+from codelex._native.lexical import LINE_CHECKPOINT
 from codelex.defaults import INDEX_FILE
 from codelex.errors import IndexFormatError
 from codelex.persist.container import (
@@ -230,6 +231,7 @@ def save_lexical(snapshot: LexicalSnapshot, path: str | os.PathLike[str]) -> Pat
         "rules": snapshot.rules,
         "max_bytes": snapshot.max_bytes,
         "files": snapshot.n_docs,
+        "line_checkpoint": LINE_CHECKPOINT,
         "terms": n_terms,
         "created_unix": time.time(),
         "metadata": snapshot.metadata,
@@ -238,6 +240,13 @@ def save_lexical(snapshot: LexicalSnapshot, path: str | os.PathLike[str]) -> Pat
 
 
 # --- load ---------------------------------------------------------------------------
+
+
+def _check_header(header: dict) -> None:
+    _check_unicode(header)
+    if header.get("line_checkpoint") != LINE_CHECKPOINT:
+        raise IndexFormatError(f"index has line checkpoints every {header.get('line_checkpoint')} postings; this "
+                               f"codelex reads every {LINE_CHECKPOINT}: rebuild it")
 
 
 def _check_unicode(header: dict) -> None:
@@ -286,7 +295,7 @@ def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: boo
         this format version.
     """
     c = _opened(path, lambda f: read_container(f, _ARRAYS, FORMAT, FORMAT_VERSION, mmap=mmap, verify=verify,
-                                               checks=_check_unicode, lazy=frozenset(LAZY_ARRAYS.values())))
+                                               checks=_check_header, lazy=frozenset(LAZY_ARRAYS.values())))
     header, arrays = c.header, c.arrays
     field_len = _unpack("field_len", arrays["field_len"], arrays["field_len_big_pos"], arrays["field_len_big_val"],
                         np.uint32)
