@@ -20,7 +20,7 @@ from codelex._native.cpp_tokenizer cimport (
 from codelex._native.cpp_definitions cimport DefinitionName, scan_definitions as c_scan_definitions
 from codelex._native.cpp_unicode cimport unicode_version as c_unicode_version
 from codelex._native.cpp_checked cimport chunk_count, chunk_digests as c_chunk_digests, kCheckChunk
-from codelex._native.cpp_vocabulary cimport kHeadEvery, term_head
+from codelex._native.cpp_vocabulary cimport Vocabulary as CVocabulary, kHeadEvery, term_head
 from libcpp.string cimport string
 from libcpp.string_view cimport string_view
 from libcpp.vector cimport vector
@@ -157,16 +157,10 @@ cdef class Vocabulary:
             raise ValueError("start must be >= 0 and 1 <= min_len <= max_len")
         cdef string buf
         cdef vector[size_t] ends
-        cdef size_t i
-        cdef string_view t
         with nogil:
             self.lock.lock()
             try:
-                for i in range(<size_t>start, self.c.size()):
-                    t = self.c.term(<uint32_t>i)
-                    if _is_word(t, min_len, max_len):
-                        buf.append(t.data(), t.size())
-                        ends.push_back(buf.size())
+                _append_words(self.c, <size_t>start, self.c.size(), min_len, max_len, buf, ends)
             finally:
                 self.lock.unlock()
         return _split_ascii(buf, ends)
@@ -176,21 +170,16 @@ cdef class Vocabulary:
         if min_len < 1 or max_len < min_len:
             raise ValueError("1 <= min_len <= max_len")
         cdef bytes raw = prefix.encode("utf-8", "surrogatepass")
-        cdef size_t first = 0, last = 0, i
+        cdef size_t first = 0, last = 0
         cdef const char* rp = raw
         cdef size_t rn = len(raw)
         cdef string buf
         cdef vector[size_t] ends
-        cdef string_view t
         with nogil:
             self.lock.lock()
             try:
                 self.c.base_prefix_range(rp, rn, first, last)
-                for i in range(first, last):
-                    t = self.c.term(<uint32_t>i)
-                    if _is_word(t, min_len, max_len):
-                        buf.append(t.data(), t.size())
-                        ends.push_back(buf.size())
+                _append_words(self.c, first, last, min_len, max_len, buf, ends)
             finally:
                 self.lock.unlock()
         return _split_ascii(buf, ends)
@@ -323,6 +312,19 @@ cdef inline bint _is_word(string_view t, Py_ssize_t min_len, Py_ssize_t max_len)
         if c < 97 or c > 122:
             return False
     return True
+
+
+cdef int _append_words(CVocabulary& c, size_t first, size_t last, Py_ssize_t min_len, Py_ssize_t max_len,
+                       string& buf, vector[size_t]& ends) except -1 nogil:
+    """Appends the words among terms [first, last) to buf, each ending at the next entry of ends (lock held)."""
+    cdef size_t i
+    cdef string_view t
+    for i in range(first, last):
+        t = c.term(<uint32_t>i)
+        if _is_word(t, min_len, max_len):
+            buf.append(t.data(), t.size())
+            ends.push_back(buf.size())
+    return 0
 
 
 cdef list _split_ascii(string& buf, vector[size_t]& ends):
