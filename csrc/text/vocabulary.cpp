@@ -218,6 +218,20 @@ int64_t Vocabulary::find(const char* s, size_t n) const {
   return id >= 0 ? id : base_find(s, n);
 }
 
+int64_t Vocabulary::lookup(const char* s, size_t n) {
+  const uint64_t h = hash_bytes(s, n) >> 32;
+  int64_t found;
+  const size_t i = probe(s, n, h, found);
+  if (found >= 0) return found;
+  found = base_find(s, n);
+  if (found >= 0) {
+    ++count_;
+    slots_[i] = (h << 32) | (static_cast<uint64_t>(found) + 1);
+    if (count_ * 2 > slots_.size()) rehash(slots_.size() * 2);  // load <= 0.5
+  }
+  return found;
+}
+
 uint32_t Vocabulary::intern(const char* s, size_t n) {
   const uint64_t h = hash_bytes(s, n) >> 32;
   int64_t found;

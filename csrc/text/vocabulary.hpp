@@ -37,6 +37,10 @@ class Vocabulary {
   uint32_t intern(const char* s, size_t n);
   // Returns the id of the term, or -1 when absent (no writes: readers may call it concurrently).
   int64_t find(const char* s, size_t n) const;
+  // find(), remembering a base term it had to bisect for in the hash table, so
+  // that the next lookup of it is one probe.  A writer: callers serialize it
+  // with intern (the binding holds the vocabulary's lock for both).
+  int64_t lookup(const char* s, size_t n);
 
   size_t size() const noexcept { return base_n_ + offsets_.size() - 1; }
   size_t base_size() const noexcept { return base_n_; }

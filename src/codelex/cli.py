@@ -679,8 +679,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt_again(hook_args, previous=sys.unraisablehook) -> None:
+    """A ctrl-c that lands in a callback Python cannot raise from (a weakref or ``__del__``): deliver it
+    again to the main thread, where the command's own handler reports it, instead of a printed traceback."""
+    if isinstance(hook_args.exc_value, KeyboardInterrupt):
+        import _thread
+
+        _thread.interrupt_main()
+        return
+    previous(hook_args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``codelex`` console script; returns the exit status."""
+    sys.unraisablehook = _interrupt_again
     for stream in (sys.stdout, sys.stderr):  # a stray lone surrogate must never crash a write
         try:
             stream.reconfigure(errors="backslashreplace")

@@ -11,6 +11,7 @@ cdef extern from "text/vocabulary.hpp" namespace "codelex" nogil:
         Vocabulary() except +
         uint32_t intern(const char* s, size_t n) except +
         int64_t find(const char* s, size_t n) except +
+        int64_t lookup(const char* s, size_t n) except +
         size_t size()
         size_t base_size()
         string_view term(uint32_t id) except +

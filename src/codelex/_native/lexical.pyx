@@ -797,7 +797,7 @@ cdef class LiveIndex:
                 self.vocab.lock.lock()
                 try:
                     for i in range(box.keys.size()):
-                        tid = self.vocab.c.find(box.keys[i].data(), box.keys[i].size())
+                        tid = self.vocab.c.lookup(box.keys[i].data(), box.keys[i].size())
                         if tid >= 0:
                             box.ids.push_back(<uint32_t>tid)
                 finally:
@@ -914,10 +914,10 @@ cdef class LiveIndex:
                         box.key.append(box.keys[i])
                         for f in range(4):
                             if f == 0:
-                                tid = self.vocab.c.find(box.keys[i].data(), box.keys[i].size())
+                                tid = self.vocab.c.lookup(box.keys[i].data(), box.keys[i].size())
                             else:
                                 box.key[0] = <char>f
-                                tid = self.vocab.c.find(box.key.data(), box.key.size())
+                                tid = self.vocab.c.lookup(box.key.data(), box.key.size())
                             box.fts[i].ids[f] = <uint32_t>tid if tid >= 0 else kNoTerm
                 finally:
                     self.vocab.lock.unlock()
