@@ -720,7 +720,6 @@ cdef class LiveIndex:
         cdef unique_ptr[BuiltSegment] permuted
         cdef SegmentView v
         cdef bint identity = True
-        cdef size_t i
         self._lock_writer()
         try:
             if not self.c.is_compact():
@@ -755,11 +754,7 @@ cdef class LiveIndex:
                 "field_len": copy_array(b.field_len, n_docs * 3, np.uint32),
             }
             permuted.reset()
-            mtime = np.empty(n_docs, dtype=np.int64)
-            size = np.empty(n_docs, dtype=np.uint64)
-            for d in range(n_docs):
-                mtime[d] = self.c.mtime_ns(d)
-                size[d] = self.c.size(d)
+            mtime, size, _ = self.file_table()  # compact: slot d is document d
         finally:
             self.write_lock.unlock()
         return arrays, vocab_blob, vocab_offsets, mtime, size

@@ -13,6 +13,7 @@ import collections
 import os
 import stat
 import subprocess
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,8 +164,6 @@ def _walk_tree(root: Path, result: WalkResult, extra, dirs: list | None = None,
 
     With ``dirs`` and ``gitignores``, records what :class:`ListingRecord` needs.
     """
-    import time
-
     out: list[tuple[str, os.stat_result]] = []
     chain = IgnoreChain(extra)
     racy_after = time.time_ns() - RACY_NS
@@ -357,41 +356,44 @@ def list_files(
     return result
 
 
+def _stat_candidates(root: Path, paths: list[str]) -> list[tuple[str, int, int, str | None]]:
+    """``(path, size, mtime_ns, reason)`` per path by ``lstat``: natively on every core where supported.
+
+    ``reason`` is None for a regular file, else ``vanished``, ``unreadable`` or ``not-a-file``.
+    """
+    if _native_ingest.SUPPORTED:
+        mtime, size, kind = _native_ingest.stat_paths(root, paths, os.cpu_count() or 1)
+        reasons = {_native_ingest.FILE: None, _native_ingest.MISSING: "vanished", _native_ingest.ERROR: "unreadable"}
+        return [(p, s, m, reasons.get(k, "not-a-file"))
+                for p, m, s, k in zip(paths, mtime.tolist(), size.tolist(), kind.tolist())]
+    root_s = str(root)
+    out = []
+    for p in paths:
+        try:
+            st = os.lstat(os.path.join(root_s, p))
+        except FileNotFoundError:
+            out.append((p, -1, -1, "vanished"))
+            continue
+        except OSError:
+            out.append((p, -1, -1, "unreadable"))
+            continue
+        out.append((p, st.st_size, st.st_mtime_ns, None if stat.S_ISREG(st.st_mode) else "not-a-file"))
+    return out
+
+
 def _from_record(root: Path, record: ListingRecord, max_bytes: int | None, max_files: int | None) -> WalkResult:
     """The listing a walk would give, from a record that still holds: fresh sizes and mtimes only."""
     result = WalkResult(root=root, source="walk", record=record, cached=True)
     result.skipped.update(record.skipped)
     result.pruned_dirs.update(record.pruned_dirs)
-    root_s = str(root)
     chosen: list[SourceFile] = []
-    if _native_ingest.SUPPORTED:  # one native pass over every candidate, on every core
-        mtime, size, kind = _native_ingest.stat_paths(root, record.candidates, os.cpu_count() or 1)
-        for rel, m, s, k in zip(record.candidates, mtime.tolist(), size.tolist(), kind.tolist()):
-            if k != _native_ingest.FILE:
-                reason = {_native_ingest.MISSING: "vanished", _native_ingest.ERROR: "unreadable"}.get(k, "not-a-file")
-                result.skipped[reason] += 1
-            elif max_bytes is not None and s > max_bytes:
-                result.skipped["too-large"] += 1
-            else:
-                chosen.append(SourceFile(rel, s, m))
-        _cap(result, chosen, max_files)
-        return result
-    for rel in record.candidates:
-        try:
-            st = os.lstat(os.path.join(root_s, rel))
-        except FileNotFoundError:
-            result.skipped["vanished"] += 1
-            continue
-        except OSError:
-            result.skipped["unreadable"] += 1
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            result.skipped["not-a-file"] += 1
-            continue
-        if max_bytes is not None and st.st_size > max_bytes:
-            result.skipped["too-large"] += 1
-            continue
-        chosen.append(SourceFile(rel, st.st_size, st.st_mtime_ns))
+    for rel, size, mtime, reason in _stat_candidates(root, record.candidates):
+        if reason is None and max_bytes is not None and size > max_bytes:
+            reason = "too-large"
+        if reason is not None:
+            result.skipped[reason] += 1
+        else:
+            chosen.append(SourceFile(rel, size, mtime))
     _cap(result, chosen, max_files)
     return result
 

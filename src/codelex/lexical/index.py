@@ -404,8 +404,9 @@ class WordIndex:
         return LexicalSnapshot(
             **arrays, vocab_blob=vocab_blob, vocab_offsets=vocab_offsets,
             term_heads=_text.term_heads(vocab_blob, vocab_offsets),
-            path_blob=np.frombuffer(path_blob, dtype=np.uint8), path_offsets=path_offsets, mtime_ns=mtime_ns, size=size, prior_flags=flags, kind_id=kind,
-            rules=rules_fingerprint(), max_bytes=max_bytes, metadata=metadata,
+            path_blob=np.frombuffer(path_blob, dtype=np.uint8), path_offsets=path_offsets, mtime_ns=mtime_ns,
+            size=size, prior_flags=flags, kind_id=kind, rules=rules_fingerprint(), max_bytes=max_bytes,
+            metadata=metadata,
         )
 
     @classmethod

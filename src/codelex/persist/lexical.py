@@ -108,8 +108,9 @@ class LexicalSnapshot:
     ``size``, ``prior_flags`` and ``kind_id`` the file table.  ``rules``
     fingerprints the path rules that produced ``prior_flags`` and
     ``kind_id``.  ``digests`` (a load's) holds the chunk digests of the
-    :data:`LAZY_ARRAYS`; None means "trusted" (a snapshot made in this
-    process) or, with ``validated=False``, "check the structure in full".
+    :data:`LAZY_ARRAYS`; without them (a snapshot made in this process, or
+    a load with ``verify=False``) the structure is validated in full when
+    the snapshot is installed.
     """
 
     term_ptr: np.ndarray
@@ -140,10 +141,6 @@ class LexicalSnapshot:
     @property
     def n_docs(self) -> int:
         return int(self.doc_len.shape[0])
-
-    def paths(self) -> list[str]:
-        """Every path, decoded (the file table is otherwise read by slot, on demand)."""
-        return decode_paths(self.path_blob, self.path_offsets)
 
     def release_pages(self) -> None:
         """After the arrays are installed: drop the pages the load's checks touched."""
@@ -278,7 +275,7 @@ def read_lexical_header(path: str | os.PathLike[str]) -> dict:
     codelex.IndexFormatError
         As :func:`load_lexical` does for the prefix and header.
     """
-    return _opened(path, lambda f: read_container_header(f, FORMAT, FORMAT_VERSION, _check_unicode))
+    return _opened(path, lambda f: read_container_header(f, FORMAT, FORMAT_VERSION, _check_header))
 
 
 def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: bool = True) -> LexicalSnapshot:
