@@ -209,14 +209,15 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
 
 SegmentView view_of(const BuiltSegment& s) {
   SegmentView v;
-  v.term_ptr = s.term_ptr.data();
+  // (int64 and uint64 may alias; built offsets are never negative)
+  v.term_ptr.plain = reinterpret_cast<const uint64_t*>(s.term_ptr.data());
   v.n_terms = s.term_ptr.size() - 1;
   v.post_doc = s.post_doc.data();
   v.post_tf = s.post_tf.data();
   v.tf_big_pos = s.tf_big_pos.data();
   v.tf_big_val = s.tf_big_val.data();
   v.n_tf_big = s.tf_big_pos.size();
-  v.line_ckpt = s.line_ckpt.data();
+  v.line_ckpt.plain = s.line_ckpt.data();
   v.line_data = s.line_data.data();
   v.line_bytes = s.line_data.size();
   return v;
@@ -250,8 +251,8 @@ inline const uint8_t* skip_varints(const uint8_t* q, const uint8_t* end, uint32_
 
 const uint8_t* SegmentView::lines(int64_t p) const {
   const int64_t k = p / kLineCheckpoint;
-  if (checks) checks->line_ckpt.ensure(k * sizeof(uint64_t), (k + 2) * sizeof(uint64_t));
-  const uint64_t start = line_ckpt[k], stop = line_ckpt[k + 1];
+  uint64_t start, stop;
+  line_ckpt.pair(static_cast<size_t>(k), start, stop);
   if (checks) {
     checks->line_data.ensure(start, stop);
     checks->post_tf.ensure(k * kLineCheckpoint, p + 1);
@@ -350,13 +351,23 @@ int64_t varint_span(const uint8_t* p, const uint8_t* end, uint32_t count) noexce
   return q - p;
 }
 
+namespace {
+// Packed offsets read through no check must be canonical and monotonic.
+bool offsets_valid(const PackedOffsets& o, size_t n) noexcept {
+  return o.plain || packed_offsets_valid(o.base, o.rel, n);
+}
+}  // namespace
+
 const char* validate_segment(const SegmentView& seg, size_t n_docs) {
-  if (!seg.term_ptr || !seg.line_ckpt) return "missing term offsets";
+  if (seg.term_ptr.empty() || seg.line_ckpt.empty()) return "missing term offsets";
+  if (!offsets_valid(seg.term_ptr, seg.n_terms + 1)) return "posting offsets are not monotonic";
   if (seg.term_ptr[0] != 0) return "term offsets do not start at 0";
-  const int64_t n_post = seg.term_ptr[seg.n_terms];
-  if (n_post < 0) return "posting offsets are not monotonic";
+  const uint64_t n_post_u = seg.term_ptr[seg.n_terms];
+  if (n_post_u > static_cast<uint64_t>(INT64_MAX)) return "posting offsets are not monotonic";
+  const int64_t n_post = static_cast<int64_t>(n_post_u);
+  if (!offsets_valid(seg.line_ckpt, line_checkpoints(n_post))) return "line checkpoints are not monotonic";
   for (size_t t = 0; t < seg.n_terms; ++t) {
-    const int64_t s = seg.term_ptr[t], e = seg.term_ptr[t + 1];
+    const int64_t s = static_cast<int64_t>(seg.term_ptr[t]), e = static_cast<int64_t>(seg.term_ptr[t + 1]);
     if (e < s || e > n_post) return "posting offsets are not monotonic";
     for (int64_t p = s; p < e; ++p) {
       if (seg.post_doc[p] >= n_docs) return "posting document id out of range";
@@ -411,7 +422,8 @@ void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, B
     const uint8_t* q = data;
     for (size_t t = 0; t < seg.n_terms; ++t) {
       line_start[t] = static_cast<uint64_t>(q - data);
-      for (int64_t p = seg.term_ptr[t]; p < seg.term_ptr[t + 1]; ++p) {
+      const SegmentView::Range r = seg.postings(static_cast<uint32_t>(t));
+      for (int64_t p = r.begin; p < r.end; ++p) {
         q = skip_varints(q, end, seg.tf(p));
         if (!q) throw std::logic_error("malformed line data");
       }
@@ -430,7 +442,8 @@ void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, B
   for (size_t i = 0; i < n_terms; ++i) {
     const uint32_t t = order[i];
     if (t < seg.n_terms) {
-      const int64_t s = seg.term_ptr[t], e = seg.term_ptr[t + 1];
+      const SegmentView::Range r = seg.postings(t);
+      const int64_t s = r.begin, e = r.end;
       const uint64_t ls = line_start[t], le = line_start[t + 1];
       std::memcpy(out.post_doc.data() + q_post, seg.post_doc + s, static_cast<size_t>(e - s) * sizeof(uint32_t));
       std::memcpy(out.post_tf.data() + q_post, seg.post_tf + s, static_cast<size_t>(e - s));
@@ -471,8 +484,10 @@ void derive_forward(const SegmentView& seg, size_t n_docs, std::vector<int64_t>&
   fwd_term.resize(static_cast<size_t>(n_post));
   std::vector<int64_t> fill(fwd_ptr.begin(), fwd_ptr.end() - 1);
   // Terms ascending in the outer loop, so each document's list comes out sorted.
-  for (size_t t = 0; t < seg.n_terms; ++t)
-    for (int64_t p = seg.term_ptr[t]; p < seg.term_ptr[t + 1]; ++p) fwd_term[fill[seg.post_doc[p]]++] = static_cast<uint32_t>(t);
+  for (size_t t = 0; t < seg.n_terms; ++t) {
+    const SegmentView::Range r = seg.postings(static_cast<uint32_t>(t));
+    for (int64_t p = r.begin; p < r.end; ++p) fwd_term[fill[seg.post_doc[p]]++] = static_cast<uint32_t>(t);
+  }
 }
 
 }  // namespace codelex

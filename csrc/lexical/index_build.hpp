@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "storage/checked.hpp"
+#include "storage/offsets.hpp"
 #include "text/tokenizer.hpp"
 #include "text/vocabulary.hpp"
 
@@ -32,14 +33,14 @@ struct SegmentChecks {
 // from a mapped file).  Readers go through postings() and lines(), which
 // verify what they hand out when the segment is checked lazily.
 struct SegmentView {
-  const int64_t* term_ptr = nullptr;  // n_terms + 1
+  PackedOffsets term_ptr;  // n_terms + 1 posting offsets
   size_t n_terms = 0;
   const uint32_t* post_doc = nullptr;
   const uint8_t* post_tf = nullptr;      // distinct lines, kTfEscape = see tf_big_*
   const uint64_t* tf_big_pos = nullptr;  // ascending posting indices of the escaped tfs
   const uint32_t* tf_big_val = nullptr;
   size_t n_tf_big = 0;
-  const uint64_t* line_ckpt = nullptr;  // line_checkpoints(n_postings) entries, the last = line_bytes
+  PackedOffsets line_ckpt;  // line_checkpoints(n_postings) entries, the last = line_bytes
   const uint8_t* line_data = nullptr;   // varint line deltas, tf per posting, in posting order
   size_t line_bytes = 0;
   const SegmentChecks* checks = nullptr;  // null: every array is trusted
@@ -49,18 +50,16 @@ struct SegmentView {
   };
   // The postings of term t (< n_terms), their doc and tf bytes verified.
   Range postings(uint32_t t) const {
-    if (checks) checks->term_ptr.ensure(t * sizeof(int64_t), (t + 2) * sizeof(int64_t));
-    const Range r{term_ptr[t], term_ptr[t + 1]};
+    uint64_t a, b;
+    term_ptr.pair(t, a, b);
+    const Range r{static_cast<int64_t>(a), static_cast<int64_t>(b)};
     if (checks && r.end > r.begin) {
       checks->post_doc.ensure(r.begin * sizeof(uint32_t), r.end * sizeof(uint32_t));
       checks->post_tf.ensure(r.begin, r.end);
     }
     return r;
   }
-  int64_t n_postings() const {
-    if (checks) checks->term_ptr.ensure(n_terms * sizeof(int64_t), (n_terms + 1) * sizeof(int64_t));
-    return term_ptr[n_terms];
-  }
+  int64_t n_postings() const { return static_cast<int64_t>(term_ptr[n_terms]); }
   uint32_t tf(int64_t p) const noexcept {
     const uint32_t v = post_tf[p];
     return v != kTfEscape ? v : big_tf(p);

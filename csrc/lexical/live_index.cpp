@@ -79,7 +79,7 @@ void LiveIndex::clear_locked() {
 const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegment> owned, const SlotArrays& slots,
                                size_t n_terms, bool trusted, std::unique_ptr<SegmentChecks> checks) {
   const char* err = nullptr;
-  if (!base.seg.term_ptr || !base.seg.line_ckpt) err = "missing term offsets";
+  if (base.seg.term_ptr.empty() || base.seg.line_ckpt.empty()) err = "missing term offsets";
   if (!err && checks && base.seg.checks != checks.get()) err = "segment checks do not belong to the segment";
   if (!err && !checks && base.seg.checks) err = "segment checks must be handed over";
   if (!err && (!base.doc_len && base.n_docs)) err = "missing document lengths";

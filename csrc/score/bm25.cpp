@@ -633,9 +633,9 @@ void Scorer::begin_query(size_t n_docs) {
 
 std::pair<uint32_t, uint32_t> Scorer::field_term_bounds(const LiveIndex& index, uint32_t term, int field) {
   const SegmentView& seg = index.base().seg;
-  if (field_bounds_base_ != seg.term_ptr || field_bounds_generation_ != index.generation_unlocked()) {
+  if (field_bounds_base_ != seg.term_ptr.identity() || field_bounds_generation_ != index.generation_unlocked()) {
     field_bounds_.clear();
-    field_bounds_base_ = seg.term_ptr;
+    field_bounds_base_ = seg.term_ptr.identity();
     field_bounds_generation_ = index.generation_unlocked();
   }
   auto it = field_bounds_.find(term);
@@ -806,10 +806,10 @@ void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& r
 
 const std::vector<double>& Scorer::window_bounds(const LiveIndex& index, uint32_t term, int field, int shift) {
   const SegmentView& seg = index.base().seg;
-  if (field_bounds_base_ != seg.term_ptr || field_bounds_generation_ != index.generation_unlocked()) {
+  if (field_bounds_base_ != seg.term_ptr.identity() || field_bounds_generation_ != index.generation_unlocked()) {
     field_bounds_.clear();
     window_cache_.clear();
-    field_bounds_base_ = seg.term_ptr;
+    field_bounds_base_ = seg.term_ptr.identity();
     field_bounds_generation_ = index.generation_unlocked();
   }
   if (window_cache_epoch_ != field_norm_epoch_) {  // the factors changed: every bound with them

@@ -41,7 +41,7 @@ Vocabulary::Vocabulary() { clear(); }
 
 void Vocabulary::clear() {
   base_blob_ = nullptr;
-  base_off_ = nullptr;
+  base_off_ = PackedOffsets{};
   base_heads_ = nullptr;
   base_n_ = 0;
   base_blob_check_.reset(nullptr, 0, nullptr, "term data");
@@ -82,10 +82,7 @@ inline bool Vocabulary::equals(uint32_t id, const char* s, size_t n) const {
 
 size_t Vocabulary::term_bytes() const {
   size_t n = arena_.size();
-  if (base_n_) {
-    base_off_check_.ensure(base_n_ * sizeof(uint64_t), (base_n_ + 1) * sizeof(uint64_t));
-    n += base_off_[base_n_];
-  }
+  if (base_n_) n += base_off_[base_n_];
   return n;
 }
 
@@ -144,32 +141,36 @@ void Vocabulary::base_prefix_range(const char* s, size_t n, size_t& first, size_
   last = lo;
 }
 
-const char* Vocabulary::assign_sorted(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n,
-                                      const uint64_t* blob_digests, const uint64_t* offset_digests,
-                                      const uint64_t* heads) {
+const char* Vocabulary::assign_sorted(const char* blob, size_t blob_len, const uint64_t* offset_base,
+                                      const uint32_t* offset_rel, size_t n, const uint64_t* blob_digests,
+                                      const uint64_t* offset_digests, const uint64_t* heads) {
   clear();
   if (n == 0) return nullptr;
-  if (!offsets || (blob_len && !blob)) return "missing term data";
+  if (!offset_base || !offset_rel || (blob_len && !blob)) return "missing term data";
+  const PackedOffsets off{nullptr, offset_base, offset_rel, nullptr};
   if (!blob_digests || !offset_digests) {
-    if (offsets[0] != 0) return "term offsets do not start at 0";
-    for (size_t i = 0; i < n; ++i)
-      if (offsets[i + 1] < offsets[i] || offsets[i + 1] > blob_len) return "term offsets are not monotonic";
-    if (offsets[n] != blob_len) return "term offsets do not end at the term data size";
+    if (!packed_offsets_valid(offset_base, offset_rel, n + 1)) return "term offsets are not monotonic";
+    if (off[0] != 0) return "term offsets do not start at 0";
+    if (off[n] != blob_len) return "term offsets do not end at the term data size";
     for (size_t i = 1; i < n; ++i) {
-      const std::string_view prev(blob + offsets[i - 1], offsets[i] - offsets[i - 1]);
-      if (compare_terms(prev, blob + offsets[i], offsets[i + 1] - offsets[i]) >= 0) return "terms are not sorted";
+      const std::string_view prev(blob + off[i - 1], off[i] - off[i - 1]);
+      if (compare_terms(prev, blob + off[i], off[i + 1] - off[i]) >= 0) return "terms are not sorted";
     }
     for (size_t b = 0; heads && b * kHeadEvery < n; ++b) {
       const size_t i = b * kHeadEvery;
-      if (heads[b] != term_head(blob + offsets[i], offsets[i + 1] - offsets[i])) return "term heads do not match the terms";
+      if (heads[b] != term_head(blob + off[i], off[i + 1] - off[i])) return "term heads do not match the terms";
     }
+  } else if (offset_base[n >> kOffsetBlockShift] + offset_rel[n] != blob_len) {
+    // (the last entry is compared, not used: its chunk is verified on first use)
+    return "term offsets do not end at the term data size";
   }
   base_blob_ = blob;
-  base_off_ = offsets;
+  base_off_ = off;
+  base_off_.rel_check = &base_off_check_;
   base_heads_ = heads;
   base_n_ = n;
   base_blob_check_.reset(blob, blob_len, blob_digests, "term data");
-  base_off_check_.reset(offsets, (n + 1) * sizeof(uint64_t), offset_digests, "term offsets");
+  base_off_check_.reset(offset_rel, (n + 1) * sizeof(uint32_t), offset_digests, "term offsets");
   return nullptr;
 }
 

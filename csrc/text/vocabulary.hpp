@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "storage/checked.hpp"
+#include "storage/offsets.hpp"
 
 namespace codelex {
 
@@ -48,8 +49,8 @@ class Vocabulary {
   // whose chunk does not match its digest.
   std::string_view term(uint32_t id) const {
     if (id < base_n_) {
-      base_off_check_.ensure(id * sizeof(uint64_t), (id + 2) * sizeof(uint64_t));
-      const uint64_t a = base_off_[id], b = base_off_[id + 1];
+      uint64_t a, b;
+      base_off_.pair(id, a, b);
       base_blob_check_.ensure(a, b);
       return {base_blob_ + a, static_cast<size_t>(b - a)};
     }
@@ -65,14 +66,16 @@ class Vocabulary {
   // when the offsets are not monotonic, exceed the blob, or a term is duplicated.
   bool assign(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n);
   // Replaces the contents with a sorted base, borrowed (the caller keeps the
-  // arrays alive while this vocabulary lives).  With digests (per
+  // arrays alive while this vocabulary lives); its n + 1 offsets are packed
+  // (storage/offsets.hpp: offset_base and offset_rel).  With digests (per
   // kCheckChunk of each array) every chunk is verified when first read;
   // without, the structure is validated here: offsets monotonic inside the
   // blob, terms strictly ascending.  Returns null, or a static reason (the
   // vocabulary is then empty).
   // heads (may be null) holds term_head() of every kHeadEvery-th term: a
   // bisection over it narrows each lookup to a block or two first.
-  const char* assign_sorted(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n,
+  const char* assign_sorted(const char* blob, size_t blob_len, const uint64_t* offset_base, const uint32_t* offset_rel,
+                            size_t n,
                             const uint64_t* blob_digests, const uint64_t* offset_digests, const uint64_t* heads = nullptr);
   // Verifies every chunk of the base now (throws CorruptIndex on a mismatch).
   void verify_base() const {
@@ -96,7 +99,7 @@ class Vocabulary {
   // First base id whose term is not less than s.
   size_t base_lower_bound(const char* s, size_t n) const;
   const char* base_blob_ = nullptr;
-  const uint64_t* base_off_ = nullptr;
+  PackedOffsets base_off_;
   const uint64_t* base_heads_ = nullptr;  // (n + kHeadEvery - 1) / kHeadEvery, or null
   size_t base_n_ = 0;
   CheckedRegion base_blob_check_, base_off_check_;

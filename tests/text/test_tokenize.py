@@ -168,6 +168,47 @@ def test_vocabulary_round_trip_and_validation():
         vocab.term(99)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**31), max_size=300), st.integers(0, 2**40))
+def test_pack_offsets_round_trip(gaps, start):
+    """Packed offsets (a base per OFFSET_BLOCK entries, 32-bit remainders) give back the plain ones."""
+    import numpy as np
+
+    plain = np.cumsum(np.array([start] + gaps, dtype=np.uint64), dtype=np.uint64)
+    block = _core.OFFSET_BLOCK
+    spans = [int(plain[min(i + block - 1, len(plain) - 1)]) - int(plain[i]) for i in range(0, len(plain), block)]
+    if max(spans) > 2**32 - 1:
+        with pytest.raises(ValueError):
+            _core.pack_offsets(plain)
+        return
+    base, rel = _core.pack_offsets(plain)
+    assert base.dtype == np.uint64 and rel.dtype == np.uint32 and len(base) == -(-len(plain) // block)
+    assert np.array_equal(_core.unpack_offsets(base, rel), plain)
+    assert all(rel[i] == 0 for i in range(0, len(plain), block))
+
+
+def test_pack_offsets_refuses_decreasing_values():
+    import numpy as np
+
+    with pytest.raises(ValueError):
+        _core.pack_offsets(np.array([0, 5, 3], dtype=np.uint64))
+    with pytest.raises(ValueError):
+        _core.unpack_offsets(np.zeros(3, dtype=np.uint64), np.zeros(5, dtype=np.uint32))
+
+
+def test_sorted_vocabulary_checks_packed_offsets():
+    import numpy as np
+
+    blob = np.frombuffer(b"alphabetagamma", dtype=np.uint8)
+    base, rel = _core.pack_offsets(np.array([0, 5, 9, 14], dtype=np.uint64))
+    vocab = codelex.Vocabulary.from_sorted(blob, base, rel)
+    assert [vocab.find(w) for w in ("alpha", "beta", "gamma", "delta")] == [0, 1, 2, -1]
+    for bad_base, bad_rel in ((base + np.uint64(1), rel), (base, rel[::-1].copy()), (base[:0], rel),
+                              (base, np.array([0, 5, 9, 15], dtype=np.uint32))):
+        with pytest.raises(ValueError):
+            codelex.Vocabulary.from_sorted(blob, bad_base, bad_rel)
+
+
 # --- property tests: native == reference ------------------------------------
 
 ascii_code = st.lists(

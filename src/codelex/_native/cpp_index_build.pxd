@@ -3,6 +3,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from codelex._native.cpp_checked cimport CheckedRegion
+from codelex._native.cpp_offsets cimport PackedOffsets
 from codelex._native.cpp_tokenizer cimport DefinitionList, DocumentTokenizer
 from codelex._native.cpp_vocabulary cimport Vocabulary
 
@@ -14,14 +15,14 @@ cdef extern from "lexical/index_build.hpp" namespace "codelex" nogil:
         CheckedRegion term_ptr, post_doc, post_tf, line_ckpt, line_data
 
     cdef cppclass SegmentView:
-        const int64_t* term_ptr
+        PackedOffsets term_ptr
         size_t n_terms
         const uint32_t* post_doc
         const uint8_t* post_tf
         const uint64_t* tf_big_pos
         const uint32_t* tf_big_val
         size_t n_tf_big
-        const uint64_t* line_ckpt
+        PackedOffsets line_ckpt
         const uint8_t* line_data
         size_t line_bytes
         const SegmentChecks* checks

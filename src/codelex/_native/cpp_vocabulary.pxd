@@ -18,7 +18,8 @@ cdef extern from "text/vocabulary.hpp" namespace "codelex" nogil:
         size_t memory_bytes()
         size_t term_bytes() except +
         bool assign(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n) except +
-        const char* assign_sorted(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n,
+        const char* assign_sorted(const char* blob, size_t blob_len, const uint64_t* offset_base,
+                                  const uint32_t* offset_rel, size_t n,
                                   const uint64_t* blob_digests, const uint64_t* offset_digests,
                                   const uint64_t* heads) except +
         void sorted_order(vector[uint32_t]& order) except +

@@ -21,6 +21,7 @@ from codelex._native.cpp_bm25 cimport FieldParams, FieldTerm, Scorer, SearchRequ
 from codelex._native.cpp_tokenizer cimport DefinitionList
 from libcpp.string cimport string
 from codelex._native.cpp_checked cimport CheckedRegion, chunk_count
+from codelex._native.cpp_offsets cimport PackedOffsets, offset_bases, pack_offsets
 from codelex._native.cpp_index_build cimport (
     BuiltSegment, BatchSegment, DocumentEncoder, EncodedDocument, SegmentBuilder, SegmentChecks, SegmentView,
     concat_batches, kLineCheckpoint, line_checkpoints, permute_terms, view_of,
@@ -46,6 +47,21 @@ cdef _check_region(CheckedRegion& region, arr, digests, const char* name):
     cdef const uint8_t[::1] view = arr.view(np.uint8)
     cdef const uint64_t[::1] dv = digests
     region.reset(&view[0] if view.shape[0] else NULL, view.shape[0], &dv[0] if dv.shape[0] else NULL, name)
+
+cdef tuple _packed(const PackedOffsets& values, size_t n):
+    """(base, rel) arrays of n offsets in any representation (see storage/offsets.hpp)."""
+    base = np.zeros(offset_bases(n), dtype=np.uint64)
+    rel = np.zeros(n, dtype=np.uint32)
+    cdef uint64_t[::1] bv = base
+    cdef uint32_t[::1] rv = rel
+    cdef bint ok = True
+    if n:
+        with nogil:
+            ok = pack_offsets(values, n, &bv[0], &rv[0])
+    if not ok:
+        raise ValueError("the index is too large to save: an offset block spans 4 GiB or more")
+    return base, rel
+
 
 cdef class Hit:
     """One ranked file.
@@ -428,23 +444,28 @@ cdef class LiveIndex:
     def install(self, dict arrays not None, path_blob, path_off, mtime_ns, size, dict digests=None):
         """Install a persisted segment (for example memory-mapped arrays), borrowing them.
 
-        ``arrays`` holds ``term_ptr`` (int64), ``post_doc`` (uint32),
-        ``post_tf`` (uint8, 255 = see ``tf_big_pos``/``tf_big_val``, uint64
-        and uint32), ``line_ckpt`` (uint64), ``line_data`` (uint8),
-        ``doc_len`` and ``field_len`` (uint32).  With ``digests`` (the
-        :func:`codelex._native.text.chunk_digests` of ``term_ptr``,
-        ``post_doc``, ``post_tf``, ``line_ckpt`` and ``line_data``) nothing is
+        ``arrays`` holds the posting offsets packed
+        (:func:`codelex._native.text.pack_offsets`) as ``term_ptr_base`` and
+        ``term_ptr_rel``, ``post_doc`` (uint32), ``post_tf`` (uint8, 255 =
+        see ``tf_big_pos``/``tf_big_val``, uint64 and uint32), the line
+        checkpoints packed as ``line_ckpt_base`` and ``line_ckpt_rel``,
+        ``line_data`` (uint8), ``doc_len`` and ``field_len`` (uint32).  With
+        ``digests`` (the :func:`codelex._native.text.chunk_digests` of
+        ``term_ptr_rel``, ``post_doc``, ``post_tf``, ``line_ckpt_rel`` and
+        ``line_data``; the small base arrays are the caller's to check) nothing is
         scanned here: each chunk is verified when a reader first touches it.
         Without, every structural invariant is checked now.  Raises
         ``ValueError`` with a one-line reason when the arrays are
         inconsistent; the index is then unchanged.
         """
-        term_ptr = _checked(arrays["term_ptr"], np.int64, "term_ptr")
+        term_ptr_base = _checked(arrays["term_ptr_base"], np.uint64, "term_ptr_base")
+        term_ptr = _checked(arrays["term_ptr_rel"], np.uint32, "term_ptr_rel")
         post_doc = _checked(arrays["post_doc"], np.uint32, "post_doc")
         post_tf = _checked(arrays["post_tf"], np.uint8, "post_tf")
         tf_big_pos = _checked(arrays["tf_big_pos"], np.uint64, "tf_big_pos")
         tf_big_val = _checked(arrays["tf_big_val"], np.uint32, "tf_big_val")
-        line_ckpt = _checked(arrays["line_ckpt"], np.uint64, "line_ckpt")
+        line_ckpt_base = _checked(arrays["line_ckpt_base"], np.uint64, "line_ckpt_base")
+        line_ckpt = _checked(arrays["line_ckpt_rel"], np.uint32, "line_ckpt_rel")
         line_data = _checked(arrays["line_data"], np.uint8, "line_data")
         doc_len = _checked(arrays["doc_len"], np.uint32, "doc_len")
         field_len = _checked(arrays["field_len"], np.uint32, "field_len")
@@ -456,10 +477,21 @@ cdef class LiveIndex:
         cdef size_t n_post = post_doc.shape[0]
         if term_ptr.shape[0] < 1:
             raise ValueError("term offsets are empty")
+        if <size_t>term_ptr_base.shape[0] != offset_bases(term_ptr.shape[0]) \
+                or <size_t>line_ckpt_base.shape[0] != offset_bases(line_ckpt.shape[0]):
+            raise ValueError("offset bases do not cover the offsets")
         if post_tf.shape[0] != post_doc.shape[0] or tf_big_pos.shape[0] != tf_big_val.shape[0]:
             raise ValueError("posting arrays disagree in length")
         if <size_t>line_ckpt.shape[0] != line_checkpoints(n_post):
             raise ValueError("line checkpoints and postings disagree in number")
+        # The bases are small and read unchecked: they must not decrease.  The
+        # last entries are compared, not used (their chunks are verified when read).
+        if np.any(term_ptr_base[1:] < term_ptr_base[:-1]) or np.any(line_ckpt_base[1:] < line_ckpt_base[:-1]):
+            raise ValueError("offset bases decrease")
+        if <uint64_t>term_ptr_base[-1] + <uint64_t>term_ptr[-1] != n_post:
+            raise ValueError("term offsets do not end at the posting count")
+        if <uint64_t>line_ckpt_base[-1] + <uint64_t>line_ckpt[-1] != <uint64_t>line_data.shape[0]:
+            raise ValueError("line checkpoints do not end at the line data size")
         if <size_t>path_off.shape[0] != n_docs + 1 or <size_t>mtime_ns.shape[0] != n_docs \
                 or <size_t>size.shape[0] != n_docs:
             raise ValueError("file table and documents disagree in length")
@@ -467,18 +499,20 @@ cdef class LiveIndex:
             raise ValueError("field lengths and documents disagree in length")
         cdef list digest_list = []
         if digests is not None:
-            for name, arr in (("term_ptr", term_ptr), ("post_doc", post_doc), ("post_tf", post_tf),
-                              ("line_ckpt", line_ckpt), ("line_data", line_data)):
+            for name, arr in (("term_ptr_rel", term_ptr), ("post_doc", post_doc), ("post_tf", post_tf),
+                              ("line_ckpt_rel", line_ckpt), ("line_data", line_data)):
                 dg = _checked(digests[name], np.uint64, name + " digests")
                 if <size_t>dg.shape[0] != chunk_count(arr.nbytes):
                     raise ValueError(f"the digests of {name} do not cover it")
                 digest_list.append(dg)
-        cdef const int64_t[::1] tp = term_ptr
+        cdef const uint32_t[::1] tp = term_ptr
+        cdef const uint64_t[::1] tpb = term_ptr_base
+        cdef const uint64_t[::1] lcb = line_ckpt_base
         cdef const uint32_t[::1] pd = post_doc
         cdef const uint8_t[::1] pt = post_tf
         cdef const uint64_t[::1] bp = tf_big_pos
         cdef const uint32_t[::1] bv = tf_big_val
-        cdef const uint64_t[::1] lc = line_ckpt
+        cdef const uint32_t[::1] lc = line_ckpt
         cdef const uint8_t[::1] ld = line_data
         cdef const uint32_t[::1] dl = doc_len
         cdef const uint32_t[::1] fl = field_len
@@ -490,14 +524,20 @@ cdef class LiveIndex:
         cdef SlotArrays slots
         cdef unique_ptr[BuiltSegment] no_owned
         cdef unique_ptr[SegmentChecks] checks
-        base.seg.term_ptr = &tp[0]
+        base.seg.term_ptr.plain = NULL
+        base.seg.term_ptr.base = &tpb[0]
+        base.seg.term_ptr.rel = &tp[0]
+        base.seg.term_ptr.rel_check = NULL
         base.seg.n_terms = tp.shape[0] - 1
         base.seg.post_doc = u32_ptr(pd)
         base.seg.post_tf = &pt[0] if pt.shape[0] else <const uint8_t*>&codelex_dummy32
         base.seg.tf_big_pos = &bp[0] if bp.shape[0] else <const uint64_t*>&codelex_dummy64
         base.seg.tf_big_val = u32_ptr(bv)
         base.seg.n_tf_big = bp.shape[0]
-        base.seg.line_ckpt = &lc[0]
+        base.seg.line_ckpt.plain = NULL
+        base.seg.line_ckpt.base = &lcb[0]
+        base.seg.line_ckpt.rel = &lc[0]
+        base.seg.line_ckpt.rel_check = NULL
         base.seg.line_data = &ld[0] if ld.shape[0] else <const uint8_t*>&codelex_dummy32
         base.seg.line_bytes = ld.shape[0]
         base.seg.checks = NULL
@@ -519,6 +559,8 @@ cdef class LiveIndex:
             _check_region(deref(checks).line_ckpt, line_ckpt, digest_list[3], b"line checkpoints")
             _check_region(deref(checks).line_data, line_data, digest_list[4], b"line data")
             base.seg.checks = checks.get()
+            base.seg.term_ptr.rel_check = &deref(checks).term_ptr
+            base.seg.line_ckpt.rel_check = &deref(checks).line_ckpt
         cdef const char* err
         cdef size_t n_terms
         self._lock_writer()
@@ -740,15 +782,19 @@ cdef class LiveIndex:
                     b.seg.verify_all()
             vocab_blob, vocab_offsets = self.vocab.to_arrays(None if identity else order_arr)
             n_terms = v.n_terms
-            n_post = v.term_ptr[n_terms]
+            n_post = v.n_postings()
             n_docs = b.n_docs
+            term_ptr_base, term_ptr_rel = _packed(v.term_ptr, n_terms + 1)
+            line_ckpt_base, line_ckpt_rel = _packed(v.line_ckpt, line_checkpoints(n_post))
             arrays = {
-                "term_ptr": copy_array(v.term_ptr, n_terms + 1, np.int64),
+                "term_ptr_base": term_ptr_base,
+                "term_ptr_rel": term_ptr_rel,
                 "post_doc": copy_array(v.post_doc, n_post, np.uint32),
                 "post_tf": copy_array(v.post_tf, n_post, np.uint8),
                 "tf_big_pos": copy_array(v.tf_big_pos, v.n_tf_big, np.uint64),
                 "tf_big_val": copy_array(v.tf_big_val, v.n_tf_big, np.uint32),
-                "line_ckpt": copy_array(v.line_ckpt, line_checkpoints(n_post), np.uint64),
+                "line_ckpt_base": line_ckpt_base,
+                "line_ckpt_rel": line_ckpt_rel,
                 "line_data": copy_array(v.line_data, v.line_bytes, np.uint8),
                 "doc_len": copy_array(b.doc_len, n_docs, np.uint32),
                 "field_len": copy_array(b.field_len, n_docs * 3, np.uint32),

@@ -8,9 +8,12 @@ UNICODE_VERSION: str
 CHECK_CHUNK: int
 
 HEAD_EVERY: int
+OFFSET_BLOCK: int
 
 def chunk_digests(arr: np.ndarray) -> npt.NDArray[np.uint64]: ...
 def term_heads(blob: npt.ArrayLike, offsets: npt.ArrayLike) -> npt.NDArray[np.uint64]: ...
+def pack_offsets(offsets: npt.ArrayLike) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]: ...
+def unpack_offsets(base: npt.ArrayLike, rel: npt.ArrayLike) -> npt.NDArray[np.uint64]: ...
 
 def split_identifier(identifier: str | bytes) -> list[str]: ...
 def tokenize_line(line: str | bytes) -> list[str]: ...
@@ -38,7 +41,8 @@ class Vocabulary:
     @staticmethod
     def from_sorted(
         blob: npt.NDArray[np.uint8],
-        offsets: npt.NDArray[np.uint64],
+        offset_base: npt.NDArray[np.uint64],
+        offset_rel: npt.NDArray[np.uint32],
         blob_digests: npt.NDArray[np.uint64] | None = None,
         offset_digests: npt.NDArray[np.uint64] | None = None,
         heads: npt.NDArray[np.uint64] | None = None,

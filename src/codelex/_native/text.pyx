@@ -21,6 +21,7 @@ from codelex._native.cpp_definitions cimport DefinitionName, scan_definitions as
 from codelex._native.cpp_unicode cimport unicode_version as c_unicode_version
 from codelex._native.cpp_checked cimport chunk_count, chunk_digests as c_chunk_digests, kCheckChunk
 from codelex._native.cpp_vocabulary cimport Vocabulary as CVocabulary, kHeadEvery, term_head
+from codelex._native.cpp_offsets cimport PackedOffsets, kOffsetBlock, offset_bases, pack_offsets as c_pack_offsets
 from libcpp.string cimport string
 from libcpp.string_view cimport string_view
 from libcpp.vector cimport vector
@@ -251,28 +252,33 @@ cdef class Vocabulary:
         return vocab
 
     @staticmethod
-    def from_sorted(blob, offsets, blob_digests=None, offset_digests=None, heads=None):
+    def from_sorted(blob, offset_base, offset_rel, blob_digests=None, offset_digests=None, heads=None):
         """A vocabulary over a sorted dictionary, borrowed in place (nothing is copied or hashed).
 
-        With both digest arrays (:func:`chunk_digests` of each array) every
-        64 KiB chunk is verified when first read (a mismatch raises
+        The term offsets come packed (:func:`pack_offsets`).  With both
+        digest arrays (:func:`chunk_digests` of ``blob`` and ``offset_rel``)
+        every 64 KiB chunk is verified when first read (a mismatch raises
         ``IndexFormatError`` then); without, the structure is checked here.
-        ``heads`` (:func:`term_heads` of the arrays) speeds lookups up.
+        ``heads`` (:func:`term_heads` of the terms) speeds lookups up.
         Raises ``ValueError`` when the arrays are inconsistent.
         """
         blob = _contiguous(blob, np.uint8, "blob")
-        offsets = _contiguous(offsets, np.uint64, "offsets")
-        if offsets.shape[0] < 1:
+        offset_base = _contiguous(offset_base, np.uint64, "offset_base")
+        offset_rel = _contiguous(offset_rel, np.uint32, "offset_rel")
+        if offset_rel.shape[0] < 1:
             raise ValueError("vocabulary offsets must hold at least one entry")
+        if <size_t>offset_base.shape[0] != offset_bases(offset_rel.shape[0]):
+            raise ValueError("vocabulary offset bases do not cover the offsets")
         checked = blob_digests is not None and offset_digests is not None
         if checked:
             blob_digests = _contiguous(blob_digests, np.uint64, "blob_digests")
             offset_digests = _contiguous(offset_digests, np.uint64, "offset_digests")
             if <size_t>blob_digests.shape[0] != chunk_count(blob.nbytes) \
-                    or <size_t>offset_digests.shape[0] != chunk_count(offsets.nbytes):
+                    or <size_t>offset_digests.shape[0] != chunk_count(offset_rel.nbytes):
                 raise ValueError("digest arrays do not cover the dictionary")
         cdef const uint8_t[::1] bview = blob
-        cdef const uint64_t[::1] oview = offsets
+        cdef const uint64_t[::1] obase = offset_base
+        cdef const uint32_t[::1] orel = offset_rel
         cdef const uint64_t[::1] bd
         cdef const uint64_t[::1] od
         cdef const uint64_t* bdp = NULL
@@ -284,21 +290,23 @@ cdef class Vocabulary:
             odp = &od[0] if od.shape[0] else NULL
         cdef const uint64_t[::1] hv
         cdef const uint64_t* hp = NULL
+        cdef size_t n = orel.shape[0] - 1
         if heads is not None:
             heads = _contiguous(heads, np.uint64, "heads")
-            if <size_t>heads.shape[0] != (<size_t>(oview.shape[0] - 1) + kHeadEvery - 1) // kHeadEvery:
+            if <size_t>heads.shape[0] != (n + kHeadEvery - 1) // kHeadEvery:
                 raise ValueError("heads do not cover the dictionary")
             hv = heads
             hp = &hv[0] if hv.shape[0] else NULL
         cdef Vocabulary vocab = Vocabulary()
         cdef const char* err
         cdef const char* bptr = <const char*>&bview[0] if bview.shape[0] else NULL
+        cdef const uint64_t* bp = &obase[0] if obase.shape[0] else NULL
         with nogil:
-            err = vocab.c.assign_sorted(bptr, bview.shape[0], &oview[0], oview.shape[0] - 1, bdp, odp, hp)
+            err = vocab.c.assign_sorted(bptr, bview.shape[0], bp, &orel[0], n, bdp, odp, hp)
             vocab.tokenizer.reset_cache()
         if err != NULL:
             raise ValueError(err.decode("ascii"))
-        vocab.base_refs = (blob, offsets, blob_digests, offset_digests, heads)
+        vocab.base_refs = (blob, offset_base, offset_rel, blob_digests, offset_digests, heads)
         return vocab
 
 
@@ -385,6 +393,41 @@ def chunk_digests(arr):
 CHECK_CHUNK = kCheckChunk
 #: Terms per head (see :func:`term_heads`).
 HEAD_EVERY = kHeadEvery
+#: Entries per 64-bit base of packed offsets (see :func:`pack_offsets`).
+OFFSET_BLOCK = kOffsetBlock
+
+
+def pack_offsets(offsets):
+    """Pack monotonic uint64 offsets as saved: ``(base, rel)``.
+
+    ``base`` (uint64) holds every :data:`OFFSET_BLOCK`-th value and ``rel``
+    (uint32) each value minus its block's base.  Raises ``ValueError`` when
+    the values decrease or a block spans 2**32 or more.
+    """
+    cdef const uint64_t[::1] v = np.ascontiguousarray(offsets, dtype=np.uint64)
+    cdef size_t n = v.shape[0]
+    base = np.zeros(offset_bases(n), dtype=np.uint64)
+    rel = np.zeros(n, dtype=np.uint32)
+    cdef uint64_t[::1] bv = base
+    cdef uint32_t[::1] rv = rel
+    cdef PackedOffsets src
+    cdef bint ok = True
+    if n:
+        src.plain = &v[0]
+        with nogil:
+            ok = c_pack_offsets(src, n, &bv[0], &rv[0])
+    if not ok:
+        raise ValueError("offsets decrease or span too much to pack")
+    return base, rel
+
+
+def unpack_offsets(base, rel):
+    """The plain uint64 offsets of a packed pair (the inverse of :func:`pack_offsets`)."""
+    base = np.asarray(base, dtype=np.uint64)
+    rel = np.asarray(rel, dtype=np.uint32)
+    if base.shape[0] != (rel.shape[0] + kOffsetBlock - 1) // kOffsetBlock:
+        raise ValueError("offset bases do not cover the offsets")
+    return np.repeat(base, kOffsetBlock)[: rel.shape[0]] + rel.astype(np.uint64)
 
 
 def term_heads(blob, offsets):

@@ -82,9 +82,10 @@ class FileInfo(NamedTuple):
 #: Up to this many files, the first search decodes every path at once (larger tables decode the hits' only).
 _DECODE_ALL_PATHS = 200_000
 #: The segment's arrays as a snapshot carries them, and those checked chunk by chunk.
-_SEGMENT_ARRAYS = ("term_ptr", "post_doc", "post_tf", "tf_big_pos", "tf_big_val", "line_ckpt", "line_data",
+_SEGMENT_ARRAYS = ("term_ptr_base", "term_ptr_rel", "post_doc", "post_tf", "tf_big_pos", "tf_big_val",
+                   "line_ckpt_base", "line_ckpt_rel", "line_data",
                    "doc_len", "field_len")
-_CHECKED_ARRAYS = ("term_ptr", "post_doc", "post_tf", "line_ckpt", "line_data")
+_CHECKED_ARRAYS = ("term_ptr_rel", "post_doc", "post_tf", "line_ckpt_rel", "line_data")
 
 
 class _View(NamedTuple):
@@ -401,8 +402,9 @@ class WordIndex:
             max_bytes = self.max_bytes
             metadata = dict(self.metadata)
         path_blob, path_offsets = _lexical.encode_paths(paths)
+        vocab_offset_base, vocab_offset_rel = _text.pack_offsets(vocab_offsets)
         return LexicalSnapshot(
-            **arrays, vocab_blob=vocab_blob, vocab_offsets=vocab_offsets,
+            **arrays, vocab_blob=vocab_blob, vocab_offset_base=vocab_offset_base, vocab_offset_rel=vocab_offset_rel,
             term_heads=_text.term_heads(vocab_blob, vocab_offsets),
             path_blob=np.frombuffer(path_blob, dtype=np.uint8), path_offsets=path_offsets, mtime_ns=mtime_ns,
             size=size, prior_flags=flags, kind_id=kind, rules=rules_fingerprint(), max_bytes=max_bytes,
@@ -429,11 +431,12 @@ class WordIndex:
         """
         digests = snapshot.digests or {}
         try:
-            vocab = Vocabulary.from_sorted(snapshot.vocab_blob, snapshot.vocab_offsets,
-                                           digests.get("vocab_blob"), digests.get("vocab_offsets"), snapshot.term_heads)
+            vocab = Vocabulary.from_sorted(snapshot.vocab_blob, snapshot.vocab_offset_base, snapshot.vocab_offset_rel,
+                                           digests.get("vocab_blob"), digests.get("vocab_offset_rel"),
+                                           snapshot.term_heads)
         except (ValueError, TypeError) as exc:
             raise IndexFormatError(f"corrupt index: term dictionary: {exc}") from None
-        if snapshot.term_ptr.shape[0] != len(vocab) + 1:
+        if snapshot.term_ptr_rel.shape[0] != len(vocab) + 1:
             raise IndexFormatError("corrupt index: document frequencies and terms disagree in number")
         n = snapshot.n_docs
         kind = snapshot.kind_id

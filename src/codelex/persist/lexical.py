@@ -59,28 +59,36 @@ __all__ = [
 
 FORMAT = "codelex-index"
 #: Version 3: the sorted term dictionary searched in place, one-byte tfs, line
-#: checkpoints and lazily verified chunks.  Older indexes are rebuilt.
-FORMAT_VERSION = 3
+#: checkpoints and lazily verified chunks; version 4: offset arrays packed (a
+#: 64-bit base per 64 entries, 32-bit remainders).  Older indexes are rebuilt.
+FORMAT_VERSION = 4
 
 #: The arrays verified chunk by chunk as they are read (snapshot name -> file name).
-LAZY_ARRAYS = {"term_ptr": "term_ptr", "post_doc": "post_doc", "post_tf": "post_tf", "line_ckpt": "line_ckpt",
-               "line_data": "line_data", "vocab_blob": "term_blob", "vocab_offsets": "term_offsets"}
+LAZY_ARRAYS = {"term_ptr_rel": "term_ptr_rel", "post_doc": "post_doc", "post_tf": "post_tf",
+               "line_ckpt_rel": "line_ckpt_rel", "line_data": "line_data", "vocab_blob": "term_blob",
+               "vocab_offset_rel": "term_offsets_rel"}
+#: The bases of the packed offset arrays (small: checked when the file is opened).
+_BASE_ARRAYS = {"term_ptr_base": "term_ptr_base", "line_ckpt_base": "line_ckpt_base",
+                "vocab_offset_base": "term_offsets_base"}
 
 # name -> dtype, in file order.
 _ARRAYS: dict[str, str] = {
-    "term_ptr": "<i8",
+    "term_ptr_base": "<u8",
+    "term_ptr_rel": "<u4",
     "post_doc": "<u4",
     "post_tf": "|u1",
     "tf_big_pos": "<u8",
     "tf_big_val": "<u4",
-    "line_ckpt": "<u8",
+    "line_ckpt_base": "<u8",
+    "line_ckpt_rel": "<u4",
     "line_data": "|u1",
     "doc_len": "<u4",
     "field_len": "|u1",
     "field_len_big_pos": "<u8",
     "field_len_big_val": "<u8",
     "term_blob": "|u1",
-    "term_offsets": "<u8",
+    "term_offsets_base": "<u8",
+    "term_offsets_rel": "<u4",
     "term_heads": "<u8",
     "path_blob": "|u1",
     "path_offsets": "<u8",
@@ -98,12 +106,15 @@ _SMALL_MAX = 255
 class LexicalSnapshot:
     """A merged word index as plain arrays: what is saved and what a load gives back.
 
-    ``term_ptr`` (int64, terms + 1), ``post_doc`` (uint32), ``post_tf``
-    (uint8, 255 = see ``tf_big_pos``/``tf_big_val``), ``line_ckpt``
-    (uint64), ``line_data`` (uint8) and ``doc_len`` (uint32) form the
-    posting segment, ``field_len`` (uint32, three per document: dir, name,
-    defs) the extra fields' lengths; ``vocab_blob``/``vocab_offsets`` the
-    term dictionary, sorted, and ``term_heads`` its lookup heads
+    The offset arrays are packed (:func:`codelex._native.text.pack_offsets`:
+    a uint64 ``*_base`` per 64 entries and uint32 ``*_rel`` remainders).
+    ``term_ptr_*`` (terms + 1 posting offsets), ``post_doc`` (uint32),
+    ``post_tf`` (uint8, 255 = see ``tf_big_pos``/``tf_big_val``),
+    ``line_ckpt_*`` (line checkpoints), ``line_data`` (uint8) and
+    ``doc_len`` (uint32) form the posting segment, ``field_len`` (uint32,
+    three per document: dir, name, defs) the extra fields' lengths;
+    ``vocab_blob``/``vocab_offset_*`` the term dictionary, sorted, and
+    ``term_heads`` its lookup heads
     (:func:`codelex._native.text.term_heads`); ``path_blob``/``path_offsets``, ``mtime_ns``,
     ``size``, ``prior_flags`` and ``kind_id`` the file table.  ``rules``
     fingerprints the path rules that produced ``prior_flags`` and
@@ -113,17 +124,20 @@ class LexicalSnapshot:
     the snapshot is installed.
     """
 
-    term_ptr: np.ndarray
+    term_ptr_base: np.ndarray
+    term_ptr_rel: np.ndarray
     post_doc: np.ndarray
     post_tf: np.ndarray
     tf_big_pos: np.ndarray
     tf_big_val: np.ndarray
-    line_ckpt: np.ndarray
+    line_ckpt_base: np.ndarray
+    line_ckpt_rel: np.ndarray
     line_data: np.ndarray
     doc_len: np.ndarray
     field_len: np.ndarray
     vocab_blob: np.ndarray
-    vocab_offsets: np.ndarray
+    vocab_offset_base: np.ndarray
+    vocab_offset_rel: np.ndarray
     term_heads: np.ndarray
     path_blob: np.ndarray
     path_offsets: np.ndarray
@@ -204,7 +218,7 @@ def save_lexical(snapshot: LexicalSnapshot, path: str | os.PathLike[str]) -> Pat
     directory = Path(path)
     if directory.name == INDEX_FILE and not is_dir(directory):
         directory = directory.parent
-    n_terms = len(snapshot.vocab_offsets) - 1
+    n_terms = len(snapshot.vocab_offset_rel) - 1
     arrays: dict[str, np.ndarray] = {
         "tf_big_pos": snapshot.tf_big_pos,
         "tf_big_val": snapshot.tf_big_val,
@@ -217,6 +231,8 @@ def save_lexical(snapshot: LexicalSnapshot, path: str | os.PathLike[str]) -> Pat
         "prior_flags": snapshot.prior_flags,
         "kind_id": snapshot.kind_id,
     }
+    for attr, name in _BASE_ARRAYS.items():
+        arrays[name] = getattr(snapshot, attr)
     for attr, name in LAZY_ARRAYS.items():
         arr = np.ascontiguousarray(getattr(snapshot, attr), dtype=np.dtype(_ARRAYS[name]).newbyteorder("="))
         arrays[name] = arr
@@ -325,10 +341,10 @@ def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: boo
     created = header.get("created_unix")
     rules = header.get("rules")
     return LexicalSnapshot(
-        term_ptr=arrays["term_ptr"], post_doc=arrays["post_doc"], post_tf=arrays["post_tf"],
-        tf_big_pos=arrays["tf_big_pos"], tf_big_val=arrays["tf_big_val"], line_ckpt=arrays["line_ckpt"],
-        line_data=arrays["line_data"], doc_len=arrays["doc_len"], field_len=field_len,
-        vocab_blob=arrays["term_blob"], vocab_offsets=arrays["term_offsets"], term_heads=arrays["term_heads"],
+        **{attr: arrays[name] for attr, name in _BASE_ARRAYS.items()},
+        **{attr: arrays[name] for attr, name in LAZY_ARRAYS.items()},
+        tf_big_pos=arrays["tf_big_pos"], tf_big_val=arrays["tf_big_val"],
+        doc_len=arrays["doc_len"], field_len=field_len, term_heads=arrays["term_heads"],
         path_blob=blob, path_offsets=offsets,
         mtime_ns=arrays["mtime_ns"], size=arrays["size"], prior_flags=arrays["prior_flags"],
         kind_id=arrays["kind_id"], rules=rules if isinstance(rules, str) else "", max_bytes=max_bytes,
