@@ -330,7 +330,7 @@ void DocumentEncoder::encode(DocumentTokenizer& tokenizer, const char* data, siz
 
 int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) {
   if (term >= seg.n_terms) return -1;
-  const SegmentView::Range r = seg.postings(term);
+  const SegmentView::Range r = seg.doc_postings(term);
   const uint32_t* first = seg.post_doc + r.begin;
   const uint32_t* last = seg.post_doc + r.end;
   const uint32_t* it = std::lower_bound(first, last, doc);

@@ -21,6 +21,8 @@ namespace codelex {
 // lines is stored (half a byte per posting); any other posting's lines are
 // at most 15 postings' line lists past one, skipped word-at-a-time.
 constexpr int64_t kLineCheckpoint = 16;
+// The largest base whose per-posting line offsets are derived (16 MiB of them).
+constexpr int64_t kLineStartsMax = int64_t{1} << 22;
 // A posting's tf is one byte; 255 means "in the overflow pairs".
 constexpr uint32_t kTfEscape = 255;
 
@@ -57,6 +59,14 @@ struct SegmentView {
       checks->post_doc.ensure(r.begin * sizeof(uint32_t), r.end * sizeof(uint32_t));
       checks->post_tf.ensure(r.begin, r.end);
     }
+    return r;
+  }
+  // The postings of term t with only their documents verified (tfs unread).
+  Range doc_postings(uint32_t t) const {
+    uint64_t a, b;
+    term_ptr.pair(t, a, b);
+    const Range r{static_cast<int64_t>(a), static_cast<int64_t>(b)};
+    if (checks && r.end > r.begin) checks->post_doc.ensure(r.begin * sizeof(uint32_t), r.end * sizeof(uint32_t));
     return r;
   }
   int64_t n_postings() const { return static_cast<int64_t>(term_ptr[n_terms]); }
@@ -218,7 +228,8 @@ class DocumentEncoder {
   std::vector<uint64_t> pairs_;  // (term << 32) | line, one per distinct token per line
 };
 
-// Finds doc in the postings of term; returns the posting index or -1.
+// Finds doc in the postings of term; returns the posting index or -1 (its
+// tf is not verified: lines() does that).
 int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc);
 
 // Checks every structural invariant that reading relies on (monotonic

@@ -44,7 +44,50 @@ LiveIndex::LiveIndex() {
 
 LiveIndex::~LiveIndex() = default;
 
+void LiveIndex::reset_line_starts_locked() {
+  line_starts_ptr_.store(nullptr, std::memory_order_release);
+  line_starts_done_.store(false, std::memory_order_release);
+  std::vector<uint32_t>().swap(line_starts_);
+}
+
+const uint32_t* LiveIndex::base_line_starts() const {
+  if (line_starts_done_.load(std::memory_order_acquire)) return line_starts_ptr_.load(std::memory_order_acquire);
+  std::lock_guard<std::mutex> guard(line_starts_mu_);
+  if (line_starts_done_.load(std::memory_order_acquire)) return line_starts_ptr_.load(std::memory_order_acquire);
+  const SegmentView& seg = base_.seg;
+  const int64_t n_post = seg.n_postings();
+  if (n_post > line_starts_max_ || seg.line_bytes > UINT32_MAX) {
+    line_starts_done_.store(true, std::memory_order_release);
+    return nullptr;
+  }
+  if (seg.checks) {  // everything the walk reads, verified once
+    seg.checks->post_tf.ensure_all();
+    seg.checks->line_data.ensure_all();
+  }
+  std::vector<uint32_t> starts(static_cast<size_t>(n_post));
+  const uint8_t* data = seg.line_data;
+  const uint8_t* end = data + seg.line_bytes;
+  const uint8_t* q = data;
+  for (int64_t p = 0; p < n_post; ++p) {
+    starts[static_cast<size_t>(p)] = static_cast<uint32_t>(q - data);
+    const int64_t span = varint_span(q, end, seg.tf(p));
+    if (span < 0) throw CorruptIndex("corrupt index: posting lines run past the line data");
+    q += span;
+  }
+  line_starts_.swap(starts);
+  line_starts_ptr_.store(line_starts_.data(), std::memory_order_release);
+  line_starts_done_.store(true, std::memory_order_release);
+  return line_starts_.data();
+}
+
+void LiveIndex::set_line_starts_max(int64_t n) {
+  std::unique_lock<std::shared_mutex> lock(rw_);
+  line_starts_max_ = n;
+  reset_line_starts_locked();
+}
+
 void LiveIndex::clear_locked() {
+  reset_line_starts_locked();
   owned_ = empty_segment();
   base_ = base_arrays_of(*owned_);
   checks_.reset();
@@ -116,6 +159,7 @@ const char* LiveIndex::install(const BaseArrays& base, std::unique_ptr<BuiltSegm
   owned_ = std::move(owned);
   checks_ = std::move(checks);
   base_ = base;
+  reset_line_starts_locked();
   base_postings_ = n_base_postings;
   // Only a segment built here brings a forward index it can vouch for.
   fwd_ptr_ = trusted ? base.fwd_ptr : nullptr;
@@ -436,6 +480,7 @@ void LiveIndex::install_merged(MergedIndex& m) {
     owned_ = std::move(owned);
     old_checks = std::move(checks_);
     base_ = b;
+    reset_line_starts_locked();
     base_postings_ = static_cast<uint64_t>(b.seg.n_postings());
     fwd_ptr_ = nullptr;  // derived again when a base document next changes
     fwd_term_ = nullptr;

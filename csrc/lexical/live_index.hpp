@@ -22,6 +22,7 @@
 // part of a merge (building the new segment) runs without it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -176,6 +177,14 @@ class LiveIndex {
   // The current delta posting of (term, slot), or null.
   const DeltaPosting* find_delta(uint32_t term, uint32_t slot) const noexcept;
   bool is_base_doc(uint32_t slot) const noexcept { return slot < base_.n_docs && base_live_[slot]; }
+  // The byte offset in the base's line data of every base posting's lines,
+  // derived on first use for a base of at most kLineStartsMax postings (a
+  // small index then finds a posting's lines in one load instead of a walk
+  // from its checkpoint); null for larger bases, whose memory stays
+  // proportional to what queries touch.  May throw CorruptIndex.
+  const uint32_t* base_line_starts() const;
+  // The largest base that gets line starts (kLineStartsMax; tests lower it).
+  void set_line_starts_max(int64_t n);
 
  private:
   struct DeltaDoc {
@@ -190,6 +199,7 @@ class LiveIndex {
   // Materializes df from the base if it is not yet (writer only, before the first change of df).
   void ensure_df();
   void grow_df(size_t n);
+  void reset_line_starts_locked();
 
   mutable std::shared_mutex rw_;
 
@@ -200,6 +210,11 @@ class LiveIndex {
   std::vector<uint8_t> base_live_;  // n_base
   uint64_t dead_base_docs_ = 0;
   uint64_t dead_base_pairs_ = 0;
+  mutable std::mutex line_starts_mu_;  // serializes the derivation of line_starts_
+  mutable std::vector<uint32_t> line_starts_;
+  mutable std::atomic<const uint32_t*> line_starts_ptr_{nullptr};
+  mutable std::atomic<bool> line_starts_done_{false};  // derived, or not to be (a large base)
+  int64_t line_starts_max_ = kLineStartsMax;
   const int64_t* fwd_ptr_ = nullptr;  // the base's forward index, or null until derived
   const uint32_t* fwd_term_ = nullptr;
   std::vector<int64_t> fwd_ptr_owned_;

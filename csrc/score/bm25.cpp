@@ -69,13 +69,14 @@ uint32_t Scorer::best_line(const LiveIndex& index, uint32_t doc, const QueryTerm
   cursors_.clear();
   const bool in_base = index.is_base_doc(doc);
   const SegmentView& seg = index.base().seg;
+  const uint32_t* starts = in_base ? index.base_line_starts() : nullptr;
   for (size_t i = 0; i < n_terms; ++i) {
     const QueryTerm& q = terms[i];
     LineCursor c;
     if (in_base) {
-      const int64_t p = find_posting(seg, q.term, doc);
+      const int64_t p = find_base_posting(seg, q.term, doc);
       if (p < 0) continue;
-      c.pos = seg.lines(p);
+      c.pos = starts ? seg.line_data + starts[p] : seg.lines(p);
       c.end = seg.line_data + seg.line_bytes;
       c.left = seg.tf(p);
     } else {
@@ -206,9 +207,43 @@ void Scorer::search_base_pruned(const LiveIndex& index, const SearchRequest& req
   }
 }
 
+void Scorer::clear_range_cache() {
+  if (range_cache_.size() != kRangeSlots) range_cache_.assign(kRangeSlots, CachedRange{kNoTerm, {0, 0}});
+  for (uint32_t i : range_used_) range_cache_[i].term = kNoTerm;
+  range_used_.clear();
+}
+
+int64_t Scorer::find_base_posting(const SegmentView& seg, uint32_t term, uint32_t doc) const {
+  if (term >= seg.n_terms) return -1;
+  if (range_cache_.empty()) range_cache_.assign(kRangeSlots, CachedRange{kNoTerm, {0, 0}});
+  SegmentView::Range r{0, 0};
+  size_t i = (term * 0x9E3779B1u) >> 24;  // kRangeSlots = 256
+  for (;;) {
+    CachedRange& c = range_cache_[i];
+    if (c.term == term) {
+      r = c.r;
+      break;
+    }
+    if (c.term == kNoTerm) {
+      r = seg.doc_postings(term);
+      if (range_used_.size() < kRangeSlots / 2) {
+        c = CachedRange{term, r};
+        range_used_.push_back(static_cast<uint32_t>(i));
+      }
+      break;
+    }
+    i = (i + 1) & (kRangeSlots - 1);
+  }
+  const uint32_t* first = seg.post_doc + r.begin;
+  const uint32_t* last = seg.post_doc + r.end;
+  const uint32_t* it = std::lower_bound(first, last, doc);
+  return it == last || *it != doc ? -1 : it - seg.post_doc;
+}
+
 SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, std::vector<SearchHit>& out) {
   out.clear();
   auto lock = index.read_lock();
+  clear_range_cache();
   if (index.generation_unlocked() != req.generation) return SearchStatus::kStale;
   const size_t n_docs = index.n_slots_unlocked();
   if ((req.allowed && req.allowed_len != n_docs) || (req.multiplier && req.multiplier_len != n_docs))
@@ -425,7 +460,7 @@ uint32_t Scorer::hit_fields(const LiveIndex& index, const SearchRequest& req, ui
       for (int f = 0; f < kFields; ++f) {
         const uint32_t id = ft.ids[f];
         if (id == kNoTerm || (fields >> f & 1u)) continue;
-        const bool found = in_base ? find_posting(seg, id, doc) >= 0 : index.find_delta(id, doc) != nullptr;
+        const bool found = in_base ? find_base_posting(seg, id, doc) >= 0 : index.find_delta(id, doc) != nullptr;
         if (found) fields |= 1u << f;
       }
     }

@@ -244,6 +244,18 @@ class Scorer {
   void base_all_tokens(const LiveIndex& index, const SearchRequest& req, int field, std::vector<uint32_t>& out);
   std::vector<std::pair<const uint32_t*, const uint32_t*>> intersect_lists_;
   std::vector<uint32_t> base_full_;
+  // Base postings of the query's terms, resolved once a query: the top hits'
+  // fields and lines look up one document in each (cleared by search()).
+  struct CachedRange {
+    uint32_t term;  // kNoTerm: empty
+    SegmentView::Range r;
+  };
+  static constexpr size_t kRangeSlots = 256;  // open addressing; at most half used
+  mutable std::vector<CachedRange> range_cache_;
+  mutable std::vector<uint32_t> range_used_;  // occupied slots, to clear
+  void clear_range_cache();
+  // The posting of doc in the base list of term, or -1 (its tf unverified: lines() verifies it).
+  int64_t find_base_posting(const SegmentView& seg, uint32_t term, uint32_t doc) const;
   // The fields of doc that some query term matches (for the top hits only).
   uint32_t hit_fields(const LiveIndex& index, const SearchRequest& req, uint32_t doc) const;
   void accumulate_field_term_delta(const LiveIndex& index, const SearchRequest& req, const FieldTerm& ft, double idf,

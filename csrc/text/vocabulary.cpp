@@ -37,15 +37,32 @@ uint64_t hash_bytes(const char* s, size_t n) noexcept {
   return mix(h);
 }
 
+void filter_add(uint64_t* words, size_t n_blocks, uint64_t h) noexcept {
+  uint64_t* block = words + filter_block(h, n_blocks) * kFilterBlockWords;
+  uint64_t g = filter_bits_seed(h);
+  for (int j = 0; j < kFilterProbes; ++j, g >>= 9) block[(g >> 6) & 7] |= uint64_t{1} << (g & 63);
+}
+
+bool filter_may_contain(const uint64_t* words, size_t n_blocks, uint64_t h) noexcept {
+  const uint64_t* block = words + filter_block(h, n_blocks) * kFilterBlockWords;
+  uint64_t g = filter_bits_seed(h);
+  for (int j = 0; j < kFilterProbes; ++j, g >>= 9)
+    if (!(block[(g >> 6) & 7] & (uint64_t{1} << (g & 63)))) return false;
+  return true;
+}
+
 Vocabulary::Vocabulary() { clear(); }
 
 void Vocabulary::clear() {
   base_blob_ = nullptr;
   base_off_ = PackedOffsets{};
   base_heads_ = nullptr;
+  base_filter_ = nullptr;
+  base_filter_blocks_ = 0;
   base_n_ = 0;
   base_blob_check_.reset(nullptr, 0, nullptr, "term data");
   base_off_check_.reset(nullptr, 0, nullptr, "term offsets");
+  base_filter_check_.reset(nullptr, 0, nullptr, "term filter");
   arena_.clear();
   offsets_.assign(1, 0);
   slots_.assign(1024, 0);
@@ -119,8 +136,13 @@ size_t Vocabulary::base_lower_bound(const char* s, size_t n) const {
   return lo;
 }
 
-int64_t Vocabulary::base_find(const char* s, size_t n) const {
+int64_t Vocabulary::base_find(const char* s, size_t n, uint64_t h) const {
   if (!base_n_) return -1;
+  if (base_filter_) {
+    const size_t b = filter_block(h, base_filter_blocks_) * kFilterBlockWords * sizeof(uint64_t);
+    base_filter_check_.ensure(b, b + kFilterBlockWords * sizeof(uint64_t));
+    if (!filter_may_contain(base_filter_, base_filter_blocks_, h)) return -1;
+  }
   const size_t i = base_lower_bound(s, n);
   if (i < base_n_ && compare_terms(term(static_cast<uint32_t>(i)), s, n) == 0) return static_cast<int64_t>(i);
   return -1;
@@ -143,7 +165,8 @@ void Vocabulary::base_prefix_range(const char* s, size_t n, size_t& first, size_
 
 const char* Vocabulary::assign_sorted(const char* blob, size_t blob_len, const uint64_t* offset_base,
                                       const uint32_t* offset_rel, size_t n, const uint64_t* blob_digests,
-                                      const uint64_t* offset_digests, const uint64_t* heads) {
+                                      const uint64_t* offset_digests, const uint64_t* heads,
+                                      const uint64_t* filter, const uint64_t* filter_digests) {
   clear();
   if (n == 0) return nullptr;
   if (!offset_base || !offset_rel || (blob_len && !blob)) return "missing term data";
@@ -160,6 +183,10 @@ const char* Vocabulary::assign_sorted(const char* blob, size_t blob_len, const u
       const size_t i = b * kHeadEvery;
       if (heads[b] != term_head(blob + off[i], off[i + 1] - off[i])) return "term heads do not match the terms";
     }
+    // A filter that refused a term would hide it: every term must pass.
+    for (size_t i = 0; filter && i < n; ++i)
+      if (!filter_may_contain(filter, filter_blocks(n), hash_bytes(blob + off[i], off[i + 1] - off[i])))
+        return "the term filter does not hold every term";
   } else if (offset_base[n >> kOffsetBlockShift] + offset_rel[n] != blob_len) {
     // (the last entry is compared, not used: its chunk is verified on first use)
     return "term offsets do not end at the term data size";
@@ -168,7 +195,11 @@ const char* Vocabulary::assign_sorted(const char* blob, size_t blob_len, const u
   base_off_ = off;
   base_off_.rel_check = &base_off_check_;
   base_heads_ = heads;
+  base_filter_ = filter;
+  base_filter_blocks_ = filter ? filter_blocks(n) : 0;
   base_n_ = n;
+  base_filter_check_.reset(filter, base_filter_blocks_ * kFilterBlockWords * sizeof(uint64_t),
+                           blob_digests && offset_digests ? filter_digests : nullptr, "term filter");
   base_blob_check_.reset(blob, blob_len, blob_digests, "term data");
   base_off_check_.reset(offset_rel, (n + 1) * sizeof(uint32_t), offset_digests, "term offsets");
   return nullptr;
@@ -215,16 +246,17 @@ size_t Vocabulary::probe(const char* s, size_t n, uint64_t h, int64_t& id) const
 
 int64_t Vocabulary::find(const char* s, size_t n) const {
   int64_t id;
-  probe(s, n, hash_bytes(s, n) >> 32, id);
-  return id >= 0 ? id : base_find(s, n);
+  const uint64_t h = hash_bytes(s, n);
+  probe(s, n, h >> 32, id);
+  return id >= 0 ? id : base_find(s, n, h);
 }
 
 int64_t Vocabulary::lookup(const char* s, size_t n) {
-  const uint64_t h = hash_bytes(s, n) >> 32;
+  const uint64_t full = hash_bytes(s, n), h = full >> 32;
   int64_t found;
   const size_t i = probe(s, n, h, found);
   if (found >= 0) return found;
-  found = base_find(s, n);
+  found = base_find(s, n, full);
   if (found >= 0) {
     ++count_;
     slots_[i] = (h << 32) | (static_cast<uint64_t>(found) + 1);
@@ -234,12 +266,12 @@ int64_t Vocabulary::lookup(const char* s, size_t n) {
 }
 
 uint32_t Vocabulary::intern(const char* s, size_t n) {
-  const uint64_t h = hash_bytes(s, n) >> 32;
+  const uint64_t full = hash_bytes(s, n), h = full >> 32;
   int64_t found;
   const size_t i = probe(s, n, h, found);
   if (found >= 0) return static_cast<uint32_t>(found);
   uint32_t id;
-  const int64_t in_base = base_find(s, n);
+  const int64_t in_base = base_find(s, n, full);
   if (in_base >= 0) {  // cache the base term in the table
     id = static_cast<uint32_t>(in_base);
   } else {

@@ -299,9 +299,11 @@ def assert_same(native, reference):
 
 
 @settings(max_examples=300, deadline=None)
-@given(corpus_st, query_st, st.integers(min_value=1, max_value=12), st.booleans(), st.booleans())
-def test_search_matches_reference(corpus, query, limit, demote_tv, demote_docs):
+@given(corpus_st, query_st, st.integers(min_value=1, max_value=12), st.booleans(), st.booleans(), st.booleans())
+def test_search_matches_reference(corpus, query, limit, demote_tv, demote_docs, walk_lines):
     native = WordIndex.build(corpus)
+    if walk_lines:  # a large base's path: lines found from their checkpoints, no per-posting offsets
+        native._live.set_line_starts_max(-1)
     ref = _reference.ReferenceIndex(corpus)
     got = native.search(query, limit=limit, demote_test_vendor=demote_tv, demote_docs=demote_docs, ranking="classic")
 

@@ -251,3 +251,23 @@ def test_bytes_match_reference(data):
 def test_long_lines_match_reference(parts):
     line = " ".join(parts) * 200
     assert codelex.tokenize_line(line) == _reference.tokenize_line(line)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sets(st.text(min_size=0, max_size=12), max_size=200), st.lists(st.text(max_size=12), max_size=30))
+def test_term_filter_never_hides_a_term(terms, probes):
+    """A sorted dictionary with its Bloom filter finds exactly what one without finds."""
+    import numpy as np
+
+    words = sorted(t.encode("utf-8", "surrogatepass") for t in terms)
+    blob = np.frombuffer(b"".join(words), dtype=np.uint8)
+    offsets = np.cumsum([0] + [len(w) for w in words], dtype=np.uint64)
+    base, rel = _core.pack_offsets(offsets)
+    filt = _core.term_filter(blob, offsets)
+    plain = codelex.Vocabulary.from_sorted(blob, base, rel)
+    filtered = codelex.Vocabulary.from_sorted(blob, base, rel, filter=filt)
+    for probe in [t.decode("utf-8", "surrogatepass") for t in words] + probes:
+        assert filtered.find(probe) == plain.find(probe)
+    if words:  # a filter without a term's bits is refused when validated
+        with pytest.raises(ValueError):
+            codelex.Vocabulary.from_sorted(blob, base, rel, filter=np.zeros_like(filt))

@@ -19,8 +19,6 @@ except ImportError as exc:  # pragma: no cover - exercised only on broken instal
         "or build from source with a C++17 compiler (pip install .)."
     ) from exc
 
-import contextlib
-
 from codelex.errors import IndexFormatError
 
 IS_NATIVE = text.IS_NATIVE
@@ -31,20 +29,32 @@ chunk_digests = text.chunk_digests
 
 
 
-@contextlib.contextmanager
-def native_errors():
+class _NativeErrors:
     """Turn the core's corruption report (a chunk that fails its digest) into :class:`codelex.IndexFormatError`.
 
     The core throws ``CorruptIndex`` (csrc/storage/checked.hpp), which the
     binding surfaces as a ``RuntimeError`` whose message starts with
-    ``corrupt index:``; any other error passes through unchanged.
+    ``corrupt index:``; any other error passes through unchanged.  (A plain
+    class, not a generator: it wraps every search, so it must cost nothing.)
     """
-    try:
-        yield
-    except RuntimeError as exc:
-        if str(exc).startswith("corrupt index:"):
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if kind is not None and issubclass(kind, RuntimeError) and str(exc).startswith("corrupt index:"):
             raise IndexFormatError(str(exc)) from None
-        raise
+        return False
+
+
+_NATIVE_ERRORS = _NativeErrors()
+
+
+def native_errors() -> _NativeErrors:
+    """A context manager that turns the core's ``corrupt index:`` ``RuntimeError`` into :class:`codelex.IndexFormatError`."""
+    return _NATIVE_ERRORS
 
 
 __all__ = ["CHECK_CHUNK", "IS_NATIVE", "UNICODE_VERSION", "chunk_digests", "dense", "ingest", "lexical",

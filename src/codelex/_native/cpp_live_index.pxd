@@ -52,6 +52,7 @@ cdef extern from "lexical/live_index.hpp" namespace "codelex" nogil:
         uint64_t base_postings()
         bool needs_merge(double ratio, uint64_t min_postings)
         bool is_compact()
+        void set_line_starts_max(int64_t n) except +
         uint64_t generation() except +
         size_t n_slots() except +
         uint64_t n_live() except +

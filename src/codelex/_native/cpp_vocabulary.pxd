@@ -5,6 +5,10 @@ from libcpp.string_view cimport string_view
 from libcpp.vector cimport vector
 
 cdef extern from "text/vocabulary.hpp" namespace "codelex" nogil:
+    size_t kFilterBlockWords
+    size_t filter_blocks(size_t n_terms)
+    void filter_add(uint64_t* words, size_t n_blocks, uint64_t h)
+    uint64_t hash_bytes(const char* s, size_t n)
     size_t kHeadEvery
     uint64_t term_head(const char* s, size_t n)
     cdef cppclass Vocabulary:
@@ -21,7 +25,8 @@ cdef extern from "text/vocabulary.hpp" namespace "codelex" nogil:
         const char* assign_sorted(const char* blob, size_t blob_len, const uint64_t* offset_base,
                                   const uint32_t* offset_rel, size_t n,
                                   const uint64_t* blob_digests, const uint64_t* offset_digests,
-                                  const uint64_t* heads) except +
+                                  const uint64_t* heads, const uint64_t* filter,
+                                  const uint64_t* filter_digests) except +
         void sorted_order(vector[uint32_t]& order) except +
         void verify_base() except +
         void base_prefix_range(const char* s, size_t n, size_t& first, size_t& last) except +

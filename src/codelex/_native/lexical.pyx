@@ -643,6 +643,15 @@ cdef class LiveIndex:
                 self.write_lock.unlock()
         return was
 
+    def set_line_starts_max(self, int64_t n):
+        """Derive per-posting line offsets only for a base of at most ``n`` postings (tests use 0 and -1)."""
+        self._lock_writer()
+        try:
+            with nogil:
+                self.c.set_line_starts_max(n)
+        finally:
+            self.write_lock.unlock()
+
     def needs_merge(self, double ratio, uint64_t min_postings):
         """Whether pending postings exceed ``max(min_postings, ratio * live postings)``.
 

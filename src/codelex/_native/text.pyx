@@ -20,7 +20,9 @@ from codelex._native.cpp_tokenizer cimport (
 from codelex._native.cpp_definitions cimport DefinitionName, scan_definitions as c_scan_definitions
 from codelex._native.cpp_unicode cimport unicode_version as c_unicode_version
 from codelex._native.cpp_checked cimport chunk_count, chunk_digests as c_chunk_digests, kCheckChunk
-from codelex._native.cpp_vocabulary cimport Vocabulary as CVocabulary, kHeadEvery, term_head
+from codelex._native.cpp_vocabulary cimport (
+    Vocabulary as CVocabulary, filter_add, filter_blocks, hash_bytes, kFilterBlockWords, kHeadEvery, term_head,
+)
 from codelex._native.cpp_offsets cimport PackedOffsets, kOffsetBlock, offset_bases, pack_offsets as c_pack_offsets
 from libcpp.string cimport string
 from libcpp.string_view cimport string_view
@@ -252,15 +254,18 @@ cdef class Vocabulary:
         return vocab
 
     @staticmethod
-    def from_sorted(blob, offset_base, offset_rel, blob_digests=None, offset_digests=None, heads=None):
+    def from_sorted(blob, offset_base, offset_rel, blob_digests=None, offset_digests=None, heads=None,
+                    filter=None, filter_digests=None):
         """A vocabulary over a sorted dictionary, borrowed in place (nothing is copied or hashed).
 
         The term offsets come packed (:func:`pack_offsets`).  With both
         digest arrays (:func:`chunk_digests` of ``blob`` and ``offset_rel``)
         every 64 KiB chunk is verified when first read (a mismatch raises
         ``IndexFormatError`` then); without, the structure is checked here.
-        ``heads`` (:func:`term_heads` of the terms) speeds lookups up.
-        Raises ``ValueError`` when the arrays are inconsistent.
+        ``heads`` (:func:`term_heads` of the terms) and ``filter``
+        (:func:`term_filter` of them; with digests, ``filter_digests`` too)
+        speed lookups up.  Raises ``ValueError`` when the arrays are
+        inconsistent.
         """
         blob = _contiguous(blob, np.uint8, "blob")
         offset_base = _contiguous(offset_base, np.uint64, "offset_base")
@@ -297,16 +302,34 @@ cdef class Vocabulary:
                 raise ValueError("heads do not cover the dictionary")
             hv = heads
             hp = &hv[0] if hv.shape[0] else NULL
+        cdef const uint64_t[::1] fv
+        cdef const uint64_t[::1] fdv
+        cdef const uint64_t* fp = NULL
+        cdef const uint64_t* fdp = NULL
+        if filter is not None:
+            filter = _contiguous(filter, np.uint64, "filter")
+            if <size_t>filter.shape[0] != filter_blocks(n) * kFilterBlockWords:
+                raise ValueError("the term filter does not fit the dictionary")
+            fv = filter
+            fp = &fv[0]
+            if checked:
+                if filter_digests is None:
+                    raise ValueError("a checked dictionary needs the filter's digests")
+                filter_digests = _contiguous(filter_digests, np.uint64, "filter_digests")
+                if <size_t>filter_digests.shape[0] != chunk_count(filter.nbytes):
+                    raise ValueError("digest arrays do not cover the term filter")
+                fdv = filter_digests
+                fdp = &fdv[0]
         cdef Vocabulary vocab = Vocabulary()
         cdef const char* err
         cdef const char* bptr = <const char*>&bview[0] if bview.shape[0] else NULL
         cdef const uint64_t* bp = &obase[0] if obase.shape[0] else NULL
         with nogil:
-            err = vocab.c.assign_sorted(bptr, bview.shape[0], bp, &orel[0], n, bdp, odp, hp)
+            err = vocab.c.assign_sorted(bptr, bview.shape[0], bp, &orel[0], n, bdp, odp, hp, fp, fdp)
             vocab.tokenizer.reset_cache()
         if err != NULL:
             raise ValueError(err.decode("ascii"))
-        vocab.base_refs = (blob, offset_base, offset_rel, blob_digests, offset_digests, heads)
+        vocab.base_refs = (blob, offset_base, offset_rel, blob_digests, offset_digests, heads, filter, filter_digests)
         return vocab
 
 
@@ -445,6 +468,27 @@ def term_heads(blob, offsets):
         if oview[i + 1] < oview[i] or oview[i + 1] > <uint64_t>bview.shape[0]:
             raise ValueError("offsets do not describe the data")
         ov[b] = term_head(<const char*>&bview[0] + oview[i] if bview.shape[0] else <const char*>"", oview[i + 1] - oview[i])
+    return out
+
+
+def term_filter(blob, offsets):
+    """The term filter of a dictionary (``blob`` and plain uint64 ``offsets``): a blocked Bloom
+    filter as uint64 words, which :meth:`Vocabulary.from_sorted` uses to refuse absent terms cheaply."""
+    cdef const uint8_t[::1] bview = np.ascontiguousarray(blob, dtype=np.uint8)
+    cdef const uint64_t[::1] oview = np.ascontiguousarray(offsets, dtype=np.uint64)
+    if oview.shape[0] < 1:
+        raise ValueError("offsets must hold at least one entry")
+    cdef size_t n = oview.shape[0] - 1, i
+    for i in range(n):
+        if oview[i + 1] < oview[i] or oview[i + 1] > <uint64_t>bview.shape[0]:
+            raise ValueError("offsets do not describe the data")
+    cdef size_t blocks = filter_blocks(n)
+    out = np.zeros(blocks * kFilterBlockWords, dtype=np.uint64)
+    cdef uint64_t[::1] ov = out
+    cdef const char* base = <const char*>&bview[0] if bview.shape[0] else <const char*>""
+    with nogil:
+        for i in range(n):
+            filter_add(&ov[0], blocks, hash_bytes(base + oview[i], oview[i + 1] - oview[i]))
     return out
 
 

@@ -406,6 +406,7 @@ class WordIndex:
         return LexicalSnapshot(
             **arrays, vocab_blob=vocab_blob, vocab_offset_base=vocab_offset_base, vocab_offset_rel=vocab_offset_rel,
             term_heads=_text.term_heads(vocab_blob, vocab_offsets),
+            term_filter=_text.term_filter(vocab_blob, vocab_offsets),
             path_blob=np.frombuffer(path_blob, dtype=np.uint8), path_offsets=path_offsets, mtime_ns=mtime_ns,
             size=size, prior_flags=flags, kind_id=kind, rules=rules_fingerprint(), max_bytes=max_bytes,
             metadata=metadata,
@@ -433,7 +434,7 @@ class WordIndex:
         try:
             vocab = Vocabulary.from_sorted(snapshot.vocab_blob, snapshot.vocab_offset_base, snapshot.vocab_offset_rel,
                                            digests.get("vocab_blob"), digests.get("vocab_offset_rel"),
-                                           snapshot.term_heads)
+                                           snapshot.term_heads, snapshot.term_filter, digests.get("term_filter"))
         except (ValueError, TypeError) as exc:
             raise IndexFormatError(f"corrupt index: term dictionary: {exc}") from None
         if snapshot.term_ptr_rel.shape[0] != len(vocab) + 1:

@@ -60,13 +60,14 @@ __all__ = [
 FORMAT = "codelex-index"
 #: Version 3: the sorted term dictionary searched in place, one-byte tfs, line
 #: checkpoints and lazily verified chunks; version 4: offset arrays packed (a
-#: 64-bit base per 64 entries, 32-bit remainders).  Older indexes are rebuilt.
+#: 64-bit base per 64 entries, 32-bit remainders) and a term filter.  Older
+#: indexes are rebuilt.
 FORMAT_VERSION = 4
 
 #: The arrays verified chunk by chunk as they are read (snapshot name -> file name).
 LAZY_ARRAYS = {"term_ptr_rel": "term_ptr_rel", "post_doc": "post_doc", "post_tf": "post_tf",
                "line_ckpt_rel": "line_ckpt_rel", "line_data": "line_data", "vocab_blob": "term_blob",
-               "vocab_offset_rel": "term_offsets_rel"}
+               "vocab_offset_rel": "term_offsets_rel", "term_filter": "term_filter"}
 #: The bases of the packed offset arrays (small: checked when the file is opened).
 _BASE_ARRAYS = {"term_ptr_base": "term_ptr_base", "line_ckpt_base": "line_ckpt_base",
                 "vocab_offset_base": "term_offsets_base"}
@@ -90,6 +91,7 @@ _ARRAYS: dict[str, str] = {
     "term_offsets_base": "<u8",
     "term_offsets_rel": "<u4",
     "term_heads": "<u8",
+    "term_filter": "<u8",
     "path_blob": "|u1",
     "path_offsets": "<u8",
     "mtime_ns": "<i8",
@@ -114,7 +116,7 @@ class LexicalSnapshot:
     ``doc_len`` (uint32) form the posting segment, ``field_len`` (uint32,
     three per document: dir, name, defs) the extra fields' lengths;
     ``vocab_blob``/``vocab_offset_*`` the term dictionary, sorted, and
-    ``term_heads`` its lookup heads
+    ``term_heads`` and ``term_filter`` its lookup heads and Bloom filter
     (:func:`codelex._native.text.term_heads`); ``path_blob``/``path_offsets``, ``mtime_ns``,
     ``size``, ``prior_flags`` and ``kind_id`` the file table.  ``rules``
     fingerprints the path rules that produced ``prior_flags`` and
@@ -139,6 +141,7 @@ class LexicalSnapshot:
     vocab_offset_base: np.ndarray
     vocab_offset_rel: np.ndarray
     term_heads: np.ndarray
+    term_filter: np.ndarray
     path_blob: np.ndarray
     path_offsets: np.ndarray
     mtime_ns: np.ndarray
