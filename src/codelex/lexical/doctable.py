@@ -84,6 +84,14 @@ class PathTable:
     def __iter__(self):
         return iter(self.as_list())
 
+    def lookup_table(self, decode_all_below: int):
+        """What a search indexes paths through: the decoded list when there are at most
+        ``decode_all_below`` paths (a list is indexed in C), else this table (decodes the hits' only)."""
+        lst = self._list
+        if lst is not None:
+            return lst
+        return self.as_list() if len(self._offsets) - 1 <= decode_all_below else self
+
     def as_list(self) -> list[str]:
         """Every path, decoded once."""
         lst = self._list

@@ -650,17 +650,18 @@ class WordIndex:
             return []
         mult, mult_max = slot_multipliers(view.table, view.n, opts.demote_test_vendor, opts.demote_docs,
                                           opts.centrality)
-        paths = view.table.paths
-        if len(paths) <= _DECODE_ALL_PATHS:  # a plain list is indexed in C; decoding all costs ~0.2 µs a path once
-            paths = paths.as_list()
-        with native_errors():
+        paths = view.table.paths.lookup_table(_DECODE_ALL_PATHS)  # decoding all costs ~0.2 µs a path, once
+        try:  # (not `with native_errors()`: this runs on every query)
+            terms = self.field_terms(tokens) if stems else tokens
             if opts.ranking == "classic":
                 return self._live.search_hits(tokens, opts.limit, paths, view.generation, self.k1, self.b,
                                               mask, mult, mult_max, self.exhaustive, self.prune_min_postings)
-            terms = self.field_terms(tokens) if stems else tokens
             return self._live.search_fields(terms, opts.limit, paths, view.generation, self._ranking,
                                             len(tokens), mask, mult, mult_max, self.exhaustive,
                                             self.prune_min_postings)
+        except RuntimeError as exc:
+            with native_errors():
+                raise exc from None
 
     def field_terms(self, tokens: list[str]) -> list[tuple[str, float, bool]]:
         """The code ranking's query terms: ``(token, weight, is a query token)``, each token's stem variants after it.
