@@ -1,11 +1,14 @@
-"""The word index's on-disk format (version 3), over the container of :mod:`codelex.persist.container`.
+"""The word index's on-disk format (version 4), over the container of :mod:`codelex.persist.container`.
 
 An index directory holds one file, ``index.clx`` (:data:`codelex.defaults.INDEX_FILE`).
 Its arrays are the posting segment (term offsets, documents, one-byte tfs
 with overflow pairs, line checkpoints, line data, lengths), the sorted term
 dictionary (term bytes and offsets, in byte order: a load searches it in
-place) and the file table (paths, ``mtime_ns``, sizes, prior flags,
-language ids); its header adds the Unicode version of the tokenizer tables,
+place; a head every 64 terms and a blocked Bloom filter over the terms
+speed lookups up) and the file table (paths, ``mtime_ns``, sizes, prior flags,
+language ids).  Offset arrays (term offsets, line checkpoints, term byte
+offsets) are packed: a 64-bit base every 64 entries and 32-bit remainders
+(``*_base``, small, and ``*_rel``).  The header adds the Unicode version of the tokenizer tables,
 a fingerprint of the path rules (so that stale prior flags are recomputed,
 never trusted), the size cap and free-form metadata.
 
