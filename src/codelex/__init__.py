@@ -24,7 +24,7 @@ from codelex.errors import (
     QueryError,
     SymbolNotFoundError,
 )
-from codelex.kinds import CODE_KINDS, KINDS, NON_CODE_KINDS
+from codelex.kinds import CODE_KINDS, KIND_ALIASES, KINDS, NON_CODE_KINDS
 from codelex.lexical import FileInfo, Hit, WordIndex, centrality_from_reverse_deps
 from codelex.query import Filter, ParsedQuery, SearchOptions, parse_query
 from codelex.text import Vocabulary, scan_definitions, split_identifier, tokenize_document, tokenize_line
@@ -62,6 +62,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_RANKING",
     "KINDS",
+    "KIND_ALIASES",
     "NON_CODE_KINDS",
     "RANKINGS",
     "STOPWORDS",

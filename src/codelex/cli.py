@@ -96,14 +96,52 @@ class _Failure(Exception):
     """An error to report as one line on stderr (exit status 2)."""
 
 
+def _project_root(args) -> Path:
+    """The root to work on: ``--root``, else the project the current directory belongs to
+    (:func:`codelex.project.discover_root`).  Sets ``args.scope``: the current directory
+    relative to a discovered root ("" when they are the same; None with ``--root``)."""
+    cached = getattr(args, "resolved_root", None)
+    if cached is not None:
+        return cached
+    if args.root is not None:
+        root = Path(args.root)
+        if not root.is_dir():
+            raise _Failure(f"not a directory: {args.root}")
+        args.scope = None
+    else:
+        from codelex.project.roots import discover_root
+
+        try:
+            here = Path.cwd().resolve()
+        except OSError as exc:
+            raise _Failure(f"the current directory cannot be read: {exc}") from None
+        root = discover_root(here)
+        args.scope = "" if root == here else here.relative_to(root).as_posix()
+    args.resolved_root = root
+    return root
+
+
+def _shown(args, root: str, file: str) -> str:
+    """How a root-relative path prints: relative to the current directory when the root was discovered."""
+    from codelex.render import display_path
+
+    if getattr(args, "scope", None) is None:
+        return display_path(file)
+    rel = os.path.relpath(os.path.join(root, file), os.path.join(root, args.scope)) if args.scope else file
+    return display_path(rel.replace(os.sep, "/"))
+
+
+def _size_cap(args) -> dict:
+    """``--max-bytes`` when given; else the project configuration's (or the default) applies."""
+    return {} if args.max_bytes is None else {"max_bytes": args.max_bytes}
+
+
 def _open_project(args, progress=None):
     from codelex.project import Project
 
-    root = Path(args.root)
-    if not root.is_dir():
-        raise _Failure(f"not a directory: {args.root}")
+    root = _project_root(args)
     try:
-        project = Project(root, progress=progress, max_bytes=args.max_bytes)
+        project = Project(root, progress=progress, **_size_cap(args))
     except (OSError, ValueError) as exc:
         raise _Failure(str(exc)) from None
     return project
@@ -130,15 +168,27 @@ def _highlighter(query_tokens: Sequence[str], style: _Style):
     return lambda text: pattern.sub(lambda m: style.match(m.group(0)), text)
 
 
+def _search_paths(args) -> list[str] | None:
+    """``--path`` globs, and the current subtree when the root was discovered (unless ``--whole-project``)."""
+    scope = getattr(args, "scope", None)
+    if not scope or args.whole_project:
+        return args.path or None
+    if not args.path:
+        return [scope + "/"]
+    return [f"{scope}/{p.lstrip('/')}" for p in args.path]
+
+
 def _cmd_search(args) -> int:
     from codelex.query import SearchOptions, parse_request
-    from codelex.render import best_line_text, display_path, display_text, echo_query, wire_text
+    from codelex.render import best_line_text, display_text, echo_query, wire_text
 
-    options = SearchOptions(limit=args.limit, paths=args.path or None, lang=args.lang,
+    _project_root(args)  # (sets args.scope; indexes nothing)
+    options = SearchOptions(limit=args.limit, paths=_search_paths(args), lang=args.lang,
                             demote_test_vendor=not args.no_priors, demote_docs=not args.no_priors,
                             ranking=args.ranking)
     parsed, _ = parse_request(args.query, options)  # a bad query fails before any indexing
-    progress = _Progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
+    machine = args.json or args.jsonl or args.files_only or args.vimgrep
+    progress = _Progress(sys.stderr) if sys.stderr.isatty() and not machine else None
     started = time.perf_counter()
     project = _open_ready(args, progress)
     if progress:
@@ -148,32 +198,61 @@ def _cmd_search(args) -> int:
         result = project.search(args.query, options)
         searched = time.perf_counter()
         root = str(project.root)
-        if args.json:
+        if args.json or args.jsonl:
             payload = result.to_dict()
-            payload["query"] = echo_query(args.query)
-            for hit, entry in zip(result.results, payload["results"]):
-                entry["file"] = display_path(hit.file)
+            entries = payload["results"]
+            for hit, entry in zip(result.results, entries):
+                entry["path"] = _shown(args, root, hit.file)
+                entry["file"] = _display_file(hit.file)
                 entry["text"] = wire_text(best_line_text(root, hit.file, hit.start_line))
-            json.dump(payload, sys.stdout, ensure_ascii=False)
-            sys.stdout.write("\n")
+            if args.jsonl:  # one object per hit, streamed
+                for entry in entries:
+                    sys.stdout.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            else:
+                payload["query"] = echo_query(args.query)
+                json.dump(payload, sys.stdout, ensure_ascii=False)
+                sys.stdout.write("\n")
+        elif args.files_only:
+            for hit in result.results:
+                sys.stdout.write(_shown(args, root, hit.file) + "\n")
+        elif args.vimgrep:
+            for hit in result.results:
+                text = best_line_text(root, hit.file, hit.start_line)
+                column = _match_column(text, parsed.tokens)
+                sys.stdout.write(f"{_shown(args, root, hit.file)}:{hit.start_line}:{column}:{display_text(text)}\n")
         else:
             style = _Style(_use_colour(args.color, sys.stdout))
             highlight = _highlighter(parsed.tokens, style)
             for rank, hit in enumerate(result.results, 1):
                 text = display_text(best_line_text(root, hit.file, hit.start_line))
                 matched = f", {'+'.join(hit.fields)}" if hit.fields != ("body",) else ""
-                print(f"{rank:>3}. {style.path(display_path(hit.file))}:{style.line_no(str(hit.start_line))}  "
+                print(f"{rank:>3}. {style.path(_shown(args, root, hit.file))}:{style.line_no(str(hit.start_line))}  "
                       f"{style.dim(f'score {hit.score:.2f}, {hit.hits} hit(s){matched}')}  {highlight(text)}")
-            if not args.quiet:
-                report = project.last_report
-                how = report.mode if report is not None else "loaded"
-                capped = " (capped)" if result.coverage.truncated else ""
-                print(f"{len(result.results)} of {result.coverage.files:,} files{capped}; index {how} in "
-                      f"{(opened - started) * 1e3:.0f} ms, query {(searched - opened) * 1e3:.2f} ms",
-                      file=sys.stderr)
+        if not machine and not args.quiet:
+            report = project.last_report
+            how = report.mode if report is not None else "loaded"
+            capped = " (capped)" if result.coverage.truncated else ""
+            scoped = bool(args.scope) and not args.whole_project
+            where = f" under {display_text(args.scope)}/" if scoped else ""
+            print(f"{len(result.results)} of {result.coverage.files:,} files{where}{capped}; index {how} in "
+                  f"{(opened - started) * 1e3:.0f} ms, query {(searched - opened) * 1e3:.2f} ms",
+                  file=sys.stderr)
     finally:
         project.close()
     return EXIT_FOUND if result.results else EXIT_NONE
+
+
+def _display_file(file: str) -> str:
+    from codelex.render import display_path
+
+    return display_path(file)
+
+
+def _match_column(text: str, tokens: Sequence[str]) -> int:
+    """The 1-based column of the first query token in ``text`` (case-insensitive), else 1."""
+    lowered = text.lower()
+    found = [i for i in (lowered.find(t.lower()) for t in tokens if t) if i >= 0]
+    return min(found) + 1 if found else 1
 
 
 def _human_bytes(n: int | None) -> str:
@@ -291,6 +370,7 @@ def _cmd_status(args) -> int:
         return EXIT_FOUND if info["indexed"] is not None else EXIT_NONE
     print(f"root:  {display_path(str(project.root))}")
     print(f"index: {display_path(info['index_dir'])} ({_human_bytes(info['index_bytes'])})")
+    print("config: " + _config_line(info["config"]))
     for directory, why in unreadable.items():
         print(f"skipped index location: {directory} ({why})")
     if info["indexed"] is None:
@@ -310,6 +390,25 @@ def _cmd_status(args) -> int:
     return EXIT_FOUND
 
 
+def _config_line(config: dict) -> str:
+    """The effective settings on one line, with the files they came from."""
+    from codelex.render import display_path, display_text
+
+    parts = [f"max_bytes {config['max_bytes'] if config['max_bytes'] is not None else 'none'}",
+             f"max_files {config['max_files'] if config['max_files'] is not None else 'none'}"]
+    for key in ("ignore", "include"):
+        if config.get(key):
+            parts.append(f"{key} {', '.join(display_text(p) for p in config[key])}")
+    if config.get("languages") is not None:
+        parts.append("languages " + ", ".join(config["languages"]))
+    for key in ("embedder", "fusion"):
+        if key in config:
+            parts.append(f"{key} {display_text(config[key])}")
+    sources = config.get("sources")
+    where = f" (from {', '.join(display_path(s) for s in sources)})" if sources else " (defaults)"
+    return "; ".join(parts) + where
+
+
 def _cmd_docs(args) -> int:
     from codelex.docs import DocsIndex, snippet, terms
 
@@ -317,9 +416,7 @@ def _cmd_docs(args) -> int:
 
     if not terms(args.query):
         raise _Failure("the query has no searchable words (only stop words or punctuation)")
-    root = Path(args.root)
-    if not root.is_dir():
-        raise _Failure(f"not a directory: {args.root}")
+    root = _project_root(args)
     from codelex.project import refusal_reason
 
     refused = refusal_reason(root.resolve())
@@ -360,9 +457,7 @@ def _structure_project(args, file_arg: str):
     from codelex.project import Project, refusal_reason
     from codelex.render import parse_display_path
 
-    root = Path(args.root)
-    if not root.is_dir():
-        raise _Failure(f"not a directory: {args.root}")
+    root = _project_root(args)
     path = Path(file_arg)
     if not path.exists() and Path(parse_display_path(file_arg)).exists():
         path = Path(parse_display_path(file_arg))  # the escaped form codelex prints
@@ -372,7 +467,7 @@ def _structure_project(args, file_arg: str):
     if refused:
         raise _Failure(f"refusing to index {resolved_root}: {refused}")
     try:
-        project = Project(resolved_root, max_bytes=args.max_bytes, build_structure=False)
+        project = Project(resolved_root, build_structure=False, **_size_cap(args))
     except (OSError, ValueError) as exc:
         raise _Failure(str(exc)) from None
     return project, path
@@ -582,9 +677,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     common = _Parser(add_help=False)
-    common.add_argument("--root", default=".", help="the project directory (default: .)")
-    common.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, metavar="N",
-                        help=f"skip files larger than N bytes (default: {DEFAULT_MAX_BYTES})")
+    common.add_argument("--root", default=None,
+                        help="the project directory (default: the nearest directory up from here holding an "
+                             "index, else the git work tree's root, else .)")
+    common.add_argument("--max-bytes", type=int, default=None, metavar="N",
+                        help=f"skip files larger than N bytes (default: the project's max_bytes setting, else "
+                             f"{DEFAULT_MAX_BYTES})")
     # Accepted after the command too; SUPPRESS keeps a --debug given before it.
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
 
@@ -595,7 +693,13 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("-n", "--limit", type=_positive_int, default=10, help="number of results (default: 10)")
     s.add_argument("--lang", help="only files of this kind (see codelex.KINDS)")
     s.add_argument("--path", action="append", metavar="GLOB", help="only paths matching GLOB (repeatable)")
-    s.add_argument("--json", action="store_true", help="print one JSON document")
+    out = s.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print one JSON document")
+    out.add_argument("--jsonl", action="store_true", help="print one JSON object per hit, one per line")
+    out.add_argument("-l", "--files-only", action="store_true", help="print only the paths, one per line")
+    out.add_argument("--vimgrep", action="store_true", help="print path:line:column:text, one hit per line")
+    s.add_argument("-w", "--whole-project", action="store_true",
+                   help="from a subdirectory, search the whole project (default: that subtree only)")
     s.add_argument("--no-priors", action="store_true", help="do not demote tests, vendored code and docs")
     s.add_argument("--ranking", choices=RANKINGS, default=DEFAULT_RANKING,
                    help="code: BM25F over bodies, paths and definitions (default); classic: BM25 over bodies")
@@ -707,7 +811,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
-    if getattr(args, "max_bytes", 0) is not None and getattr(args, "max_bytes", 0) < 0:
+    if getattr(args, "max_bytes", None) is not None and args.max_bytes < 0:
         print("codelex: --max-bytes must be >= 0", file=sys.stderr)
         return EXIT_ERROR
     from codelex.errors import CodelexError

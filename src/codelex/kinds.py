@@ -48,6 +48,35 @@ KINDS: dict[str, tuple[str, ...]] = {
     "zig": (".zig", ".zon"),
 }
 
+#: The short and common names people type for a kind (``lang:py``, ``--lang c++``): each maps to
+#: one key of :data:`KINDS`.  Matched case-insensitively, like the kinds themselves.
+KIND_ALIASES: dict[str, str] = {
+    "py": "python", "py3": "python", "pyi": "python", "python3": "python",
+    "js": "jsts", "jsx": "jsts", "mjs": "jsts", "cjs": "jsts", "ts": "jsts", "tsx": "jsts", "mts": "jsts",
+    "cts": "jsts", "javascript": "jsts", "typescript": "jsts", "node": "jsts", "vue": "jsts", "svelte": "jsts",
+    "rs": "rust",
+    "golang": "go",
+    "c": "cxx", "h": "cxx", "c++": "cxx", "cpp": "cxx", "cc": "cxx", "hpp": "cxx", "cplusplus": "cxx",
+    "objc": "cxx", "objective-c": "cxx", "cuda": "cxx", "cu": "cxx",
+    "cs": "csharp", "c#": "csharp", "dotnet": "csharp",
+    "fs": "fsharp", "f#": "fsharp",
+    "rb": "ruby",
+    "sh": "shell", "bash": "shell", "zsh": "shell", "make": "shell", "makefile": "shell",
+    "kt": "kotlin", "kts": "kotlin",
+    "yml": "yaml",
+    "md": "markdown", "mdx": "markdown",
+    "tf": "terraform", "hcl": "terraform",
+    "ex": "elixir", "exs": "elixir",
+    "hs": "haskell",
+    "ml": "ocaml",
+    "ps1": "powershell", "pwsh": "powershell",
+    "dockerfile": "docker",
+    "scss": "css", "sass": "css", "less": "css",
+    "htm": "html",
+    "clj": "clojure", "cljs": "clojure",
+    "scala3": "scala", "sbt": "scala",
+}
+
 NON_CODE_KINDS: frozenset[str] = frozenset({"css", "html", "json", "markdown", "toml", "yaml"})
 CODE_KINDS: frozenset[str] = frozenset(KINDS) - NON_CODE_KINDS
 
@@ -85,9 +114,18 @@ def kind_of(path: str) -> str | None:
     return EXTENSION_KIND.get(extname(base).lower())
 
 
+def canonical_kind(name: str) -> str | None:
+    """The :data:`KINDS` key a kind name or alias (any case, surrounding blanks ignored) stands for, or None."""
+    key = name.strip().lower()
+    if key in KINDS:
+        return key
+    return KIND_ALIASES.get(key)
+
+
 def supported_kinds() -> str:
     """The kinds, sorted and comma-joined (for error messages)."""
     return ", ".join(sorted(KINDS))
 
 
-__all__ = ["CODE_KINDS", "EXTENSION_KIND", "KINDS", "NON_CODE_KINDS", "extname", "kind_of", "supported_kinds"]
+__all__ = ["CODE_KINDS", "EXTENSION_KIND", "KINDS", "KIND_ALIASES", "NON_CODE_KINDS", "canonical_kind", "extname",
+           "kind_of", "supported_kinds"]

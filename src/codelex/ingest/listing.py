@@ -113,14 +113,15 @@ class ListingRecord:
     pruned_dirs: dict[str, int]
 
 
-def listing_key(patterns: list[str]) -> str:
-    """Fingerprint of what decides a walk's candidates: codelex's rules and the caller's ignore patterns."""
+def listing_key(patterns: list[str], include: list[str] = (), kinds: list[str] | None = None) -> str:
+    """Fingerprint of what decides a walk's candidates: codelex's rules and the caller's patterns and kinds."""
     import hashlib
 
     from codelex.defaults import VERSION
     from codelex.kinds import KINDS
 
-    text = "\0".join([VERSION, *sorted(KINDS), "--", *patterns])
+    text = "\0".join([VERSION, *sorted(KINDS), "--", *patterns, "-+", *include, "-k",
+                      *(sorted(kinds) if kinds is not None else ["*"])])
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
@@ -238,6 +239,8 @@ def list_files(
     ignore: Iterable[str] = (),
     accept: Callable[[str], bool] | None = None,
     previous: ListingRecord | None = None,
+    include: Iterable[str] = (),
+    kinds: Iterable[str] | None = None,
 ) -> WalkResult:
     """Choose the files of ``root`` to index, from paths and ``lstat`` alone.
 
@@ -257,6 +260,12 @@ def list_files(
     ignore : iterable of str
         Extra gitignore-style patterns, relative to the root, applied after
         (and so overriding) the repository's own ignore rules.
+    include : iterable of str
+        Gitignore-style patterns: when given, only files matching one are
+        indexed (the others count as ``not-included``).
+    kinds : iterable of str, optional
+        Only files of these kinds (:data:`codelex.KINDS` keys) are indexed
+        (the others count as ``not-included``).
     accept : callable, optional
         ``accept(path) -> bool`` replaces the file-name rules (kinds,
         lockfiles, bundles, twins), e.g. to list documentation files;
@@ -290,8 +299,18 @@ def list_files(
         from pathspec import GitIgnoreSpec
 
         extra = GitIgnoreSpec.from_lines(patterns)
+    include_patterns = [p for p in include]
+    if any(not isinstance(p, str) for p in include_patterns):
+        raise TypeError("include patterns must be str")
+    keep_kinds = frozenset(kinds) if kinds is not None else None
+    included = None
+    if include_patterns:
+        from pathspec import GitIgnoreSpec
+
+        included = GitIgnoreSpec.from_lines(include_patterns)
     listed: list[tuple[str, os.stat_result | None]]
-    key = listing_key(patterns) if accept is None else None
+    key = listing_key(patterns, include_patterns, sorted(keep_kinds) if keep_kinds is not None else None) \
+        if accept is None else None
     if key is not None and previous is not None and use_git is not True and _record_holds(root, previous, key):
         # No directory or ignore file changed since the recorded walk (git
         # mode is never recorded, so a record means the root is walked).
@@ -340,6 +359,9 @@ def list_files(
             reason = file_skip_reason(rel.rsplit("/", 1)[-1])  # directories were pruned already
         if reason is None and accept is None and is_twin(rel, present):
             reason = "build-artifact"
+        if reason is None and ((keep_kinds is not None and kind_of(rel) not in keep_kinds)
+                               or (included is not None and not ignored_by(included, rel))):
+            reason = "not-included"
         if reason is None:
             candidates.append(rel)
         if reason is None and max_bytes is not None and st.st_size > max_bytes:

@@ -2,6 +2,6 @@
 
 from codelex.project.project import Project
 from codelex.project.results import Coverage, RefreshReport, SearchResult
-from codelex.project.roots import refusal_reason
+from codelex.project.roots import discover_root, refusal_reason
 
-__all__ = ["Coverage", "Project", "RefreshReport", "SearchResult", "refusal_reason"]
+__all__ = ["Coverage", "Project", "RefreshReport", "SearchResult", "discover_root", "refusal_reason"]

@@ -41,7 +41,7 @@ def apply_edit(state: RootState, index: WordIndex, rel: str, content: str | byte
     A path the admission rules leave out, a file that vanished and content
     that is binary or generated remove the document instead.
     """
-    if path_skip_reason(rel) is not None:
+    if path_skip_reason(rel) is not None or not state.options.admits(rel):
         index.remove(rel)
         return False
     if content is None:

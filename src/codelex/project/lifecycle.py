@@ -104,7 +104,7 @@ def _build(state: RootState, job: int, full: bool, reason: str | None,
     # With an index to refresh, the last walk's record may spare this one (see ingest.ListingRecord).
     previous = load_listing(state.saved_dir) if index is not None and state.saved_dir is not None else None
     walk = list_files(state.root, max_bytes=opts.max_bytes, max_files=opts.max_files, use_git=opts.use_git,
-                      ignore=opts.ignore, previous=previous)
+                      ignore=opts.ignore, previous=previous, include=opts.include, kinds=opts.kinds)
     state.check_job(job)
     report = None
     skips_before = dict(content_skipped(index)) if index is not None else None
@@ -126,6 +126,7 @@ def _build(state: RootState, job: int, full: bool, reason: str | None,
         or index.metadata.get("truncated") != walk.truncated or content_skipped(index) != skips_before
     index.metadata.update(root=str(state.root), truncated=walk.truncated, generated_at=time.time(),
                           max_files=opts.max_files, max_bytes=opts.max_bytes, ignore=list(opts.ignore),
+                          include=list(opts.include), kinds=list(opts.kinds) if opts.kinds is not None else None,
                           writer=state.writer)
     _publish(state, job, index, walk)
     if changed:
@@ -165,7 +166,8 @@ def load_saved(state: RootState) -> tuple[WordIndex | None, str | None]:
             return None, f"unreadable-index: {exc}"
         meta = index.metadata
         if meta.get("max_files") != opts.max_files or meta.get("max_bytes") != opts.max_bytes \
-                or meta.get("ignore", []) != list(opts.ignore):
+                or meta.get("ignore", []) != list(opts.ignore) or meta.get("include", []) != list(opts.include) \
+                or meta.get("kinds") != (list(opts.kinds) if opts.kinds is not None else None):
             return None, "options-changed"
         state.saved_dir = directory
         state.disk_signature = index_signature(directory)

@@ -26,7 +26,7 @@ from codelex.project import lifecycle
 from codelex.project.edits import apply_edit, relative_path, schedule_save
 from codelex.project.refresh import diff
 from codelex.project.results import HINTS, Coverage, RefreshReport, SearchResult
-from codelex.project.roots import refusal_reason
+from codelex.project.roots import discover_root, refusal_reason
 from codelex.project.state import RootOptions, state_for
 from codelex.project.symbols import Outline, SymbolSource, find_definition, outline_of
 from codelex.query.options import SearchOptions, parse_request
@@ -36,6 +36,26 @@ log = logging.getLogger("codelex")
 __all__ = ["Project"]
 
 ProgressCallback = Callable[[int, int, int], object]
+
+
+class _Configured:
+    """The default of the settings a project's configuration files may give (:mod:`codelex.project.config`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<from the project's configuration>"
+
+
+#: Stands for "as the project's configuration says, else the built-in default".
+CONFIGURED = _Configured()
+
+
+def _strings(values, what: str) -> tuple[str, ...]:
+    out = (values,) if isinstance(values, str) else tuple(values)
+    if any(not isinstance(v, str) for v in out):
+        raise TypeError(f"{what} must be str")
+    return out
 
 
 class Project:
@@ -51,9 +71,12 @@ class Project:
         ``.gitignore`` of ``*``), else a per-user cache directory when the
         root is not writable.
     max_files : int, optional
-        Cap on indexed files (code files are kept first); no cap by default.
-    max_bytes : int or None, default 512 KiB
-        Larger files are skipped, never read.
+        Cap on indexed files (code files are kept first).  Default: the
+        project configuration's ``max_files`` (see
+        :mod:`codelex.project.config`), else no cap.
+    max_bytes : int or None
+        Larger files are skipped, never read.  Default: the configuration's
+        ``max_bytes``, else 512 KiB; ``None``: no cap.
     progress : callable, optional
         ``progress(files_done, files_total, bytes_read)`` during builds.
     debounce_ms : float, optional
@@ -63,12 +86,25 @@ class Project:
         See :func:`codelex.ingest.list_files`.
     ignore : sequence of str
         Extra gitignore-style patterns (relative to the root), on top of the
-        repository's own ignore files.
+        repository's own ignore files and the configuration's ``ignore`` and
+        ``.codelexignore``.
+    include : sequence of str, optional
+        Gitignore-style patterns: only matching files are indexed.  Default:
+        the configuration's ``include``, else every file.
+    languages : sequence of str, optional
+        Kinds (or short names such as ``py``, ``ts``) to index.  Default:
+        the configuration's ``languages``, else every kind.
     build_structure : bool, default True
         After each build or refresh, analyze the changed files' structure
         (definitions and chunks) in the background, on worker processes.
         Either way, an outline, a symbol or a search hit's enclosing
         definition is read on demand when not known yet.
+
+    Attributes
+    ----------
+    config : dict
+        The effective settings (configuration files overridden by the
+        arguments), with ``sources``: the files read.
 
     Examples
     --------
@@ -87,30 +123,59 @@ class Project:
         root: str | os.PathLike[str],
         *,
         index_dir: str | os.PathLike[str] | None = None,
-        max_files: int | None = None,
-        max_bytes: int | None = DEFAULT_MAX_BYTES,
+        max_files: int | None | _Configured = CONFIGURED,
+        max_bytes: int | None | _Configured = CONFIGURED,
         progress: ProgressCallback | None = None,
         debounce_ms: float | None = None,
         use_git: bool | None = None,
         ignore: Sequence[str] = (),
+        include: Sequence[str] | None = None,
+        languages: Sequence[str] | None = None,
         build_structure: bool = True,
     ) -> None:
+        resolved = Path(root).expanduser().resolve()
+        if not resolved.is_dir():
+            raise NotADirectoryError(f"not a directory: {root}")
+        from codelex.project.config import load_config
+
+        config = load_config(resolved)  # ConfigError for a bad file
+        if max_files is CONFIGURED:
+            max_files = config.get("max_files")
+        if max_bytes is CONFIGURED:
+            max_bytes = config.get("max_bytes", DEFAULT_MAX_BYTES)
         if max_files is not None and (isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 0):
             raise ValueError(f"max_files must be a non-negative int or None, not {max_files!r}")
         if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0):
             raise ValueError(f"max_bytes must be a non-negative int or None, not {max_bytes!r}")
-        resolved = Path(root).expanduser().resolve()
-        if not resolved.is_dir():
-            raise NotADirectoryError(f"not a directory: {root}")
         self.root = resolved
         explicit = Path(index_dir).expanduser().resolve() if index_dir is not None else None
-        patterns = (ignore,) if isinstance(ignore, str) else tuple(ignore)
-        if any(not isinstance(p, str) for p in patterns):
-            raise TypeError("ignore patterns must be str")
-        self._state = state_for(RootOptions(resolved, explicit, max_files, max_bytes, use_git, patterns))
+        patterns = tuple(config.get("ignore", ())) + _strings(ignore, "ignore patterns")
+        included = _strings(include, "include patterns") if include is not None else tuple(config.get("include", ()))
+        if languages is not None:
+            from codelex.query.parse import resolve_kind
+
+            kinds: tuple[str, ...] | None = tuple(sorted({resolve_kind(k, inline=False)
+                                                           for k in _strings(languages, "languages")}))
+        else:
+            kinds = tuple(config["languages"]) if "languages" in config else None
+        self.config = dict(config, ignore=list(patterns), include=list(included), max_bytes=max_bytes,
+                           max_files=max_files, languages=list(kinds) if kinds is not None else None)
+        self._state = state_for(RootOptions(resolved, explicit, max_files, max_bytes, use_git, patterns, included,
+                                            kinds))
         self.progress = progress
         self.debounce_ms = debounce_ms
         self.build_structure = bool(build_structure)
+
+    @classmethod
+    def discover(cls, path: str | os.PathLike[str] = ".", **kwargs) -> Project:
+        """The project that ``path`` (a directory, default the current one) belongs to.
+
+        Its root is the nearest ancestor holding a codelex index, else the
+        git work tree's root, else ``path`` (see
+        :func:`codelex.project.discover_root`); keyword arguments are
+        :class:`Project`'s.
+        """
+        return cls(discover_root(path), **kwargs)
 
     # --- status -------------------------------------------------------------------
 
@@ -200,7 +265,7 @@ class Project:
             ``added`` and ``removed`` (file counts an open would refresh),
             ``index_dir``, ``generated_at``, ``index_bytes`` (on disk), and
             ``unreadable_dirs`` (candidate index locations that could not be
-            examined, with the reason).
+            examined, with the reason) and ``config`` (:attr:`config`).
         """
         state = self._state
         index = state.index
@@ -210,7 +275,7 @@ class Project:
             directory = state.saved_dir
         out: dict = {"index_dir": str(directory or self.index_dir), "indexed": None, "stale": None, "added": None,
                      "removed": None, "generated_at": None, "index_bytes": None,
-                     "unreadable_dirs": dict(state.unreadable_dirs)}
+                     "unreadable_dirs": dict(state.unreadable_dirs), "config": dict(self.config)}
         if directory is not None:
             found, _ = probe_index(directory)
             if found is not None:
@@ -219,7 +284,7 @@ class Project:
             return out
         opts = state.options
         walk = list_files(state.root, max_bytes=opts.max_bytes, max_files=opts.max_files, use_git=opts.use_git,
-                          ignore=opts.ignore)
+                          ignore=opts.ignore, include=opts.include, kinds=opts.kinds)
         added, removed, stale = diff(index, {f.path: f for f in walk.files})
         out.update(indexed=len(index), stale=len(stale), added=len(added), removed=len(removed),
                    generated_at=index.metadata.get("generated_at"))

@@ -37,6 +37,42 @@ class RootOptions:
     max_bytes: int | None
     use_git: bool | None
     ignore: tuple[str, ...]
+    include: tuple[str, ...] = ()
+    kinds: tuple[str, ...] | None = None  # KINDS keys to index; None: every kind
+
+    def admits(self, rel: str) -> bool:
+        """Whether the caller's ignore, include and kinds settings let ``rel`` (root-relative) in.
+
+        The walk applies the same settings (with the repository's own ignore
+        files); this is the per-edit check of a file the walk did not list.
+        """
+        from codelex.ingest.ignore import ignored_by
+        from codelex.kinds import kind_of
+
+        if self.kinds is not None and kind_of(rel) not in self.kinds:
+            return False
+        specs = _specs(self.ignore, self.include)
+        if specs[0] is not None and ignored_by(specs[0], rel):
+            return False
+        return specs[1] is None or ignored_by(specs[1], rel)
+
+
+_SPEC_CACHE: dict[tuple, tuple] = {}
+
+
+def _specs(ignore: tuple[str, ...], include: tuple[str, ...]) -> tuple:
+    """Compiled (ignore, include) gitignore specs, None where there are no patterns."""
+    key = (ignore, include)
+    found = _SPEC_CACHE.get(key)
+    if found is None:
+        from pathspec import GitIgnoreSpec
+
+        found = (GitIgnoreSpec.from_lines(ignore) if ignore else None,
+                 GitIgnoreSpec.from_lines(include) if include else None)
+        if len(_SPEC_CACHE) > 64:
+            _SPEC_CACHE.clear()
+        _SPEC_CACHE[key] = found
+    return found
 
 
 class RootState:

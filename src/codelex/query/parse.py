@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from codelex.errors import QueryError
-from codelex.kinds import KINDS, supported_kinds
+from codelex.kinds import canonical_kind, supported_kinds
 from codelex.text import tokenize_line
 
 #: The inline filter keys; any other ``key:value`` piece is a search term.
@@ -89,11 +89,13 @@ def _parse_cached(text: str) -> ParsedQuery:
 
 
 def resolve_kind(value: str, *, inline: bool = True) -> str:
-    """Validate a ``lang`` value (case-insensitive) against :data:`codelex.KINDS`."""
-    kind = value.strip().lower()
-    if kind not in KINDS:
+    """The :data:`codelex.KINDS` key of a ``lang`` value: a kind or one of its
+    :data:`codelex.KIND_ALIASES` (``py``, ``ts``, ``rs``, ``golang``, ``c++`` ...), any case."""
+    kind = canonical_kind(value)
+    if kind is None:
         where = "in query" if inline else "for the lang parameter"
-        raise QueryError(f'Unknown lang: "{value}" {where} — supported languages: {supported_kinds()}.')
+        raise QueryError(f'Unknown lang: "{value}" {where} — supported languages: {supported_kinds()} '
+                         f"(short names such as py, ts, rs, golang, c++, sh are accepted too).")
     return kind
 
 
