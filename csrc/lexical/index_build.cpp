@@ -87,7 +87,7 @@ void SegmentBuilder::finish(BatchSegment& out) {
   out.term_line_ptr.assign(n_terms + 1, 0);
   out.post_doc.clear();
   out.post_tf.clear();
-  out.post_line_off.clear();
+  out.tf_big.clear();
   out.line_data.clear();
   out.line_data.reserve(n_trip + n_trip / 4);
   for (size_t i = 0; i < n_terms; ++i) {
@@ -98,9 +98,6 @@ void SegmentBuilder::finish(BatchSegment& out) {
     while (k < e) {
       const uint32_t d = sdoc[k];
       out.post_doc.push_back(d);
-      const int64_t rel = static_cast<int64_t>(out.line_data.size()) - line_base;
-      if (rel > std::numeric_limits<uint32_t>::max()) throw std::length_error("line data of one term exceeds 4 GiB");
-      out.post_line_off.push_back(static_cast<uint32_t>(rel));
       uint32_t prev = 0, tf = 0;
       while (k < e && sdoc[k] == d) {
         put_varint(out.line_data, sline[k] - prev);
@@ -108,7 +105,13 @@ void SegmentBuilder::finish(BatchSegment& out) {
         ++tf;
         ++k;
       }
-      out.post_tf.push_back(tf);
+      if (tf >= kTfEscape) {
+        if (out.post_doc.size() > UINT32_MAX) throw std::length_error("too many postings in one batch");
+        out.tf_big.emplace_back(static_cast<uint32_t>(out.post_doc.size() - 1), tf);
+        out.post_tf.push_back(static_cast<uint8_t>(kTfEscape));
+      } else {
+        out.post_tf.push_back(static_cast<uint8_t>(tf));
+      }
     }
     out.term_ptr[i + 1] = static_cast<int64_t>(out.post_doc.size());
   }
@@ -169,6 +172,8 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
   uint32_t doc_base = 0;
   for (size_t ci = 0; ci < batches.size(); ++ci) {
     BatchSegment& c = batches[ci];
+    size_t next_big = 0;  // the batch's escaped tfs, met in posting order
+    const uint8_t* const line_end = c.line_data.data() + c.line_data.size();
     for (size_t i = 0; i < c.terms.size(); ++i) {
       const uint32_t t = global(ci, c.terms[i]);
       const int64_t s = c.term_ptr[i], e = c.term_ptr[i + 1];
@@ -176,18 +181,23 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
       const int64_t ls = c.term_line_ptr[i], le = c.term_line_ptr[i + 1];
       // Absolute offset in the output's line data of this block's first line byte.
       const int64_t line0 = fill_line[t] - ls;
+      const uint8_t* lines = c.line_data.data() + ls;  // posting p's lines (walked: checkpoints need them)
       for (int64_t p = s; p < e; ++p) {
         const int64_t q = p0 + (p - s);
         out.post_doc[q] = c.post_doc[p] + doc_base;
-        const uint32_t tf = c.post_tf[p];
-        if (tf >= kTfEscape) {
-          out.post_tf[q] = static_cast<uint8_t>(kTfEscape);
+        uint32_t tf = c.post_tf[p];
+        out.post_tf[q] = static_cast<uint8_t>(tf);
+        if (tf == kTfEscape) {
+          if (next_big >= c.tf_big.size() || c.tf_big[next_big].first != p)
+            throw std::logic_error("batch tf overflow pairs out of step");
+          tf = c.tf_big[next_big++].second;
           big.emplace_back(static_cast<uint64_t>(q), tf);
-        } else {
-          out.post_tf[q] = static_cast<uint8_t>(tf);
         }
         if (q % kLineCheckpoint == 0)
-          out.line_ckpt[q / kLineCheckpoint] = static_cast<uint64_t>(line0 + ls + c.post_line_off[p]);
+          out.line_ckpt[q / kLineCheckpoint] = static_cast<uint64_t>(line0 + (lines - c.line_data.data()));
+        const int64_t span = varint_span(lines, line_end, tf);
+        if (span < 0) throw std::logic_error("malformed batch line data");
+        lines += span;
       }
       fill_post[t] += e - s;
       if (le > ls) std::memcpy(out.line_data.data() + fill_line[t], c.line_data.data() + ls, static_cast<size_t>(le - ls));

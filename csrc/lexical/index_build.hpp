@@ -156,9 +156,9 @@ struct BatchSegment {
   std::vector<int64_t> term_ptr;        // terms.size() + 1
   std::vector<int64_t> term_line_ptr;   // terms.size() + 1
   std::vector<uint32_t> post_doc;       // batch-local, ascending within a term
-  std::vector<uint32_t> post_tf;
-  std::vector<uint32_t> post_line_off;  // relative to the term's line start
-  std::vector<uint8_t> line_data;
+  std::vector<uint8_t> post_tf;         // kTfEscape = see tf_big (the batches of a build are all held at once)
+  std::vector<std::pair<uint32_t, uint32_t>> tf_big;  // (posting, tf) of the escaped tfs, ascending
+  std::vector<uint8_t> line_data;       // each posting's tf varints, in posting order
   std::vector<uint32_t> doc_len;
   std::vector<uint32_t> field_len;      // n_docs * kExtraFields
 };

@@ -116,6 +116,10 @@ class Vocabulary {
   void shrink_to_fit();
   // Interns every term of other; remap[i] is the id here of other's term i.
   void intern_all(const Vocabulary& other, std::vector<uint32_t>& remap);
+  // intern_all, then other is emptied; an empty vocabulary takes other's
+  // storage over instead (remap is then the identity), which spares a
+  // fresh build's join one probe per term of its first batch vocabulary.
+  void absorb(Vocabulary& other, std::vector<uint32_t>& remap);
 
  private:
   void rehash(size_t slots);

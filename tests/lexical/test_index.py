@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import codelex
@@ -557,3 +557,31 @@ def test_any_batching_gives_the_single_batch_index(docs, batch_docs, batch_bytes
     assert batched.files == single.files and batched.stats() == single.stats()
     for q in ("abc", "xyz q", "abc_xyz", "q"):
         assert batched.search(q, limit=50) == single.search(q, limit=50)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(line_counts=st.lists(st.integers(min_value=250, max_value=700), min_size=1, max_size=4),
+       workers=st.integers(1, 3))
+def test_large_tfs_match_reference_through_batches_and_saves(tmp_path_factory, line_counts, workers):
+    """Terms on hundreds of lines (tfs past one byte) keep exact tfs and lines through parallel batches,
+    the join, a save and a load."""
+    docs = [(f"src/f{i}.py", "\n".join(f"alpha beta{j % 7} gamma" for j in range(n)) + f"\nomega{i}\n")
+            for i, n in enumerate(line_counts)]
+    docs.append(("src/small.py", "alpha\nbeta1\n"))
+    from codelex.lexical import build as bulk
+
+    defaults = dict(bulk.build_into.__kwdefaults__)
+    bulk.build_into.__kwdefaults__["batch_docs"] = 1  # one batch per document: the join sees every escape
+    try:
+        native = WordIndex.build(docs, workers=workers)
+    finally:
+        bulk.build_into.__kwdefaults__.update(defaults)
+    ref = _reference.ReferenceIndex(docs)
+    for query in ("alpha", "beta3 gamma", "omega0 alpha"):
+        assert_same(native.search(query, limit=10, ranking="classic"), ref.search(query, limit=10))
+    d = tmp_path_factory.mktemp("idx")
+    native.save(d)
+    loaded = WordIndex.load(d)
+    loaded._live.set_line_starts_max(-1)  # through the checkpoints too
+    for query in ("alpha", "beta3 gamma"):
+        assert_same(loaded.search(query, limit=10, ranking="classic"), ref.search(query, limit=10))

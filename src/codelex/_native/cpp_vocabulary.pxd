@@ -33,3 +33,4 @@ cdef extern from "text/vocabulary.hpp" namespace "codelex" nogil:
         void clear()
         void shrink_to_fit()
         void intern_all(const Vocabulary& other, vector[uint32_t]& remap) except +
+        void absorb(Vocabulary& other, vector[uint32_t]& remap) except +

@@ -259,6 +259,7 @@ cdef class BatchBuilder:
     cdef SegmentBuilder* builder
     cdef readonly Vocabulary vocab
     cdef mutex busy
+    cdef size_t vocab_seen  # the vocabulary's size after the last batch (smaller now: it was absorbed)
 
     def __cinit__(self):
         self.vocab = Vocabulary()
@@ -308,10 +309,14 @@ cdef class BatchBuilder:
         with nogil:
             self.busy.lock()
             try:
+                if self.vocab.c.size() < self.vocab_seen:  # absorbed by a join: its cached ids are gone
+                    del self.builder
+                    self.builder = new SegmentBuilder(self.vocab.c)
                 for i in range(data.size()):
                     self.builder.add_document(data[i], lengths[i], path_data[i], path_lengths[i],
                                               &defs[i] if has_defs[i] else NULL)
                 self.builder.finish(deref(batch.seg))
+                self.vocab_seen = self.vocab.c.size()
                 failed = False
             finally:
                 if failed:  # drop the half-filled builder
@@ -408,10 +413,14 @@ cdef class LiveIndex:
                 ki = k
                 with nogil:
                     self.vocab.lock.lock()
-                    try:
-                        self.vocab.c.intern_all(batch_vocab.c, remaps[ki])
+                    batch_vocab.lock.lock()
+                    try:  # (the builders' vocabularies are done with: absorbed, they are left empty)
+                        self.vocab.c.absorb(batch_vocab.c, remaps[ki])
                     finally:
+                        batch_vocab.lock.unlock()
                         self.vocab.lock.unlock()
+                    batch_vocab.tokenizer.reset_cache()
+                    self.vocab.tokenizer.reset_cache()
             for obj in batches:
                 batch = <SegmentBatch>obj
                 k = next(i for i, v in enumerate(vocabs) if v is batch.vocab)
@@ -419,6 +428,11 @@ cdef class LiveIndex:
                 segs.push_back(move(deref(batch.seg)))
                 del batch.seg
                 batch.seg = NULL
+                batch.vocab = None
+            # The builders' vocabularies are mapped: free them before the join
+            # (together about as large as the index's own), unless a caller still holds one.
+            vocabs = vocab = None
+            batch_vocab = None
             seg.reset(new BuiltSegment())
             with nogil:
                 n_terms = self._vocab_size()

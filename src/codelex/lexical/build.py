@@ -103,5 +103,6 @@ def build_into(live, items: Iterable[tuple], workers: int | None, *,
         finally:
             for fut in running:
                 fut.cancel()
+    del builders, run  # their vocabularies go as soon as the join has mapped them
     live.install_batches(batches, paths, mtimes)
     return paths
