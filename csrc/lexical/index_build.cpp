@@ -166,8 +166,10 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
   out.field_len.reserve(n_docs * kExtraFields);
   out.fwd_ptr.clear();
   out.fwd_term.clear();
-  std::vector<int64_t> fill_post(out.term_ptr.begin(), out.term_ptr.end() - 1);
-  std::vector<int64_t> fill_line(term_line_ptr.begin(), term_line_ptr.end() - 1);
+  // The offsets themselves serve as fill cursors (no copies: they hold one
+  // entry per term, millions on a large tree); term_ptr is shifted back after.
+  std::vector<int64_t>& fill_post = out.term_ptr;
+  std::vector<int64_t>& fill_line = term_line_ptr;
   std::vector<std::pair<uint64_t, uint32_t>> big;
   uint32_t doc_base = 0;
   for (size_t ci = 0; ci < batches.size(); ++ci) {
@@ -208,6 +210,10 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
     doc_base += static_cast<uint32_t>(c.doc_len.size());
     c = BatchSegment();  // free the batch now
   }
+  // Each cursor now holds its term's end, which is the next term's start.
+  for (size_t t = n_terms; t > 0; --t) out.term_ptr[t] = out.term_ptr[t - 1];
+  out.term_ptr[0] = 0;
+  std::vector<int64_t>().swap(term_line_ptr);
   std::sort(big.begin(), big.end());
   out.tf_big_pos.reserve(big.size());
   out.tf_big_val.reserve(big.size());

@@ -141,6 +141,23 @@ def test_staleness_note_and_background_refresh(repo):
         assert "Index last updated" not in symbol_search_text(project, "authenticate")
 
 
+def test_watched_project_answers_without_staleness_and_follows_edits(repo):
+    pytest.importorskip("watchdog")
+    from codelex.mcp_server import symbol_search_text
+    from codelex.project import Project
+
+    with Project(repo, watch=True) as project:
+        project.open()
+        assert project.watching
+        project._state.generated_at = time.time() - 3 * 3600  # old, but every edit since has been applied
+        text = symbol_search_text(project, "authenticate")
+        assert "Index last updated" not in text and "staleness" not in fenced_json(text)
+        files = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*.py") if ".codelex" not in p.parts)
+        (repo / files[0]).write_text("def wolverinezap():\n    pass\n")
+        project.sync()
+        assert files[0] in symbol_search_text(project, "wolverinezap")
+
+
 def test_symbol_search_ranking(repo):
     from codelex.mcp_server import ToolError, symbol_search_text
     from codelex.project import Project

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["IgnoreChain", "any_pattern", "ignored_by"]
+__all__ = ["GitignoreOracle", "IgnoreChain", "any_pattern", "ignored_by"]
 
 
 class IgnoreChain:
@@ -92,3 +92,64 @@ def ignored_by(spec, rel: str) -> bool:
         if spec.check_file("/".join(parts[:i]) + "/").include:
             return True
     return bool(spec.check_file(rel).include)
+
+
+class GitignoreOracle:
+    """Whether one path is ignored by the ``.gitignore`` files above it, asked one path at a time.
+
+    The walk keeps a chain as it descends; a file watcher meets paths in any
+    order, so this reads each directory's ``.gitignore`` on demand and keeps
+    it while its ``(mtime_ns, size)`` holds (one ``stat`` per directory and
+    question).  Same semantics as :class:`IgnoreChain`.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = os.fspath(root)
+        self._specs: dict[str, tuple[tuple[int, int] | None, object]] = {}
+
+    def _spec(self, prefix: str):
+        file = os.path.join(self.root, prefix, ".gitignore")
+        try:
+            st = os.stat(file)
+            signature: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            signature = None
+        cached = self._specs.get(prefix)
+        if cached is not None and cached[0] == signature:
+            return cached[1]
+        spec = None
+        if signature is not None:
+            try:
+                with open(file, encoding="utf-8", errors="surrogateescape") as f:
+                    lines = f.read().splitlines()
+            except OSError:
+                lines = []
+            from pathspec import GitIgnoreSpec
+
+            spec = GitIgnoreSpec.from_lines(lines)
+        if len(self._specs) > 4096:
+            self._specs.clear()
+        self._specs[prefix] = (signature, spec)
+        return spec
+
+    def ignored(self, rel: str, is_dir: bool = False) -> bool:
+        """Whether ``rel`` (root-relative, ``/``-separated) or one of its directories is ignored."""
+        parts = rel.split("/")
+        for depth in range(1, len(parts) + 1):
+            sub_is_dir = depth < len(parts) or is_dir
+            if self._verdict(parts, depth, sub_is_dir):
+                return True
+        return False
+
+    def _verdict(self, parts: list[str], depth: int, is_dir: bool) -> bool:
+        """The deepest ``.gitignore``'s last matching rule for the path of ``parts[:depth]``."""
+        verdict = False
+        suffix = "/" if is_dir else ""
+        for level in range(depth):
+            spec = self._spec("/".join(parts[:level]))
+            if spec is None:
+                continue
+            result = spec.check_file("/".join(parts[level:depth]) + suffix)
+            if result.include is not None:
+                verdict = result.include
+        return verdict

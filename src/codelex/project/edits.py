@@ -10,7 +10,7 @@ from codelex.ingest.rules import BINARY_PROBE_BYTES
 from codelex.lexical import WordIndex
 from codelex.project.state import RootState
 
-__all__ = ["apply_edit", "relative_path", "schedule_save"]
+__all__ = ["apply_changes", "apply_edit", "edit", "relative_path", "schedule_save", "watch_admits"]
 
 
 def relative_path(root: Path, path: str | os.PathLike[str]) -> str:
@@ -72,3 +72,52 @@ def schedule_save(state: RootState, index: WordIndex, debounce_ms: float | None)
             state.saver = PersistScheduler(index, state.writable_dir(), debounce_ms=debounce_ms)
         saver = state.saver
     saver.schedule()
+
+
+def edit(state: RootState, rel: str, content: str | bytes | None, debounce_ms: float | None) -> bool:
+    """One edit of the project (see :meth:`codelex.Project.on_edit`); True when ``rel`` is indexed afterwards."""
+    with state.lock:
+        if state.status == "building":
+            state.pending_edits.append((rel, content))
+        index = state.index
+        if index is None:
+            return False
+        indexed = apply_edit(state, index, rel, content)
+    if indexed:
+        state.structure.mark_stale(rel, content, debounce_ms)
+    else:
+        state.structure.remove(rel)
+    schedule_save(state, index, debounce_ms)
+    return indexed
+
+
+def watch_admits(state: RootState, oracle, rel: str, is_dir: bool) -> bool:
+    """Whether a watched path may concern the index: the walk's rules, the ignore files and settings."""
+    from codelex.ingest.rules import dir_reason
+
+    if is_dir:
+        if any(dir_reason(part) is not None for part in rel.split("/")):
+            return False
+    elif path_skip_reason(rel) is not None or not state.options.admits(rel):
+        return False
+    return not oracle.ignored(rel, is_dir)
+
+
+def apply_changes(state: RootState, changes, oracle, debounce_ms: float | None) -> None:
+    """A watcher's batch: each changed file re-read (or removed), directories that appeared walked,
+    the indexed files under directories that went removed."""
+    files = set(changes.files)
+    index = state.index
+    for gone in changes.gone_dirs:
+        prefix = gone + "/"
+        if index is not None:
+            files.update(f for f in index.files if f.startswith(prefix))
+    root = str(state.root)
+    for new in changes.new_dirs:
+        for directory, dirnames, filenames in os.walk(os.path.join(root, new)):
+            rel_dir = os.path.relpath(directory, root).replace(os.sep, "/")
+            dirnames[:] = [d for d in dirnames if watch_admits(state, oracle, f"{rel_dir}/{d}", True)]
+            files.update(f"{rel_dir}/{name}" for name in filenames
+                         if watch_admits(state, oracle, f"{rel_dir}/{name}", False))
+    for rel in sorted(files):
+        edit(state, rel, None, debounce_ms)

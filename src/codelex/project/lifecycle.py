@@ -263,6 +263,12 @@ def close(state: RootState) -> None:
     with state.lock:
         if state.status == "closed":
             return
+        watcher, state.watcher = state.watcher, None
+    if watcher is not None:  # first: its last changes are applied and saved with the rest
+        watcher.stop()
+    with state.lock:
+        if state.status == "closed":
+            return
         state.job += 1  # supersedes a running build
         state.status = "closed"
         state.done.notify_all()

@@ -23,7 +23,9 @@ from codelex.ingest import list_files
 from codelex.lexical import WordIndex
 from codelex.persist.layout import probe_index
 from codelex.project import lifecycle
-from codelex.project.edits import apply_edit, relative_path, schedule_save
+from codelex.ingest.ignore import GitignoreOracle
+from codelex.project.edits import apply_changes, edit, relative_path, watch_admits
+from codelex.project.watch import DEBOUNCE_S, ProjectWatcher
 from codelex.project.refresh import diff
 from codelex.project.results import HINTS, Coverage, RefreshReport, SearchResult
 from codelex.project.roots import discover_root, refusal_reason
@@ -34,6 +36,24 @@ from codelex.query.options import SearchOptions, parse_request
 log = logging.getLogger("codelex")
 
 __all__ = ["Project"]
+
+
+def _sentinel_dir(state) -> Path | None:
+    """The index directory when it lies under the root and exists (the watcher's sync sentinel goes there)."""
+    for directory in state.candidate_dirs():
+        try:
+            directory.relative_to(state.root)
+        except ValueError:
+            continue
+        if directory.is_dir() or _make_dir(state, directory):
+            return directory
+    return None
+
+
+def _make_dir(state, directory: Path) -> bool:
+    from codelex.persist.layout import prepare_local_dir
+
+    return directory == state.candidate_dirs()[0] and prepare_local_dir(directory)
 
 ProgressCallback = Callable[[int, int, int], object]
 
@@ -94,6 +114,12 @@ class Project:
     languages : sequence of str, optional
         Kinds (or short names such as ``py``, ``ts``) to index.  Default:
         the configuration's ``languages``, else every kind.
+    watch : bool, default False
+        Follow file changes with a file watcher (the ``watch`` extra:
+        ``watchdog``) from :meth:`open` on: edits, creations, deletions and
+        renames reach the index within 50 ms (:meth:`sync` forces them).
+        When the watcher cannot start, :attr:`watch_status` says why and
+        freshness comes from stat checks as without it.
     build_structure : bool, default True
         After each build or refresh, analyze the changed files' structure
         (definitions and chunks) in the background, on worker processes.
@@ -132,6 +158,7 @@ class Project:
         include: Sequence[str] | None = None,
         languages: Sequence[str] | None = None,
         build_structure: bool = True,
+        watch: bool = False,
     ) -> None:
         resolved = Path(root).expanduser().resolve()
         if not resolved.is_dir():
@@ -165,6 +192,7 @@ class Project:
         self.progress = progress
         self.debounce_ms = debounce_ms
         self.build_structure = bool(build_structure)
+        self.watch = bool(watch)
 
     @classmethod
     def discover(cls, path: str | os.PathLike[str] = ".", **kwargs) -> Project:
@@ -231,6 +259,8 @@ class Project:
         in the background.  A build already running for this root is joined,
         not repeated.
         """
+        if self.watch:  # before the build lists the tree: no edit falls between the listing and the watch
+            self._start_watching()
         if not wait:
             lifecycle.adopt_saved(self._state)
         lifecycle.start(self._state, full=False, wait_for_it=wait, reason=None, progress=self.progress,
@@ -710,21 +740,66 @@ class Project:
         """
         if content is not None and not isinstance(content, (str, bytes)):
             raise TypeError(f"content must be str, bytes or None, not {type(content).__name__}")
-        rel = relative_path(self.root, path)
+        return edit(self._state, relative_path(self.root, path), content, self.debounce_ms)
+
+    # --- live freshness ------------------------------------------------------------
+
+    def sync(self, timeout: float = 5.0) -> bool:
+        """Make the index reflect every file change made before the call.
+
+        A watched project applies at once what the watcher has been told (see
+        :mod:`codelex.project.watch`: without this, within its debounce
+        window of 50 ms); otherwise the files are checked by ``stat`` and
+        refreshed (:meth:`refresh`).  Returns True when nothing may be
+        missing (False: the watcher's queue did not drain within ``timeout``).
+        """
+        watcher = self._state.watcher
+        if watcher is not None and watcher.watching:
+            return watcher.sync(timeout)
+        self.refresh()
+        return True
+
+    @property
+    def watch_status(self) -> dict:
+        """``state`` (``watching``, ``off``, ``failed``: then ``reason``, and freshness comes from stat
+        checks), the watcher's ``backend``, ``debounce_ms``, ``events`` and ``batches`` applied."""
+        watcher = self._state.watcher
+        if watcher is None:
+            reason = self._state.watch_failure
+            return {"state": "failed" if reason else "off", "reason": reason}
+        return {"state": watcher.state if watcher.state != "stopped" else "off", "reason": watcher.reason,
+                "backend": watcher.backend, "debounce_ms": DEBOUNCE_S * 1e3, "events": watcher.events,
+                "batches": watcher.applied}
+
+    @property
+    def watching(self) -> bool:
+        """Whether a file watcher keeps this project fresh (its answers carry no staleness note)."""
+        watcher = self._state.watcher
+        return watcher is not None and watcher.watching
+
+    def start_watching(self) -> dict:
+        """Start following file changes now (idempotent; :meth:`open` does it for ``watch=True``).
+
+        Returns :attr:`watch_status`.
+        """
+        self._start_watching()
+        return self.watch_status
+
+    def _start_watching(self) -> None:
         state = self._state
         with state.lock:
-            if state.status == "building":
-                state.pending_edits.append((rel, content))
-            index = state.index
-            if index is None:
-                return False
-            indexed = apply_edit(state, index, rel, content)
-        if indexed:
-            state.structure.mark_stale(rel, content, self.debounce_ms)
-        else:
-            state.structure.remove(rel)
-        schedule_save(state, index, self.debounce_ms)
-        return indexed
+            if state.watcher is not None or state.status in ("refused", "closed"):
+                return
+            oracle = GitignoreOracle(state.root)
+            sentinel = _sentinel_dir(state)
+            debounce_ms = self.debounce_ms
+            watcher = ProjectWatcher(
+                state.root, lambda rel, is_dir: watch_admits(state, oracle, rel, is_dir),
+                lambda changes: apply_changes(state, changes, oracle, debounce_ms), sentinel_dir=sentinel)
+            failure = watcher.start()
+            if failure is None:
+                state.watcher = watcher
+            state.watch_failure = failure
 
     # --- shutdown -------------------------------------------------------------------
 

@@ -99,6 +99,8 @@ class RootState:
         self.disk_signature: tuple | None = None
         # Candidate index locations that could not be examined, with the reason (shown by status).
         self.unreadable_dirs: dict[str, str] = {}
+        self.watcher = None  # a ProjectWatcher once a watched handle opened the root
+        self.watch_failure: str | None = None  # why the watcher could not start
         self.structure = StructureUpkeep(self.root, options.max_bytes, self.writable_dir)
         self.code = CodeUpkeep(self.root, options.max_bytes, self.writable_dir)
 

@@ -1,0 +1,284 @@
+"""Live freshness: a file watcher that feeds a project's per-edit upkeep.
+
+:class:`ProjectWatcher` follows a root with the ``watchdog`` package
+(inotify on Linux, FSEvents on macOS, ReadDirectoryChangesW on Windows) and
+hands changed paths, debounced, to a callback: edits, creations, deletions
+and renames of files, and whole directories created, moved in, deleted or
+moved out.  Paths the project would not index (its admission rules, its
+ignore files and settings, ``.git/`` and the index directory itself) never
+trigger work.
+
+Debouncing: a batch is applied once no event arrived for
+:data:`DEBOUNCE_S` (50 ms), or once its oldest event is :data:`MAX_DELAY_S`
+(0.5 s) old during a continuous burst.  :meth:`ProjectWatcher.sync` applies
+everything the operating system has reported up to the call, at once: it
+writes a sentinel file in the index directory and waits for its event,
+which the notification queue delivers after every earlier one.
+
+When the watcher cannot start (``watchdog`` missing, the inotify watch
+limit, a filesystem that does not notify) :meth:`ProjectWatcher.start`
+returns the reason and the project falls back to checking files by ``stat``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+log = logging.getLogger("codelex")
+
+__all__ = ["DEBOUNCE_S", "MAX_DELAY_S", "Changes", "ProjectWatcher"]
+
+#: Quiet time after the last event before a batch is applied.
+DEBOUNCE_S = 0.05
+#: Longest a reported change waits during a continuous burst of events.
+MAX_DELAY_S = 0.5
+_SENTINEL_PREFIX = ".sync-"
+
+
+class Changes:
+    """A debounced batch: files changed (any kind of change), directories that appeared and that went."""
+
+    __slots__ = ("files", "new_dirs", "gone_dirs")
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.new_dirs: set[str] = set()
+        self.gone_dirs: set[str] = set()
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.new_dirs or self.gone_dirs)
+
+
+class ProjectWatcher:
+    """Follows ``root``; ``apply(changes)`` runs on the watcher's thread (or :meth:`sync`'s caller).
+
+    Parameters
+    ----------
+    root : Path
+        The project root (resolved).
+    admit : callable
+        ``admit(rel, is_dir) -> bool``: whether a root-relative path may be
+        indexed (for a directory: whether files under it may be).
+    apply : callable
+        ``apply(changes)`` with a :class:`Changes`; exceptions are logged.
+    sentinel_dir : Path, optional
+        A writable directory under ``root`` whose events are otherwise
+        ignored (the index directory): :meth:`sync` writes its sentinel there.
+    """
+
+    def __init__(self, root: Path, admit: Callable[[str, bool], bool], apply: Callable[[Changes], None], *,
+                 sentinel_dir: Path | None = None, debounce_s: float = DEBOUNCE_S,
+                 max_delay_s: float = MAX_DELAY_S, skip_dirs: tuple[str, ...] = (".git",)) -> None:
+        self.root = root
+        self._root_s = os.fspath(root)
+        self._admit = admit
+        self._apply = apply
+        self._sentinel_dir = sentinel_dir
+        self._debounce = debounce_s
+        self._max_delay = max_delay_s
+        self._skip = set(skip_dirs)
+        if sentinel_dir is not None:
+            try:
+                self._skip.add(sentinel_dir.relative_to(root).parts[0])
+            except (ValueError, IndexError):
+                pass
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._apply_lock = threading.Lock()
+        self._pending = Changes()
+        self._first_at = 0.0
+        self._last_at = 0.0
+        self._seen_sentinels: set[str] = set()
+        self._observer = None
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self.state = "stopped"  # stopped | watching | failed
+        self.reason: str | None = None
+        self.backend: str | None = None
+        self.events = 0  # events received (filtered ones included)
+        self.applied = 0  # batches applied
+
+    # --- lifecycle --------------------------------------------------------------
+
+    def start(self) -> str | None:
+        """Start watching; None on success, else why the watcher could not start (it stays stopped)."""
+        try:
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError as exc:
+            return self._failed(f"the watchdog package is not installed ({exc}); pip install 'codelex[watch]'")
+        watcher = self
+
+        class _Handler(FileSystemEventHandler):
+            def on_any_event(self, event) -> None:  # noqa: D401 - watchdog's callback
+                watcher._on_event(event)
+
+        observer = Observer()
+        try:
+            observer.schedule(_Handler(), self._root_s, recursive=True)
+            observer.start()
+        except Exception as exc:  # inotify limits, unsupported filesystems: OSError and others
+            try:
+                observer.stop()
+            except Exception:
+                pass
+            return self._failed(f"the file watcher cannot start: {exc}")
+        self._observer = observer
+        self.backend = type(observer).__name__
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="codelex-watch", daemon=True)
+        self._thread.start()
+        self.state, self.reason = "watching", None
+        return None
+
+    def _failed(self, reason: str) -> str:
+        self.state, self.reason = "failed", reason
+        log.info("codelex: %s; falling back to stat checks", reason)
+        return reason
+
+    def stop(self) -> None:
+        """Stop watching; pending changes are applied first."""
+        observer, self._observer = self._observer, None
+        if observer is not None:
+            try:
+                observer.stop()
+                observer.join(timeout=5)
+            except Exception:  # pragma: no cover - shutdown is best effort
+                pass
+        with self._lock:
+            self._stopping = True
+            self._wake.notify_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        self._thread = None
+        self._flush()
+        if self.state == "watching":
+            self.state = "stopped"
+
+    @property
+    def watching(self) -> bool:
+        return self.state == "watching"
+
+    # --- events -----------------------------------------------------------------
+
+    def _relative(self, path) -> str | None:
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not path:
+            return None
+        rel = os.path.relpath(path, self._root_s)
+        if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
+            return None
+        return rel.replace(os.sep, "/")
+
+    def _on_event(self, event) -> None:
+        kind = event.event_type
+        if kind in ("opened", "closed_no_write"):
+            return
+        self.events += 1
+        paths = [(event.src_path, kind in ("deleted", "moved"))]
+        dest = getattr(event, "dest_path", None)
+        if kind == "moved" and dest:
+            paths.append((dest, False))
+        now = time.monotonic()
+        with self._lock:
+            added = False
+            for path, gone in paths:
+                rel = self._relative(path)
+                if rel is None:
+                    continue
+                top = rel.split("/", 1)[0]
+                if top in self._skip:
+                    name = rel.rsplit("/", 1)[-1]
+                    if name.startswith(_SENTINEL_PREFIX) and not gone:
+                        self._seen_sentinels.add(name)
+                        self._wake.notify_all()
+                    continue
+                if event.is_directory:
+                    if kind == "modified" or not self._admit(rel, True):
+                        continue
+                    (self._pending.gone_dirs if gone else self._pending.new_dirs).add(rel)
+                elif self._admit(rel, False):
+                    self._pending.files.add(rel)
+                else:
+                    continue
+                added = True
+            if added:
+                if not self._first_at:
+                    self._first_at = now
+                self._last_at = now
+                self._wake.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while not self._stopping:
+                    if self._pending:
+                        now = time.monotonic()
+                        due = min(self._last_at + self._debounce, self._first_at + self._max_delay)
+                        if now >= due:
+                            break
+                        self._wake.wait(due - now)
+                    else:
+                        self._wake.wait()
+                if self._stopping:
+                    return
+            self._flush()
+
+    def _flush(self) -> None:
+        with self._apply_lock:
+            with self._lock:
+                batch, self._pending = self._pending, Changes()
+                self._first_at = self._last_at = 0.0
+            if not batch:
+                return
+            try:
+                self._apply(batch)
+                self.applied += 1
+            except Exception:  # the watcher must outlive a bad batch; the next stat check repairs it
+                log.exception("codelex: applying watched changes failed")
+
+    # --- sync -------------------------------------------------------------------
+
+    def sync(self, timeout: float = 5.0) -> bool:
+        """Apply every change reported up to now; True when the watcher's queue was drained.
+
+        With a sentinel directory this waits (at most ``timeout`` seconds)
+        for the event of a file written now, so every earlier event has
+        arrived; without one it waits one debounce window.
+        """
+        if not self.watching:
+            return False
+        drained = True
+        sentinel = None
+        if self._sentinel_dir is not None:
+            name = f"{_SENTINEL_PREFIX}{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
+            sentinel = self._sentinel_dir / name
+            try:
+                with open(sentinel, "w"):
+                    pass
+            except OSError:
+                sentinel = None
+        if sentinel is not None:
+            deadline = time.monotonic() + timeout
+            with self._lock:
+                while sentinel.name not in self._seen_sentinels and self.watching:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        drained = False
+                        break
+                    self._wake.wait(left)
+                self._seen_sentinels.discard(sentinel.name)
+            try:
+                os.unlink(sentinel)
+            except OSError:
+                pass
+        else:
+            time.sleep(self._debounce * 2)
+        self._flush()
+        return drained
