@@ -1,7 +1,13 @@
 """Shared test helpers: tiny deterministic embedders (a model2vec StaticModel from a small matrix)."""
 
+import os
+
 import numpy as np
 import pytest
+
+# Command lines run by the tests work in-process: no background server is started or reached (the
+# server's own tests start one explicitly, with a private socket directory).
+os.environ["CODELEX_NO_SERVER"] = "1"
 
 WORDS = ["py", "route", "routes", "handler", "register", "parse", "config", "user", "password", "check",
          "dispatch", "add", "path", "file", "read", "write", "def", "class", "return", "self"]

@@ -14,6 +14,8 @@ module re-exports the public API; parts that pull in heavier dependencies
 (persistence, the project walk) load on first use.
 """
 
+TYPE_CHECKING = False  # (not typing.TYPE_CHECKING: importing typing costs more than this module)
+
 from codelex.defaults import DEFAULT_MAX_BYTES, DEFAULT_RANKING, RANKINGS, STOPWORDS, VERSION
 from codelex.errors import (
     AmbiguousSymbolError,
@@ -25,13 +27,34 @@ from codelex.errors import (
     SymbolNotFoundError,
 )
 from codelex.kinds import CODE_KINDS, KIND_ALIASES, KINDS, NON_CODE_KINDS
-from codelex.lexical import FileInfo, Hit, WordIndex, centrality_from_reverse_deps
-from codelex.query import Filter, ParsedQuery, SearchOptions, parse_query
-from codelex.text import Vocabulary, scan_definitions, split_identifier, tokenize_document, tokenize_line
 
 __version__ = VERSION
 
+if TYPE_CHECKING:  # pragma: no cover - what the lazy names resolve to, for type checkers
+    from codelex.dense import FunctionEmbedder, SentenceTransformerEmbedder, StaticModelEmbedder
+    from codelex.lexical import FileInfo, Hit, WordIndex, centrality_from_reverse_deps
+    from codelex.persist.scheduler import PersistScheduler
+    from codelex.project import Coverage, Project, RefreshReport, SearchResult
+    from codelex.query import Filter, ParsedQuery, SearchOptions, parse_query
+    from codelex.rank import HybridHit, HybridResult
+    from codelex.text import Vocabulary, scan_definitions, split_identifier, tokenize_document, tokenize_line
+
+# Everything that loads the native core (and numpy) is imported on first use: `import codelex` costs a few
+# milliseconds, and a command line that only talks to a running server never pays for the core at all.
 _LAZY = {
+    "FileInfo": "codelex.lexical",
+    "Hit": "codelex.lexical",
+    "WordIndex": "codelex.lexical",
+    "centrality_from_reverse_deps": "codelex.lexical",
+    "Filter": "codelex.query",
+    "ParsedQuery": "codelex.query",
+    "SearchOptions": "codelex.query",
+    "parse_query": "codelex.query",
+    "Vocabulary": "codelex.text",
+    "scan_definitions": "codelex.text",
+    "split_identifier": "codelex.text",
+    "tokenize_document": "codelex.text",
+    "tokenize_line": "codelex.text",
     # Persistence pulls in xxhash and filelock, the project its walk: loaded on first use only.
     "PersistScheduler": "codelex.persist.scheduler",
     "Project": "codelex.project",
@@ -47,13 +70,26 @@ _LAZY = {
 }
 
 
+_SUBPACKAGES = frozenset({"cli", "dense", "docs", "hybrid", "ingest", "lexical", "mcp_server", "persist",
+                          "project", "query", "rank", "render", "structure", "text"})
+
+
 def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'codelex' has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(module), name)
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f"codelex.{name}")
+    else:
+        raise AttributeError(f"module 'codelex' has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 __all__ = [

@@ -103,8 +103,11 @@ def _project_root(args) -> Path:
     cached = getattr(args, "resolved_root", None)
     if cached is not None:
         return cached
+    client_cwd = getattr(args, "cwd", None)  # a served command's: the client's directory
     if args.root is not None:
         root = Path(args.root)
+        if client_cwd is not None and not root.is_absolute():
+            root = Path(client_cwd) / root
         if not root.is_dir():
             raise _Failure(f"not a directory: {args.root}")
         args.scope = None
@@ -112,7 +115,7 @@ def _project_root(args) -> Path:
         from codelex.project.roots import discover_root
 
         try:
-            here = Path.cwd().resolve()
+            here = Path(client_cwd or os.getcwd()).resolve()
         except OSError as exc:
             raise _Failure(f"the current directory cannot be read: {exc}") from None
         root = discover_root(here)
@@ -190,7 +193,8 @@ def _cmd_search(args) -> int:
     machine = args.json or args.jsonl or args.files_only or args.vimgrep
     progress = _Progress(sys.stderr) if sys.stderr.isatty() and not machine else None
     started = time.perf_counter()
-    project = _open_ready(args, progress)
+    pool = getattr(args, "pool", None)  # in the server: a warm, watched project per root
+    project = _pooled(args, pool) if pool is not None else _open_ready(args, progress)
     if progress:
         progress.clear()
     try:
@@ -234,12 +238,32 @@ def _cmd_search(args) -> int:
             capped = " (capped)" if result.coverage.truncated else ""
             scoped = bool(args.scope) and not args.whole_project
             where = f" under {display_text(args.scope)}/" if scoped else ""
+            if pool is not None:
+                how = "kept warm by the server" + ("" if project.watching else " (stat-checked)")
             print(f"{len(result.results)} of {result.coverage.files:,} files{where}{capped}; index {how} in "
                   f"{(opened - started) * 1e3:.0f} ms, query {(searched - opened) * 1e3:.2f} ms",
                   file=sys.stderr)
     finally:
-        project.close()
+        if pool is None:
+            project.close()
     return EXIT_FOUND if result.results else EXIT_NONE
+
+
+def _pooled(args, pool):
+    """The server's project for this command's root (opened and ready, or a one-line failure)."""
+    root = _project_root(args).resolve()
+    from codelex.project import refusal_reason
+
+    refused = refusal_reason(root)
+    if refused:
+        raise _Failure(f"refusing to index {root}: {refused}")
+    try:
+        project = pool.project(root, _size_cap(args))
+    except (OSError, ValueError) as exc:
+        raise _Failure(str(exc)) from None
+    if project.status != "ready":
+        raise _Failure(f"indexing {project.root} {project.status}: {project.status_reason}")
+    return project
 
 
 def _display_file(file: str) -> str:
@@ -607,6 +631,24 @@ def _cmd_related(args) -> int:
     return EXIT_FOUND if result.hits else EXIT_NONE
 
 
+def _cmd_serve(args) -> int:
+    from codelex import server
+    from codelex.defaults import VERSION
+
+    if not server.server_enabled():
+        raise _Failure("the server needs Unix sockets (POSIX), and CODELEX_NO_SERVER unset")
+    if args.stop or args.status:
+        answer = server.request({"version": VERSION, "op": "stop" if args.stop else "ping"}, timeout=5)
+        if answer is None:
+            print("codelex: no server is running", file=sys.stderr)
+            return EXIT_NONE
+        if args.status:
+            json.dump({k: answer[k] for k in ("pid", "requests", "roots") if k in answer}, sys.stdout)
+            sys.stdout.write("\n")
+        return EXIT_FOUND
+    return EXIT_FOUND if server.serve(run_served, args.idle_timeout) == 0 else EXIT_NONE
+
+
 def _cmd_mcp(args) -> int:
     try:
         from codelex.mcp_server import serve
@@ -778,6 +820,16 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     r.set_defaults(func=_cmd_related)
 
+    sv = sub.add_parser("serve", help="keep warm, watched indexes for one-shot commands (started on demand)",
+                        description="A per-user background server: `codelex search` talks to it over a Unix "
+                                    "socket (owner-only) and falls back to working in-process when it is absent. "
+                                    "Started on demand; exits when idle. CODELEX_NO_SERVER=1 disables it.")
+    sv.add_argument("--idle-timeout", type=float, default=900.0, metavar="S",
+                    help="exit after S seconds without a request (default: 900)")
+    sv.add_argument("--stop", action="store_true", help="ask the running server to exit")
+    sv.add_argument("--status", action="store_true", help="print the running server's pid and roots")
+    sv.set_defaults(func=_cmd_serve)
+
     m = sub.add_parser("mcp", help="run the MCP server on stdio")
     m.set_defaults(func=_cmd_mcp)
     return parser
@@ -803,7 +855,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (AttributeError, ValueError):
             pass
     parser = _parser()
-    argv, originals = _protect_negations(list(sys.argv[1:] if argv is None else argv))
+    raw_argv = list(sys.argv[1:] if argv is None else argv)
+    argv, originals = _protect_negations(list(raw_argv))
     _PLACEHOLDERS.update(originals)
     args = parser.parse_args(argv)
     if originals and isinstance(getattr(args, "query", None), str):
@@ -814,6 +867,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "max_bytes", None) is not None and args.max_bytes < 0:
         print("codelex: --max-bytes must be >= 0", file=sys.stderr)
         return EXIT_ERROR
+    if args.command in _SERVED and not args.debug:
+        from codelex import server
+
+        if server.server_enabled():
+            status = server.run_remote(raw_argv)
+            if status is not None:
+                return status
+            if server.socket_path() is not None:
+                server.spawn_server()  # for the next command; this one works in-process
+    return _dispatch(args)
+
+
+_SERVED = frozenset({"search"})
+
+
+def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool) -> int:
+    """Run a client's command line in the server (its output goes to the current sys.stdout/stderr)."""
+    parser = _parser()
+    argv, originals = _protect_negations(list(argv))
+    args = parser.parse_args(argv)
+    if originals and isinstance(getattr(args, "query", None), str):
+        args.query = originals.get(args.query, args.query)
+    if args.command not in _SERVED:
+        print(f"codelex: the server does not run `{args.command}`", file=sys.stderr)
+        return EXIT_ERROR
+    if getattr(args, "max_bytes", None) is not None and args.max_bytes < 0:
+        print("codelex: --max-bytes must be >= 0", file=sys.stderr)
+        return EXIT_ERROR
+    args.cwd, args.pool = cwd, pool
+    if getattr(args, "color", None) == "auto":
+        args.color = "always" if tty and not env.get("NO_COLOR") and env.get("TERM") != "dumb" else "never"
+    return _dispatch(args)
+
+
+def _dispatch(args) -> int:
     from codelex.errors import CodelexError
 
     try:

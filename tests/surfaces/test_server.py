@@ -1,0 +1,122 @@
+"""``codelex serve``: the one-shot command line answered by a warm, watched server."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.surfaces.test_cli import _command
+
+pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX") or os.name != "posix", reason="Unix sockets")
+
+
+def _env(runtime: Path, **extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "CODELEX_NO_SERVER"}
+    env.update(XDG_RUNTIME_DIR=str(runtime), **extra)
+    return env
+
+
+def run(*args, env, cwd=None, timeout=120):
+    return subprocess.run([*_command(), *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=timeout)
+
+
+@pytest.fixture
+def served(tmp_path: Path):
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src/auth.py").write_text("def authenticate_user(name):\n    return lookup(name)\n")
+    (root / "src/db.py").write_text("def connect_database():\n    pass\n")
+    env = _env(runtime)
+    proc = subprocess.Popen([*_command(), "serve", "--idle-timeout", "60"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while run("serve", "--status", env=env).returncode != 0:
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "the server never came up"
+        time.sleep(0.1)
+    yield root, env, runtime
+    run("serve", "--stop", env=env)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def test_served_search_matches_in_process(served):
+    root, env, _ = served
+    local_env = dict(env, CODELEX_NO_SERVER="1")
+    for args in (("authenticate", "--json"), ("authenticate", "-l"), ("connect database", "--vimgrep"),
+                 ("authenticate", "--color", "never", "-q"), ("zzzqqq", "-l")):
+        remote = run("search", *args, "--root", root, env=env)
+        local = run("search", *args, "--root", root, env=local_env)
+        assert remote.returncode == local.returncode, (args, remote.stderr, local.stderr)
+        if "--json" in args:  # the same answer; only the index's timestamp may differ
+            remote_doc, local_doc = json.loads(remote.stdout), json.loads(local.stdout)
+            assert remote_doc["results"] == local_doc["results"] and remote_doc["query"] == local_doc["query"]
+        else:
+            assert remote.stdout == local.stdout, args
+    status = json.loads(run("serve", "--status", env=env).stdout)
+    assert status["requests"] >= 5 and str(root.resolve()) in status["roots"]
+
+
+def test_served_search_sees_edits_and_relative_paths(served):
+    root, env, _ = served
+    assert run("search", "authenticate", "-l", cwd=root / "src", env=env).stdout.split() == ["auth.py"]
+    (root / "src/new.py").write_text("def quetzalcoatl():\n    pass\n")
+    deadline = time.monotonic() + 10
+    while run("search", "quetzalcoatl", "-l", cwd=root / "src", env=env).stdout.split() != ["new.py"]:
+        assert time.monotonic() < deadline, "the served index never saw the new file"
+        time.sleep(0.05)
+
+
+def test_errors_come_back_as_one_line(served):
+    root, env, _ = served
+    r = run("search", "lang:klingon x", "--root", root, env=env)
+    assert r.returncode == 2 and "Unknown lang" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = run("search", "x", "--root", root / "missing", env=env)
+    assert r.returncode == 2 and "not a directory" in r.stderr
+
+
+def test_socket_is_private(served):
+    _, env, runtime = served
+    directory = runtime / "codelex"
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    sockets = list(directory.glob("server-*.sock"))
+    assert len(sockets) == 1 and stat.S_IMODE(sockets[0].stat().st_mode) == 0o600
+
+
+def test_unsafe_socket_directories_are_never_used(tmp_path, monkeypatch):
+    from codelex import server
+
+    runtime, fallback = tmp_path / "run", tmp_path / "tmp"
+    (runtime / "codelex").mkdir(parents=True)
+    fallback.mkdir()
+    os.chmod(runtime / "codelex", 0o755)  # readable by others: not private
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("TMPDIR", str(fallback))
+    assert server.socket_dir() == fallback / f"codelex-{os.getuid()}"
+    os.chmod(fallback / f"codelex-{os.getuid()}", 0o770)
+    assert server.socket_dir() is None and server.socket_path() is None
+    assert server.run_remote(["search", "x"]) is None  # the command line then works in-process
+
+
+def test_client_of_another_version_falls_back(served, monkeypatch):
+    root, env, runtime = served
+    from codelex import server
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    assert server.request({"version": "0.0.0-other", "op": "ping"})["op"] == "refused"
+    monkeypatch.setattr(server, "VERSION", "0.0.0-other")
+    assert server.socket_path().name == "server-0.0.0-other.sock"
+    assert server.run_remote(["search", "x", "--root", str(root)]) is None  # no server of that version
