@@ -26,12 +26,12 @@ from codelex.errors import (
     QueryError,
     SymbolNotFoundError,
 )
-from codelex.kinds import CODE_KINDS, KIND_ALIASES, KINDS, NON_CODE_KINDS
 
 __version__ = VERSION
 
 if TYPE_CHECKING:  # pragma: no cover - what the lazy names resolve to, for type checkers
     from codelex.dense import FunctionEmbedder, SentenceTransformerEmbedder, StaticModelEmbedder
+    from codelex.kinds import CODE_KINDS, KIND_ALIASES, KINDS, NON_CODE_KINDS
     from codelex.lexical import FileInfo, Hit, WordIndex, centrality_from_reverse_deps
     from codelex.persist.scheduler import PersistScheduler
     from codelex.project import Coverage, Project, RefreshReport, SearchResult
@@ -42,6 +42,10 @@ if TYPE_CHECKING:  # pragma: no cover - what the lazy names resolve to, for type
 # Everything that loads the native core (and numpy) is imported on first use: `import codelex` costs a few
 # milliseconds, and a command line that only talks to a running server never pays for the core at all.
 _LAZY = {
+    "CODE_KINDS": "codelex.kinds",
+    "KIND_ALIASES": "codelex.kinds",
+    "KINDS": "codelex.kinds",
+    "NON_CODE_KINDS": "codelex.kinds",
     "FileInfo": "codelex.lexical",
     "Hit": "codelex.lexical",
     "WordIndex": "codelex.lexical",
@@ -70,8 +74,8 @@ _LAZY = {
 }
 
 
-_SUBPACKAGES = frozenset({"cli", "dense", "docs", "hybrid", "ingest", "lexical", "mcp_server", "persist",
-                          "project", "query", "rank", "render", "structure", "text"})
+_SUBPACKAGES = frozenset({"cli", "dense", "docs", "hybrid", "ingest", "kinds", "lexical", "mcp_server", "persist",
+                          "project", "query", "rank", "render", "server", "structure", "text"})
 
 
 def __getattr__(name: str):

@@ -846,8 +846,9 @@ def _interrupt_again(hook_args, previous=sys.unraisablehook) -> None:
     previous(hook_args)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``codelex`` console script; returns the exit status."""
+def main(argv: Sequence[str] | None = None, *, served_tried: bool = False) -> int:
+    """Run a ``codelex`` command line in-process (after :mod:`codelex._launch` found no server for it,
+    when ``served_tried``); returns the exit status."""
     sys.unraisablehook = _interrupt_again
     for stream in (sys.stdout, sys.stderr):  # a stray lone surrogate must never crash a write
         try:
@@ -871,7 +872,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from codelex import server
 
         if server.server_enabled():
-            status = server.run_remote(raw_argv)
+            status = None if served_tried else server.run_remote(raw_argv)
             if status is not None:
                 return status
             if server.socket_path() is not None:

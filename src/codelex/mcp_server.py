@@ -10,7 +10,7 @@ JSON with the reason and a hint.
 
 One warm :class:`~codelex.project.Project` is kept per root, watched: a file
 watcher feeds edits, creations, deletions and renames to the index within
-50 ms, so answers carry no staleness note (when the watcher cannot start,
+about 20 ms, so answers carry no staleness note (when the watcher cannot start,
 the note and the background refresh of an index ten minutes old come back).
 Before each call it checks (one ``stat``) whether another process wrote a
 newer index, and adopts it; the original could serve a stale copy for up to

@@ -26,16 +26,13 @@ unless ``CODELEX_NO_SERVER`` is set).
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import socket
-import stat
-import struct
 import sys
-import threading
 import time
-from pathlib import Path
+
+# (pathlib, threading, io and struct load with the server only: the client side stays minimal)
 
 from codelex.defaults import VERSION
 
@@ -56,17 +53,24 @@ def server_enabled() -> bool:
     return hasattr(socket, "AF_UNIX") and os.name == "posix" and not os.environ.get(NO_SERVER_ENV)
 
 
-def socket_dir() -> Path | None:
+def socket_dir() -> str | None:
     """The user's private directory for the socket (created 0700), or None when none is safe."""
+    import stat
+
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     uid = os.getuid()
     candidates = []
     if runtime and os.path.isabs(runtime):
-        candidates.append(Path(runtime) / "codelex")
-    candidates.append(Path(os.environ.get("TMPDIR") or "/tmp") / f"codelex-{uid}")
+        candidates.append(os.path.join(runtime, "codelex"))
+    candidates.append(os.path.join(os.environ.get("TMPDIR") or "/tmp", f"codelex-{uid}"))
     for directory in candidates:
         try:
-            directory.mkdir(mode=0o700, exist_ok=True)
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue
+        try:
             st = os.lstat(directory)
         except OSError:
             continue
@@ -75,10 +79,10 @@ def socket_dir() -> Path | None:
     return None
 
 
-def socket_path() -> Path | None:
+def socket_path() -> str | None:
     """Where this version's server listens, or None when there is no safe place for it."""
     directory = socket_dir()
-    return directory / f"server-{VERSION}.sock" if directory is not None else None
+    return os.path.join(directory, f"server-{VERSION}.sock") if directory is not None else None
 
 
 # --- client ---------------------------------------------------------------------------
@@ -108,7 +112,7 @@ def request(payload: dict, timeout: float | None = None) -> dict | None:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(_CONNECT_TIMEOUT_S)
-            conn.connect(os.fspath(path))
+            conn.connect(path)
             conn.settimeout(timeout)
             conn.sendall(json.dumps(payload).encode("utf-8", "surrogateescape") + b"\n")
             line = _recv_line(conn)
@@ -163,20 +167,24 @@ class _Pool:
     """One opened, watched project per (root, size cap): what the CLI's commands use in the server."""
 
     def __init__(self) -> None:
+        import threading
+
         self.lock = threading.Lock()
         self.projects: dict[tuple, object] = {}
 
-    def project(self, root: Path, options: dict):
+    def project(self, root, options: dict):
         from codelex.project import Project
 
         key = (root, tuple(sorted(options.items())))
         with self.lock:
             project = self.projects.get(key)
-            if project is None or project.status == "closed":
+            fresh = project is None or project.status == "closed"
+            if fresh:
                 project = Project(root, watch=True, **options)
                 self.projects[key] = project
-        project.open()
-        if not project.watching:  # the watcher could not start: check files by stat on every request
+        if fresh or project.status != "ready":
+            project.open()  # load, check by stat, start watching: once
+        elif not project.watching:  # the watcher could not start: check files by stat on every request
             project.refresh()
         return project
 
@@ -191,13 +199,15 @@ class Server:
     """Listens on :func:`socket_path` until idle for ``idle_timeout`` seconds (see the module docstring)."""
 
     def __init__(self, runner, idle_timeout: float = IDLE_TIMEOUT_S) -> None:
+        import threading
+
         self.runner = runner  # runner(argv, cwd=, tty=, env=, pool=) -> exit status (the CLI's run_served)
         self.idle_timeout = idle_timeout
         self.pool = _Pool()
         self.run_lock = threading.Lock()  # commands write to a per-request capture of stdout/stderr
         self.last_activity = time.monotonic()
         self.stopping = False
-        self.path: Path | None = None
+        self.path: str | None = None
         self.requests = 0
 
     def bind(self) -> socket.socket | None:
@@ -214,7 +224,7 @@ class Server:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
-            sock.bind(os.fspath(path))
+            sock.bind(path)
         except OSError:
             sock.close()
             return None
@@ -240,7 +250,7 @@ class Server:
                     continue
                 except OSError:
                     break
-                threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+                _thread(self._handle, conn)
         finally:
             sock.close()
             try:
@@ -252,6 +262,8 @@ class Server:
         return 0
 
     def _peer_ok(self, conn: socket.socket) -> bool:
+        import struct
+
         so_peercred = getattr(socket, "SO_PEERCRED", None)
         if so_peercred is None:
             return True  # the directory's permissions are the guard where the kernel does not say
@@ -304,6 +316,8 @@ class Server:
         return dict(base, op="done", status=status, stdout=out, stderr=err)
 
     def _run(self, argv: list[str], cwd: str, tty: bool, env: dict) -> tuple[int, str, str]:
+        import io
+
         out, err = io.StringIO(), io.StringIO()
         saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = out, err
@@ -317,6 +331,12 @@ class Server:
         finally:
             sys.stdout, sys.stderr = saved
         return status, out.getvalue(), err.getvalue()
+
+
+def _thread(target, *args) -> None:
+    import threading
+
+    threading.Thread(target=target, args=args, daemon=True).start()
 
 
 def serve(runner, idle_timeout: float = IDLE_TIMEOUT_S) -> int:

@@ -137,3 +137,17 @@ def test_unwatched_sync_refreshes(tmp_path):
         (root / "b.py").write_text("def platypusnew(): pass\n")
         project.sync()
         assert files_for(project, "platypusnew") == ["b.py"]
+
+
+def test_lost_events_mean_a_stat_check(watched):
+    import logging
+
+    root, project = watched
+    report_before = project.last_report
+    (root / "src/late.py").write_text("def capybaralate():\n    pass\n")
+    logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+    deadline = time.monotonic() + 10
+    while project.watch_status["overflows"] < 1 or project.last_report is report_before:
+        assert time.monotonic() < deadline, "no refresh after the overflow"
+        time.sleep(0.02)
+    assert files_for(project, "capybaralate") == ["src/late.py"]

@@ -117,7 +117,7 @@ class Project:
     watch : bool, default False
         Follow file changes with a file watcher (the ``watch`` extra:
         ``watchdog``) from :meth:`open` on: edits, creations, deletions and
-        renames reach the index within 50 ms (:meth:`sync` forces them).
+        renames reach the index within about 20 ms (:meth:`sync` forces them).
         When the watcher cannot start, :attr:`watch_status` says why and
         freshness comes from stat checks as without it.
     build_structure : bool, default True
@@ -749,7 +749,7 @@ class Project:
 
         A watched project applies at once what the watcher has been told (see
         :mod:`codelex.project.watch`: without this, within its debounce
-        window of 50 ms); otherwise the files are checked by ``stat`` and
+        window of 20 ms); otherwise the files are checked by ``stat`` and
         refreshed (:meth:`refresh`).  Returns True when nothing may be
         missing (False: the watcher's queue did not drain within ``timeout``).
         """
@@ -769,7 +769,7 @@ class Project:
             return {"state": "failed" if reason else "off", "reason": reason}
         return {"state": watcher.state if watcher.state != "stopped" else "off", "reason": watcher.reason,
                 "backend": watcher.backend, "debounce_ms": DEBOUNCE_S * 1e3, "events": watcher.events,
-                "batches": watcher.applied}
+                "batches": watcher.applied, "overflows": watcher.overflows}
 
     @property
     def watching(self) -> bool:
@@ -793,9 +793,16 @@ class Project:
             oracle = GitignoreOracle(state.root)
             sentinel = _sentinel_dir(state)
             debounce_ms = self.debounce_ms
+            progress, structure = self.progress, self.build_structure
+
+            def recheck() -> None:  # events were lost: a stat check, as refresh() does
+                lifecycle.start(state, full=False, wait_for_it=True, reason=None, supersede=True,
+                                progress=progress, structure=structure)
+
             watcher = ProjectWatcher(
                 state.root, lambda rel, is_dir: watch_admits(state, oracle, rel, is_dir),
-                lambda changes: apply_changes(state, changes, oracle, debounce_ms), sentinel_dir=sentinel)
+                lambda changes: apply_changes(state, changes, oracle, debounce_ms), sentinel_dir=sentinel,
+                on_overflow=recheck)
             failure = watcher.start()
             if failure is None:
                 state.watcher = watcher

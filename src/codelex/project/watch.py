@@ -9,13 +9,15 @@ ignore files and settings, ``.git/`` and the index directory itself) never
 trigger work.
 
 Debouncing: a batch is applied once no event arrived for
-:data:`DEBOUNCE_S` (50 ms), or once its oldest event is :data:`MAX_DELAY_S`
+:data:`DEBOUNCE_S` (20 ms), or once its oldest event is :data:`MAX_DELAY_S`
 (0.5 s) old during a continuous burst.  :meth:`ProjectWatcher.sync` applies
 everything the operating system has reported up to the call, at once: it
 writes a sentinel file in the index directory and waits for its event,
 which the notification queue delivers after every earlier one.
 
-When the watcher cannot start (``watchdog`` missing, the inotify watch
+When the kernel drops events (inotify's queue overflowed, e.g. under a
+checkout of many thousand files), the project is checked by ``stat`` once,
+as a refresh does.  When the watcher cannot start (``watchdog`` missing, the inotify watch
 limit, a filesystem that does not notify) :meth:`ProjectWatcher.start`
 returns the reason and the project falls back to checking files by ``stat``.
 """
@@ -34,7 +36,7 @@ log = logging.getLogger("codelex")
 __all__ = ["DEBOUNCE_S", "MAX_DELAY_S", "Changes", "ProjectWatcher"]
 
 #: Quiet time after the last event before a batch is applied.
-DEBOUNCE_S = 0.05
+DEBOUNCE_S = 0.02
 #: Longest a reported change waits during a continuous burst of events.
 MAX_DELAY_S = 0.5
 _SENTINEL_PREFIX = ".sync-"
@@ -73,7 +75,8 @@ class ProjectWatcher:
 
     def __init__(self, root: Path, admit: Callable[[str, bool], bool], apply: Callable[[Changes], None], *,
                  sentinel_dir: Path | None = None, debounce_s: float = DEBOUNCE_S,
-                 max_delay_s: float = MAX_DELAY_S, skip_dirs: tuple[str, ...] = (".git",)) -> None:
+                 max_delay_s: float = MAX_DELAY_S, skip_dirs: tuple[str, ...] = (".git",),
+                 on_overflow: Callable[[], None] | None = None) -> None:
         self.root = root
         self._root_s = os.fspath(root)
         self._admit = admit
@@ -94,6 +97,9 @@ class ProjectWatcher:
         self._first_at = 0.0
         self._last_at = 0.0
         self._seen_sentinels: set[str] = set()
+        self._on_overflow = on_overflow
+        self._overflowed = False
+        self._log_hook: logging.Handler | None = None
         self._observer = None
         self._thread: threading.Thread | None = None
         self._stopping = False
@@ -102,12 +108,14 @@ class ProjectWatcher:
         self.backend: str | None = None
         self.events = 0  # events received (filtered ones included)
         self.applied = 0  # batches applied
+        self.overflows = 0  # times the kernel dropped events (each followed by a stat check)
 
     # --- lifecycle --------------------------------------------------------------
 
     def start(self) -> str | None:
         """Start watching; None on success, else why the watcher could not start (it stays stopped)."""
         try:
+            from watchdog import events
             from watchdog.events import FileSystemEventHandler
             from watchdog.observers import Observer
         except ImportError as exc:
@@ -120,7 +128,12 @@ class ProjectWatcher:
 
         observer = Observer()
         try:
-            observer.schedule(_Handler(), self._root_s, recursive=True)
+            # Only changes: opening and reading files (every build and best line does) would flood the
+            # kernel's queue; a write is seen when its file is closed, created, moved or deleted.
+            wanted = [events.FileCreatedEvent, events.FileDeletedEvent, events.FileMovedEvent,
+                      events.FileModifiedEvent, events.FileClosedEvent, events.DirCreatedEvent,
+                      events.DirDeletedEvent, events.DirMovedEvent]
+            observer.schedule(_Handler(), self._root_s, recursive=True, event_filter=wanted)
             observer.start()
         except Exception as exc:  # inotify limits, unsupported filesystems: OSError and others
             try:
@@ -130,11 +143,26 @@ class ProjectWatcher:
             return self._failed(f"the file watcher cannot start: {exc}")
         self._observer = observer
         self.backend = type(observer).__name__
+        self._hook_overflow()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="codelex-watch", daemon=True)
         self._thread.start()
         self.state, self.reason = "watching", None
         return None
+
+    def _hook_overflow(self) -> None:
+        """Notice the kernel dropping events (inotify's queue overflowed: watchdog says so only in its log)."""
+        watcher = self
+
+        class _Overflow(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                if "overflow" in record.getMessage():
+                    with watcher._lock:
+                        watcher._overflowed = True
+                        watcher._wake.notify_all()
+
+        self._log_hook = _Overflow(logging.WARNING)
+        logging.getLogger("watchdog.observers.inotify_c").addHandler(self._log_hook)
 
     def _failed(self, reason: str) -> str:
         self.state, self.reason = "failed", reason
@@ -150,6 +178,9 @@ class ProjectWatcher:
                 observer.join(timeout=5)
             except Exception:  # pragma: no cover - shutdown is best effort
                 pass
+        if self._log_hook is not None:
+            logging.getLogger("watchdog.observers.inotify_c").removeHandler(self._log_hook)
+            self._log_hook = None
         with self._lock:
             self._stopping = True
             self._wake.notify_all()
@@ -217,7 +248,7 @@ class ProjectWatcher:
     def _run(self) -> None:
         while True:
             with self._lock:
-                while not self._stopping:
+                while not self._stopping and not self._overflowed:
                     if self._pending:
                         now = time.monotonic()
                         due = min(self._last_at + self._debounce, self._first_at + self._max_delay)
@@ -228,7 +259,23 @@ class ProjectWatcher:
                         self._wake.wait()
                 if self._stopping:
                     return
+                overflowed, self._overflowed = self._overflowed, False
+            if overflowed:
+                self.overflows += 1
+                self._recover()
             self._flush()
+
+    def _recover(self) -> None:
+        """Events were lost: what is pending is dropped and the project is checked by stat instead."""
+        with self._apply_lock:
+            with self._lock:
+                self._pending = Changes()
+                self._first_at = self._last_at = 0.0
+            if self._on_overflow is not None:
+                try:
+                    self._on_overflow()
+                except Exception:
+                    log.exception("codelex: the refresh after lost file events failed")
 
     def _flush(self) -> None:
         with self._apply_lock:
