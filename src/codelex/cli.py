@@ -395,6 +395,7 @@ def _cmd_status(args) -> int:
     print(f"root:  {display_path(str(project.root))}")
     print(f"index: {display_path(info['index_dir'])} ({_human_bytes(info['index_bytes'])})")
     print("config: " + _config_line(info["config"]))
+    print("freshness: " + _freshness_line(project.root))
     for directory, why in unreadable.items():
         print(f"skipped index location: {directory} ({why})")
     if info["indexed"] is None:
@@ -412,6 +413,24 @@ def _cmd_status(args) -> int:
     else:
         print("fresh: no file changed since the index was built")
     return EXIT_FOUND
+
+
+def _freshness_line(root: Path) -> str:
+    """Who keeps the root fresh: a running server's watcher, or stat checks at each command."""
+    from codelex import server
+
+    if server.server_enabled():
+        from codelex.defaults import VERSION
+
+        answer = server.request({"version": VERSION, "op": "ping"}, timeout=5)
+        if answer is not None and str(root) in answer.get("roots", []):
+            state = answer.get("watch", {}).get(str(root))
+            how = "watched by" if state == "watching" else "stat-checked by"
+            return f"{how} the codelex server (pid {answer.get('pid')}); searches go through it"
+        if answer is not None:
+            return f"checked by stat at each command (the codelex server, pid {answer.get('pid')}, has not " \
+                   f"opened this root yet)"
+    return "checked by stat at each command (no codelex server running)"
 
 
 def _config_line(config: dict) -> str:
@@ -643,7 +662,7 @@ def _cmd_serve(args) -> int:
             print("codelex: no server is running", file=sys.stderr)
             return EXIT_NONE
         if args.status:
-            json.dump({k: answer[k] for k in ("pid", "requests", "roots") if k in answer}, sys.stdout)
+            json.dump({k: answer[k] for k in ("pid", "requests", "roots", "watch") if k in answer}, sys.stdout)
             sys.stdout.write("\n")
         return EXIT_FOUND
     return EXIT_FOUND if server.serve(run_served, args.idle_timeout) == 0 else EXIT_NONE

@@ -299,8 +299,10 @@ class Server:
             return dict(base, op="refused", reason="another codelex version")
         op = payload.get("op")
         if op == "ping":
-            return dict(base, op="pong", pid=os.getpid(), requests=self.requests,
-                        roots=sorted({str(k[0]) for k in self.pool.projects}))
+            with self.pool.lock:
+                watching = {str(k[0]): p.watch_status["state"] for k, p in self.pool.projects.items()}
+            return dict(base, op="pong", pid=os.getpid(), requests=self.requests, roots=sorted(watching),
+                        watch=watching)
         if op == "stop":
             self.stopping = True
             return dict(base, op="stopping")

@@ -72,7 +72,11 @@ def test_served_search_matches_in_process(served):
 
 def test_served_search_sees_edits_and_relative_paths(served):
     root, env, _ = served
+    assert "no codelex server running" in run("status", "--root", root,
+                                               env=dict(env, CODELEX_NO_SERVER="1")).stdout
+    assert "has not opened this root" in run("status", "--root", root, env=env).stdout
     assert run("search", "authenticate", "-l", cwd=root / "src", env=env).stdout.split() == ["auth.py"]
+    assert "watched by the codelex server" in run("status", "--root", root, env=env).stdout
     (root / "src/new.py").write_text("def quetzalcoatl():\n    pass\n")
     deadline = time.monotonic() + 10
     while run("search", "quetzalcoatl", "-l", cwd=root / "src", env=env).stdout.split() != ["new.py"]:
