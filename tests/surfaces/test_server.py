@@ -76,7 +76,8 @@ def test_served_search_sees_edits_and_relative_paths(served):
                                                env=dict(env, CODELEX_NO_SERVER="1")).stdout
     assert "has not opened this root" in run("status", "--root", root, env=env).stdout
     assert run("search", "authenticate", "-l", cwd=root / "src", env=env).stdout.split() == ["auth.py"]
-    assert "watched by the codelex server" in run("status", "--root", root, env=env).stdout
+    # (no index nor git above src/: src/ itself is the project discovered there)
+    assert "watched by the codelex server" in run("status", "--root", root / "src", env=env).stdout
     (root / "src/new.py").write_text("def quetzalcoatl():\n    pass\n")
     deadline = time.monotonic() + 10
     while run("search", "quetzalcoatl", "-l", cwd=root / "src", env=env).stdout.split() != ["new.py"]:
