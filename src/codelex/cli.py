@@ -144,7 +144,9 @@ def _open_project(args, progress=None):
 
     root = _project_root(args)
     try:
-        project = Project(root, progress=progress, **_size_cap(args))
+        # (one command in one process: the import graph would not be ready before it exits; the server,
+        # which keeps projects warm, ranks with it)
+        project = Project(root, progress=progress, import_graph=False, **_size_cap(args))
     except (OSError, ValueError) as exc:
         raise _Failure(str(exc)) from None
     return project

@@ -68,6 +68,12 @@ def slot_multipliers(table: DocTable, n: int, demote_test_vendor: bool, demote_d
         table.priors[key] = base
     elif len(base) > n:
         base = base[:n]
+    cache = getattr(centrality, "cache", None)  # a CentralityMap: its multipliers for this table, once
+    ckey = (id(table), n, key)
+    if cache is not None:
+        hit = cache.get(ckey)
+        if hit is not None and hit[0] is table:  # (the table is held: its id cannot be reused meanwhile)
+            return hit[1], hit[2]
     if centrality:
         mult = base.copy()
         slot_of = table.slot_of
@@ -78,6 +84,10 @@ def slot_multipliers(table: DocTable, n: int, demote_test_vendor: bool, demote_d
                 factor = centrality_factor(int(count or 0))
                 mult[slot] *= factor
                 top = max(top, factor)
+        if cache is not None:
+            if len(cache) > 8:
+                cache.clear()
+            cache[ckey] = (table, mult, top)
         return mult, top
     if not demote_test_vendor and not demote_docs:
         return None, 1.0

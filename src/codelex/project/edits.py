@@ -87,8 +87,24 @@ def edit(state: RootState, rel: str, content: str | bytes | None, debounce_ms: f
         state.structure.mark_stale(rel, content, debounce_ms)
     else:
         state.structure.remove(rel)
+    _update_graph(state, rel, content if indexed else None, indexed)
     schedule_save(state, index, debounce_ms)
     return indexed
+
+
+def _update_graph(state: RootState, rel: str, content, indexed: bool) -> None:
+    """Re-extract the edited file's import edges (or drop them), moving the counts of the files they touch."""
+    with state.lock:
+        graph = state.graph
+        if graph is None:
+            if state.graph_thread is not None and state.graph_thread.is_alive():
+                state.graph_backlog.append(rel)
+            return
+    text = content.decode("utf-8", "surrogateescape") if isinstance(content, bytes) else content
+    if indexed:
+        graph.update(rel, text)
+    else:
+        graph.remove(rel)
 
 
 def watch_admits(state: RootState, oracle, rel: str, is_dir: bool) -> bool:

@@ -128,7 +128,7 @@ def _build(state: RootState, job: int, full: bool, reason: str | None,
                           max_files=opts.max_files, max_bytes=opts.max_bytes, ignore=list(opts.ignore),
                           include=list(opts.include), kinds=list(opts.kinds) if opts.kinds is not None else None,
                           writer=state.writer)
-    _publish(state, job, index, walk)
+    _publish(state, job, index, walk, changed)
     if changed:
         report.saved = save(state, index)
     if walk.record is not None and not walk.cached and state.saved_dir is not None:
@@ -189,9 +189,11 @@ def adopt_saved(state: RootState) -> None:
             state.generated_at = index.metadata.get("generated_at")
 
 
-def _publish(state: RootState, job: int, index: WordIndex, walk: WalkResult) -> None:
+def _publish(state: RootState, job: int, index: WordIndex, walk: WalkResult, changed: bool = True) -> None:
     with state.lock:
         state.check_job(job)
+        if changed or index is not state.index:  # files changed outside per-edit upkeep: derive the graph again
+            state.graph, state.graph_info = None, {}
         edits, state.pending_edits = state.pending_edits, []
         for rel, content in edits:  # edits that arrived during the build are newer
             apply_edit(state, index, rel, content)

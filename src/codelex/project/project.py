@@ -12,8 +12,10 @@ of waiting.  Edits arrive through :meth:`Project.on_edit`
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -36,6 +38,37 @@ from codelex.query.options import SearchOptions, parse_request
 log = logging.getLogger("codelex")
 
 __all__ = ["Project"]
+
+
+def _build_graph(state) -> None:
+    """Extract and resolve the import edges of the indexed files (a background thread)."""
+    import time
+
+    from codelex.graph import ImportGraph, read_from
+
+    index = state.index
+    if index is None:
+        return
+    started = time.perf_counter()
+    try:
+        graph = ImportGraph.build(list(index.files), read_from(str(state.root), state.options.max_bytes))
+    except Exception as exc:  # a graph is a prior: search goes on without it
+        log.exception("codelex: building the import graph failed")
+        with state.lock:
+            state.graph_info = {"error": f"{type(exc).__name__}: {exc}"}
+        return
+    with state.lock:
+        if state.status == "closed" or state.index is not index:
+            return  # closed, or rebuilt meanwhile (the next need starts over)
+        # Edits that arrived meanwhile: bring their files up to date in the graph too.
+        for rel in state.graph_backlog:
+            if state.index is not None and rel in state.index:
+                graph.update(rel)
+            else:
+                graph.remove(rel)
+        state.graph_backlog.clear()
+        state.graph = graph
+        state.graph_info = {"seconds": time.perf_counter() - started}
 
 
 def _sentinel_dir(state) -> Path | None:
@@ -114,6 +147,13 @@ class Project:
     languages : sequence of str, optional
         Kinds (or short names such as ``py``, ``ts``) to index.  Default:
         the configuration's ``languages``, else every kind.
+    import_graph : bool, default True
+        Extract and resolve the project's import edges (:mod:`codelex.graph`)
+        in the background after the index is ready, and rank a file that many
+        others import a little higher (the centrality prior, ``1 + ln(1 +
+        importers) / 4``) once they are known; :meth:`importers` and
+        :meth:`imports` answer from them.  A search given its own
+        ``centrality`` uses that instead.
     watch : bool, default False
         Follow file changes with a file watcher (the ``watch`` extra:
         ``watchdog``) from :meth:`open` on: edits, creations, deletions and
@@ -159,6 +199,7 @@ class Project:
         languages: Sequence[str] | None = None,
         build_structure: bool = True,
         watch: bool = False,
+        import_graph: bool = True,
     ) -> None:
         resolved = Path(root).expanduser().resolve()
         if not resolved.is_dir():
@@ -193,6 +234,7 @@ class Project:
         self.debounce_ms = debounce_ms
         self.build_structure = bool(build_structure)
         self.watch = bool(watch)
+        self.import_graph = bool(import_graph)
 
     @classmethod
     def discover(cls, path: str | os.PathLike[str] = ".", **kwargs) -> Project:
@@ -346,6 +388,10 @@ class Project:
         state = self._state
         _, opts = parse_request(query, options, kwargs)  # a malformed request raises, available or not
         index = state.index
+        if index is not None and self.import_graph and opts.centrality is None and "centrality" not in kwargs:
+            graph = self._graph(wait=False)
+            if graph is not None:
+                opts = dataclasses.replace(opts, centrality=graph.centrality_map())
         if index is not None:
             try:
                 hits = index.search(query, opts)
@@ -741,6 +787,57 @@ class Project:
         if content is not None and not isinstance(content, (str, bytes)):
             raise TypeError(f"content must be str, bytes or None, not {type(content).__name__}")
         return edit(self._state, relative_path(self.root, path), content, self.debounce_ms)
+
+    # --- import graph ---------------------------------------------------------------
+
+    def importers(self, path: str | os.PathLike[str], timeout: float | None = None) -> list[str]:
+        """The indexed files that import ``path`` (absolute or root-relative), sorted.
+
+        Waits (at most ``timeout`` seconds) for the import graph when it is
+        still being built; raises ``TimeoutError`` past that.
+        """
+        return self._require_graph(timeout).importers(relative_path(self.root, path))
+
+    def imports(self, path: str | os.PathLike[str], timeout: float | None = None) -> list[str]:
+        """The indexed files ``path`` imports, sorted (see :meth:`importers`)."""
+        return self._require_graph(timeout).imports(relative_path(self.root, path))
+
+    @property
+    def graph_status(self) -> dict:
+        """``state`` (``off``, ``building``, ``ready``, ``failed``) and, when ready, the graph's counts
+        (files, references, resolved, unresolved, edges) and the seconds its build took."""
+        state = self._state
+        with state.lock:
+            graph, thread, info = state.graph, state.graph_thread, dict(state.graph_info)
+        if graph is not None:
+            return dict(info, state="ready", **graph.stats())
+        if thread is not None and thread.is_alive():
+            return {"state": "building"}
+        return dict(info, state="failed" if info.get("error") else "off")
+
+    def _require_graph(self, timeout: float | None):
+        if self._state.index is None:
+            raise RuntimeError("the project has no index yet: open() it first")
+        graph = self._graph(wait=True, timeout=timeout)
+        if graph is None:
+            raise TimeoutError("the import graph is still being built")
+        return graph
+
+    def _graph(self, wait: bool, timeout: float | None = None):
+        """The import graph (None while it builds); its build starts on first need, in the background."""
+        state = self._state
+        with state.lock:
+            if state.graph is not None:
+                return state.graph
+            thread = state.graph_thread
+            if (thread is None or not thread.is_alive()) and state.index is not None \
+                    and not state.graph_info.get("error"):
+                thread = threading.Thread(target=_build_graph, args=(state,), name="codelex-graph", daemon=True)
+                state.graph_thread = thread
+                thread.start()
+        if wait and thread is not None:
+            thread.join(timeout)
+        return state.graph
 
     # --- live freshness ------------------------------------------------------------
 

@@ -100,6 +100,10 @@ class RootState:
         # Candidate index locations that could not be examined, with the reason (shown by status).
         self.unreadable_dirs: dict[str, str] = {}
         self.watcher = None  # a ProjectWatcher once a watched handle opened the root
+        self.graph = None  # the ImportGraph, once built (codelex.graph)
+        self.graph_thread: threading.Thread | None = None
+        self.graph_info: dict = {}
+        self.graph_backlog: list[str] = []  # files edited while the graph was being built
         self.watch_failure: str | None = None  # why the watcher could not start
         self.structure = StructureUpkeep(self.root, options.max_bytes, self.writable_dir)
         self.code = CodeUpkeep(self.root, options.max_bytes, self.writable_dir)

@@ -38,6 +38,40 @@ def _check_bool(value: object, name: str) -> bool:
     return value
 
 
+class CentralityMap(Mapping):
+    """Importer counts (path -> files importing it), validated once.
+
+    A search given one reuses the per-slot multipliers it computed for the
+    same slot layout, instead of walking the counts on every query (an
+    import graph holds one entry per imported file: tens of thousands on a
+    large tree).  Immutable.
+    """
+
+    __slots__ = ("_counts", "cache")
+
+    def __init__(self, counts: Mapping[str, int]) -> None:
+        checked = {}
+        for path, count in counts.items():
+            if not isinstance(path, str):
+                raise TypeError(f"centrality keys must be paths (str), not {type(path).__name__}")
+            if int(count or 0) > 0:
+                checked[path] = int(count)
+        self._counts = checked
+        self.cache: dict = {}  # (id of a slot table, slots, priors key) -> (table, multipliers, bound)
+
+    def __getitem__(self, path: str) -> int:
+        return self._counts[path]
+
+    def __iter__(self):
+        return iter(self._counts)
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def __repr__(self) -> str:
+        return f"CentralityMap({len(self._counts)} files)"
+
+
 @dataclass(frozen=True)
 class SearchOptions:
     """How to rank: everything of a search request but the query text.
@@ -107,7 +141,9 @@ class SearchOptions:
             if not isinstance(self.lang, str):
                 raise TypeError(f"lang must be str, not {type(self.lang).__name__}")
             set_("lang", resolve_kind(self.lang, inline=False))
-        if self.centrality is not None:
+        if isinstance(self.centrality, CentralityMap):
+            pass  # validated when it was made; searches reuse its per-slot multipliers
+        elif self.centrality is not None:
             if not isinstance(self.centrality, Mapping):
                 raise TypeError(f"centrality must be a mapping of path to count, not {type(self.centrality).__name__}")
             counts = {}
@@ -177,4 +213,4 @@ def parse_request(query: object, options: SearchOptions | None = None,
     return parsed, opts
 
 
-__all__ = ["SearchOptions", "check_limit", "parse_request"]
+__all__ = ["CentralityMap", "SearchOptions", "check_limit", "parse_request"]
