@@ -135,8 +135,11 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
             project.open(wait=False)  # refresh in the background; this answer uses the current index
     root = str(project.root)
     results = []
+    graph_ready = project.import_graph and project.graph_status["state"] == "ready"
     for hit in result.results:
         entry = hit.to_dict()
+        if graph_ready:
+            entry["importers"] = len(project.importers(hit.file, timeout=0))  # how central the file is
         entry["file"] = display_path(hit.file)
         entry["text"] = display_text(best_line_text(root, hit.file, hit.start_line))
         if hit.symbol is not None:

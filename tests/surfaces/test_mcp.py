@@ -296,3 +296,19 @@ def test_code_search_and_find_related_tools(repo):
         assert out[name].is_error, name
     assert not out["related"].is_error and "No answer yet" in text_of(out["related"])
     assert not out["after"].is_error
+
+
+def test_symbol_search_mentions_importer_counts(tmp_path):
+    from codelex.mcp_server import symbol_search_text
+    from codelex.project import Project
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "core.py").write_text("def authenticate_user(): pass\n")
+    (root / "a.py").write_text("import core\n")
+    (root / "b.py").write_text("from core import authenticate_user\n")
+    with Project(root) as project:
+        project.open()
+        project.importers("core.py")  # the graph is ready
+        results = fenced_json(symbol_search_text(project, "authenticate"))["results"]
+        assert results[0]["file"] == "core.py" and results[0]["importers"] == 2
