@@ -226,3 +226,36 @@ def test_project_graph_api_centrality_and_edits(tmp_path):
         assert project.graph_status["state"] == "off"
         hits = project.search("parse config").results
         assert hits[0].score == hits[1].score
+
+
+def test_graph_cache_reuses_unchanged_files(tmp_path):
+    import os
+    import time as _time
+
+    from codelex import Project
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "core.py").write_text("x = 1\n")
+    (root / "a.py").write_text("import core\n")
+    (root / "b.py").write_text("y = 2\n")
+    with Project(root, build_structure=False) as project:
+        project.open()
+        assert project.importers("core.py") == ["a.py"]
+        assert project.graph_status["reused"] == 0
+    assert (root / ".codelex" / "graph.clx").is_file()
+    with Project(root, build_structure=False) as project:
+        project.open()
+        assert project.importers("core.py") == ["a.py"]
+        assert project.graph_status["reused"] == 3  # nothing read again
+    (root / "b.py").write_text("import core\n")
+    later = _time.time() + 5
+    os.utime(root / "b.py", (later, later))
+    with Project(root, build_structure=False) as project:
+        project.open()
+        assert project.importers("core.py") == ["a.py", "b.py"]  # the changed file was extracted again
+        assert project.graph_status["reused"] == 2
+    (root / ".codelex" / "graph.clx").write_bytes(b"garbage")
+    with Project(root, build_structure=False) as project:
+        project.open()
+        assert project.importers("core.py") == ["a.py", "b.py"] and project.graph_status["reused"] == 0

@@ -24,7 +24,10 @@ from typing import NamedTuple
 
 from codelex.kinds import kind_of
 
-__all__ = ["ImportRef", "extract_imports", "graph_language"]
+__all__ = ["EXTRACTION_RULES", "ImportRef", "extract_imports", "graph_language"]
+
+#: Changes whenever what the scanners extract changes (a saved cache of references is then re-extracted).
+EXTRACTION_RULES = "imports-1"
 
 
 class ImportRef(NamedTuple):

@@ -42,16 +42,30 @@ class ImportGraph:
         self._map = None  # (version, CentralityMap)
 
     @classmethod
-    def build(cls, files: Iterable[str], read: Callable[[str], str | None]) -> ImportGraph:
-        """The graph of ``files`` (root-relative paths), reading each with ``read(path)``."""
+    def build(cls, files: Iterable[str], read: Callable[[str], str | None],
+              known: Mapping[str, list[ImportRef]] | None = None) -> ImportGraph:
+        """The graph of ``files`` (root-relative paths), reading each with ``read(path)``.
+
+        ``known`` gives references already extracted (a cache whose files
+        have not changed): those files are not read.
+        """
         graph = cls(files, read)
         with graph._lock:
             for path in sorted(graph._files):
-                if graph_language(path) is not None:
+                if graph_language(path) is None:
+                    continue
+                refs = known.get(path) if known else None
+                if refs is None:
                     text = read(path)
-                    graph._refs[path] = extract_imports(path, text) if text else []
+                    refs = extract_imports(path, text) if text else []
+                graph._refs[path] = list(refs)
             graph._relink_all()
         return graph
+
+    def references(self) -> dict[str, list[ImportRef]]:
+        """Every file's references as extracted (what a cache saves)."""
+        with self._lock:
+            return {path: list(refs) for path, refs in self._refs.items()}
 
     # --- queries --------------------------------------------------------------
 

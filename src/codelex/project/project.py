@@ -49,9 +49,26 @@ def _build_graph(state) -> None:
     index = state.index
     if index is None:
         return
+    from codelex.graph import ImportRef
+    from codelex.graph.extract import EXTRACTION_RULES
+    from codelex.persist.graph import load_graph_refs, save_graph_refs
+
     started = time.perf_counter()
+    table = {path: (mtime, size) for path, mtime, size in index.file_table()}
+    directory = state.saved_dir
+    known: dict = {}
+    reused = 0
+    if directory is not None:  # references saved with a file's current signature need no second read
+        cached = load_graph_refs(directory, EXTRACTION_RULES) or {}
+        for path, (mtime, size, refs) in cached.items():
+            if mtime >= 0 and table.get(path) == (mtime, size):
+                try:
+                    known[path] = [ImportRef(str(r[0]), str(r[1]), int(r[2]), tuple(map(str, r[3]))) for r in refs]
+                except (TypeError, ValueError, IndexError):
+                    continue
+        reused = len(known)
     try:
-        graph = ImportGraph.build(list(index.files), read_from(str(state.root), state.options.max_bytes))
+        graph = ImportGraph.build(list(index.files), read_from(str(state.root), state.options.max_bytes), known)
     except Exception as exc:  # a graph is a prior: search goes on without it
         log.exception("codelex: building the import graph failed")
         with state.lock:
@@ -68,7 +85,14 @@ def _build_graph(state) -> None:
                 graph.remove(rel)
         state.graph_backlog.clear()
         state.graph = graph
-        state.graph_info = {"seconds": time.perf_counter() - started}
+        state.graph_info = {"seconds": time.perf_counter() - started, "reused": reused}
+    if directory is not None and reused < len(table):
+        refs = graph.references()
+        entries = {p: (table[p][0], table[p][1], r) for p, r in refs.items() if p in table and table[p][0] >= 0}
+        try:
+            save_graph_refs(entries, EXTRACTION_RULES, directory)
+        except OSError as exc:  # a cache: the next process extracts again
+            log.info("codelex: could not save the import graph cache in %s: %s", directory, exc)
 
 
 def _sentinel_dir(state) -> Path | None:

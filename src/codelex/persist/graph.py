@@ -1,0 +1,85 @@
+"""The import graph's cache on disk (``graph.clx``): each file's import references with its signature.
+
+Resolution is cheap next to reading and scanning every file again, so what
+is saved is the extraction: per file its ``(mtime_ns, size)`` as the index
+recorded them and its references as written.  A project reuses the
+references of every file whose signature still matches and re-extracts the
+rest; the references are resolved afresh.  It is a cache: anything that does
+not read back intact, or was written by other extraction rules, is None.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from codelex.errors import IndexFormatError
+from codelex.persist.container import read_container, write_container
+
+__all__ = ["GRAPH_FILE", "load_graph_refs", "save_graph_refs"]
+
+GRAPH_FILE = "graph.clx"
+FORMAT = "codelex-graph"
+FORMAT_VERSION = 1
+_ARRAYS = {"path_blob": "|u1", "path_off": "<u8", "mtime_ns": "<i8", "size": "<i8", "ref_blob": "|u1",
+           "ref_off": "<u8"}
+
+
+def _encode(items: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    off = np.zeros(len(items) + 1, dtype=np.uint64)
+    np.cumsum([len(r) for r in items], out=off[1:])
+    return np.frombuffer(b"".join(items), dtype=np.uint8), off
+
+
+def _decode(blob: np.ndarray, off: np.ndarray) -> list[bytes]:
+    raw = blob.tobytes()
+    b = off.tolist()
+    if len(b) < 1 or b[0] != 0 or b[-1] != len(raw) or any(b[i] > b[i + 1] for i in range(len(b) - 1)):
+        raise IndexFormatError("corrupt graph cache: offsets do not describe the data")
+    return [raw[b[i]:b[i + 1]] for i in range(len(b) - 1)]
+
+
+def save_graph_refs(entries: dict[str, tuple[int, int, list]], rules: str, directory: str | os.PathLike[str]) -> None:
+    """Write ``path -> (mtime_ns, size, refs)`` (refs as ``[lang, spec, level, names]`` lists) atomically.
+
+    Raises
+    ------
+    OSError
+        When it cannot be written.
+    """
+    paths = sorted(entries)
+    path_blob, path_off = _encode([p.encode("utf-8", "surrogateescape") for p in paths])
+    ref_blob, ref_off = _encode([json.dumps([list(r) for r in entries[p][2]], ensure_ascii=False)
+                                 .encode("utf-8", "surrogateescape") for p in paths])
+    arrays = {"path_blob": path_blob, "path_off": path_off,
+              "mtime_ns": np.array([entries[p][0] for p in paths], dtype=np.int64),
+              "size": np.array([entries[p][1] for p in paths], dtype=np.int64), "ref_blob": ref_blob,
+              "ref_off": ref_off}
+    write_container(Path(directory), GRAPH_FILE, arrays, _ARRAYS, {"format": FORMAT, "rules": rules},
+                    FORMAT_VERSION)
+
+
+def load_graph_refs(directory: str | os.PathLike[str], rules: str) -> dict[str, tuple[int, int, list]] | None:
+    """What :func:`save_graph_refs` wrote under the same extraction ``rules``, or None."""
+    try:
+        c = read_container(Path(directory) / GRAPH_FILE, _ARRAYS, FORMAT, FORMAT_VERSION, mmap=False)
+        if c.header.get("rules") != rules:
+            return None
+        a = c.arrays
+        paths = [p.decode("utf-8", "surrogateescape") for p in _decode(a["path_blob"], a["path_off"])]
+        refs = _decode(a["ref_blob"], a["ref_off"])
+        mtimes, sizes = a["mtime_ns"].tolist(), a["size"].tolist()
+        if not len(paths) == len(refs) == len(mtimes) == len(sizes):
+            return None
+        out = {}
+        for path, m, s, r in zip(paths, mtimes, sizes, refs):
+            items = json.loads(r.decode("utf-8", "surrogateescape"))
+            if not isinstance(items, list):
+                return None
+            out[path] = (m, s, items)
+        return out
+    except (OSError, IndexFormatError, ValueError, TypeError):
+        return None
