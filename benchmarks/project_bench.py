@@ -37,6 +37,7 @@ _CHILD = r"""
 import json, resource, sys, time
 import codelex
 root, index_dir, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+import codelex.project  # (imports are not the open: `import codelex` alone no longer loads the core)
 t = time.perf_counter()
 p = codelex.Project(root, index_dir=index_dir)
 p.open()

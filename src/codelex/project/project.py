@@ -412,20 +412,20 @@ class Project:
         state = self._state
         _, opts = parse_request(query, options, kwargs)  # a malformed request raises, available or not
         index = state.index
+        start_graph = False
         if index is not None and self.import_graph and opts.centrality is None and "centrality" not in kwargs:
-            graph = self._graph(wait=False)
+            graph = state.graph
             if graph is not None:
                 opts = dataclasses.replace(opts, centrality=graph.centrality_map())
-        if index is not None:
+            else:
+                start_graph = True  # after this answer: the build would compete with it for the interpreter
+        if start_graph:
             try:
-                hits = index.search(query, opts)
-            except IndexFormatError as exc:
-                # A chunk this query read failed its digest (the index is checked as it is read): drop the
-                # index, rebuild it in the background, and answer as while building.
-                self._drop_corrupt(index, exc)
-                return SearchResult(False, query, [], Coverage(0, False), None, "building", HINTS["building"])
-            results = self._with_symbols(hits)
-            return SearchResult(True, query, results, Coverage(len(index), state.truncated), state.generated_at)
+                return self._search_index(state, index, query, opts)
+            finally:
+                self._graph(wait=False)
+        if index is not None:
+            return self._search_index(state, index, query, opts)
         with state.lock:
             status, reason = state.status, state.reason
             if status == "idle":
@@ -838,6 +838,17 @@ class Project:
         if thread is not None and thread.is_alive():
             return {"state": "building"}
         return dict(info, state="failed" if info.get("error") else "off")
+
+    def _search_index(self, state, index, query: str, opts: SearchOptions) -> SearchResult:
+        try:
+            hits = index.search(query, opts)
+        except IndexFormatError as exc:
+            # A chunk this query read failed its digest (the index is checked as it is read): drop the
+            # index, rebuild it in the background, and answer as while building.
+            self._drop_corrupt(index, exc)
+            return SearchResult(False, query, [], Coverage(0, False), None, "building", HINTS["building"])
+        results = self._with_symbols(hits)
+        return SearchResult(True, query, results, Coverage(len(index), state.truncated), state.generated_at)
 
     def _require_graph(self, timeout: float | None):
         if self._state.index is None:
