@@ -49,6 +49,8 @@ from codelex.errors import IndexFormatError
 __all__ = [
     "ALIGN",
     "Container",
+    "decode_items",
+    "encode_items",
     "is_dir",
     "open_regular",
     "read_container",
@@ -466,3 +468,25 @@ def _read_arrays(header: dict, schema: dict[str, str], buf, header_end: int, siz
             if b > a and any(view[a:b]):
                 raise IndexFormatError("corrupt index: non-zero padding between arrays")
     return arrays
+
+
+def encode_items(items: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """Variable-length byte strings as a container stores them: one uint8 blob and uint64 offsets (n + 1)."""
+    off = np.zeros(len(items) + 1, dtype=np.uint64)
+    np.cumsum([len(r) for r in items], out=off[1:])
+    return np.frombuffer(b"".join(items), dtype=np.uint8), off
+
+
+def decode_items(blob: np.ndarray, off: np.ndarray, what: str) -> list[bytes]:
+    """The byte strings of :func:`encode_items`' arrays.
+
+    Raises
+    ------
+    codelex.IndexFormatError
+        When the offsets do not describe the blob (``what`` names the file kind).
+    """
+    raw = blob.tobytes()
+    b = off.tolist()
+    if len(b) < 1 or b[0] != 0 or b[-1] != len(raw) or any(b[i] > b[i + 1] for i in range(len(b) - 1)):
+        raise IndexFormatError(f"corrupt {what}: offsets do not describe the data")
+    return [raw[b[i]:b[i + 1]] for i in range(len(b) - 1)]

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from codelex.errors import IndexFormatError
-from codelex.persist.container import read_container, write_container
+from codelex.persist.container import decode_items, encode_items, read_container, write_container
 
 __all__ = ["GRAPH_FILE", "load_graph_refs", "save_graph_refs"]
 
@@ -26,20 +26,6 @@ FORMAT = "codelex-graph"
 FORMAT_VERSION = 1
 _ARRAYS = {"path_blob": "|u1", "path_off": "<u8", "mtime_ns": "<i8", "size": "<i8", "ref_blob": "|u1",
            "ref_off": "<u8"}
-
-
-def _encode(items: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
-    off = np.zeros(len(items) + 1, dtype=np.uint64)
-    np.cumsum([len(r) for r in items], out=off[1:])
-    return np.frombuffer(b"".join(items), dtype=np.uint8), off
-
-
-def _decode(blob: np.ndarray, off: np.ndarray) -> list[bytes]:
-    raw = blob.tobytes()
-    b = off.tolist()
-    if len(b) < 1 or b[0] != 0 or b[-1] != len(raw) or any(b[i] > b[i + 1] for i in range(len(b) - 1)):
-        raise IndexFormatError("corrupt graph cache: offsets do not describe the data")
-    return [raw[b[i]:b[i + 1]] for i in range(len(b) - 1)]
 
 
 def save_graph_refs(entries: dict[str, tuple[int, int, list]], rules: str, directory: str | os.PathLike[str]) -> None:
@@ -51,8 +37,8 @@ def save_graph_refs(entries: dict[str, tuple[int, int, list]], rules: str, direc
         When it cannot be written.
     """
     paths = sorted(entries)
-    path_blob, path_off = _encode([p.encode("utf-8", "surrogateescape") for p in paths])
-    ref_blob, ref_off = _encode([json.dumps([list(r) for r in entries[p][2]], ensure_ascii=False)
+    path_blob, path_off = encode_items([p.encode("utf-8", "surrogateescape") for p in paths])
+    ref_blob, ref_off = encode_items([json.dumps([list(r) for r in entries[p][2]], ensure_ascii=False)
                                  .encode("utf-8", "surrogateescape") for p in paths])
     arrays = {"path_blob": path_blob, "path_off": path_off,
               "mtime_ns": np.array([entries[p][0] for p in paths], dtype=np.int64),
@@ -69,8 +55,8 @@ def load_graph_refs(directory: str | os.PathLike[str], rules: str) -> dict[str, 
         if c.header.get("rules") != rules:
             return None
         a = c.arrays
-        paths = [p.decode("utf-8", "surrogateescape") for p in _decode(a["path_blob"], a["path_off"])]
-        refs = _decode(a["ref_blob"], a["ref_off"])
+        paths = [p.decode("utf-8", "surrogateescape") for p in decode_items(a["path_blob"], a["path_off"], "graph cache")]
+        refs = decode_items(a["ref_blob"], a["ref_off"], "graph cache")
         mtimes, sizes = a["mtime_ns"].tolist(), a["size"].tolist()
         if not len(paths) == len(refs) == len(mtimes) == len(sizes):
             return None

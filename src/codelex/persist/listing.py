@@ -16,7 +16,7 @@ import numpy as np
 
 from codelex.errors import IndexFormatError
 from codelex.ingest import ListingRecord
-from codelex.persist.container import read_container, write_container
+from codelex.persist.container import decode_items, encode_items, read_container, write_container
 
 __all__ = ["LISTING_FILE", "load_listing", "save_listing"]
 
@@ -31,18 +31,11 @@ _ARRAYS = {
 
 
 def _encode(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    raw = [s.encode("utf-8", "surrogateescape") for s in strings]
-    off = np.zeros(len(raw) + 1, dtype=np.uint64)
-    np.cumsum([len(r) for r in raw], out=off[1:])
-    return np.frombuffer(b"".join(raw), dtype=np.uint8), off
+    return encode_items([s.encode("utf-8", "surrogateescape") for s in strings])
 
 
 def _decode(blob: np.ndarray, off: np.ndarray) -> list[str]:
-    raw = blob.tobytes()
-    b = off.tolist()
-    if len(b) < 1 or b[0] != 0 or b[-1] != len(raw) or any(b[i] > b[i + 1] for i in range(len(b) - 1)):
-        raise IndexFormatError("corrupt listing: offsets do not describe the data")
-    return [raw[b[i]:b[i + 1]].decode("utf-8", "surrogateescape") for i in range(len(b) - 1)]
+    return [r.decode("utf-8", "surrogateescape") for r in decode_items(blob, off, "listing")]
 
 
 def save_listing(record: ListingRecord, directory: str | os.PathLike[str]) -> None:
