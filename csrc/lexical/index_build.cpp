@@ -344,16 +344,6 @@ void DocumentEncoder::encode(DocumentTokenizer& tokenizer, const char* data, siz
   if (out.lines.size() > std::numeric_limits<uint32_t>::max()) throw std::length_error("document line data exceeds 4 GiB");
 }
 
-int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc) {
-  if (term >= seg.n_terms) return -1;
-  const SegmentView::Range r = seg.doc_postings(term);
-  const uint32_t* first = seg.post_doc + r.begin;
-  const uint32_t* last = seg.post_doc + r.end;
-  const uint32_t* it = std::lower_bound(first, last, doc);
-  if (it == last || *it != doc) return -1;
-  return it - seg.post_doc;
-}
-
 int64_t varint_span(const uint8_t* p, const uint8_t* end, uint32_t count) noexcept {
   const uint8_t* q = p;
   while (count > 0) {

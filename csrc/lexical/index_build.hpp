@@ -228,10 +228,6 @@ class DocumentEncoder {
   std::vector<uint64_t> pairs_;  // (term << 32) | line, one per distinct token per line
 };
 
-// Finds doc in the postings of term; returns the posting index or -1 (its
-// tf is not verified: lines() does that).
-int64_t find_posting(const SegmentView& seg, uint32_t term, uint32_t doc);
-
 // Checks every structural invariant that reading relies on (monotonic
 // offsets, document ids in range and ascending within a term, tf escapes
 // matching their overflow pairs, every posting's lines well-formed varints at

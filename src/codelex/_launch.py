@@ -15,10 +15,11 @@ __all__ = ["main"]
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``codelex`` console script; returns the exit status."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] == "search" and "--debug" not in args and not any(a in ("-h", "--help") for a in args):
-        from codelex import server
+    from codelex import server
 
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in server.SERVED_COMMANDS and "--debug" not in args \
+            and not any(a in ("-h", "--help") for a in args):
         if server.server_enabled():
             status = server.run_remote(args)
             if status is not None:

@@ -185,7 +185,7 @@ def _search_paths(args) -> list[str] | None:
 
 def _cmd_search(args) -> int:
     from codelex.query import SearchOptions, parse_request
-    from codelex.render import best_line_text, display_text, echo_query, wire_text
+    from codelex.render import best_line_text, display_path, display_text, echo_query, wire_text
 
     _project_root(args)  # (sets args.scope; indexes nothing)
     options = SearchOptions(limit=args.limit, paths=_search_paths(args), lang=args.lang,
@@ -209,7 +209,7 @@ def _cmd_search(args) -> int:
             entries = payload["results"]
             for hit, entry in zip(result.results, entries):
                 entry["path"] = _shown(args, root, hit.file)
-                entry["file"] = _display_file(hit.file)
+                entry["file"] = display_path(hit.file)
                 entry["text"] = wire_text(best_line_text(root, hit.file, hit.start_line))
             if args.jsonl:  # one object per hit, streamed
                 for entry in entries:
@@ -266,12 +266,6 @@ def _pooled(args, pool):
     if project.status != "ready":
         raise _Failure(f"indexing {project.root} {project.status}: {project.status_reason}")
     return project
-
-
-def _display_file(file: str) -> str:
-    from codelex.render import display_path
-
-    return display_path(file)
 
 
 def _match_column(text: str, tokens: Sequence[str]) -> int:
@@ -889,8 +883,9 @@ def main(argv: Sequence[str] | None = None, *, served_tried: bool = False) -> in
     if getattr(args, "max_bytes", None) is not None and args.max_bytes < 0:
         print("codelex: --max-bytes must be >= 0", file=sys.stderr)
         return EXIT_ERROR
-    if args.command in _SERVED and not args.debug:
-        from codelex import server
+    from codelex import server
+
+    if args.command in server.SERVED_COMMANDS and not args.debug:
 
         if server.server_enabled():
             status = None if served_tried else server.run_remote(raw_argv)
@@ -901,9 +896,6 @@ def main(argv: Sequence[str] | None = None, *, served_tried: bool = False) -> in
     return _dispatch(args)
 
 
-_SERVED = frozenset({"search"})
-
-
 def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool) -> int:
     """Run a client's command line in the server (its output goes to the current sys.stdout/stderr)."""
     parser = _parser()
@@ -911,7 +903,9 @@ def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool) -> int:
     args = parser.parse_args(argv)
     if originals and isinstance(getattr(args, "query", None), str):
         args.query = originals.get(args.query, args.query)
-    if args.command not in _SERVED:
+    from codelex.server import SERVED_COMMANDS
+
+    if args.command not in SERVED_COMMANDS:
         print(f"codelex: the server does not run `{args.command}`", file=sys.stderr)
         return EXIT_ERROR
     if getattr(args, "max_bytes", None) is not None and args.max_bytes < 0:

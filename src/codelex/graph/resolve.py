@@ -108,7 +108,6 @@ class Resolver:
             if ref.level - 1 > len(parts):
                 return []
             base = parts[: len(parts) - (ref.level - 1)]
-            # The importing file's own source root: its package path relative to some root in the map.
             stem_parts = base + (ref.spec.split(".") if ref.spec else [])
             found = []
             for name in ref.names:
@@ -231,7 +230,7 @@ class Resolver:
         root = self._crate_root_of(path)
         if root is None or path == root:
             return None
-        directory = posixpath.dirname(path) if posixpath.basename(path) == "mod.rs" else posixpath.dirname(path)
+        directory = posixpath.dirname(path)
         if posixpath.basename(path) == "mod.rs":
             directory = posixpath.dirname(directory)
         if directory == posixpath.dirname(root):
