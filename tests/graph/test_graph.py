@@ -185,6 +185,36 @@ def test_the_more_imported_of_two_equal_files_ranks_first():
     assert boosted[0].file == "lib/beta.py" and boosted[0].score > boosted[1].score
 
 
+def test_prior_counts_directories_hubs_and_go_packages():
+    files = {
+        # three importers in one directory count once; two directories count twice
+        "util.py": "", "a/x.py": "import util\n", "a/y.py": "import util\n", "a/z.py": "import util\n",
+        "b/w.py": "import util\n",
+        # a Rust module hub gets no count, the leaf it re-exports keeps its own
+        "Cargo.toml": '[package]\nname = "c"\n', "src/lib.rs": "mod net;\nmod leaf;\n",
+        "src/net/mod.rs": "pub mod tcp;\n", "src/net/tcp.rs": "", "src/leaf.rs": "use crate::net::tcp;\n",
+        "src/other.rs": "use crate::net;\n",
+        # a JS index file likewise
+        "web/lib/index.ts": "export * from './a'\n", "web/lib/a.ts": "", "web/app.ts": "import x from './lib'\n",
+        # a Go package of four files imported from four directories: 4 / 4 = 1 each
+        "go.mod": "module m\n", **{f"p/f{i}.go": "package p\n" for i in range(4)}, "p/p_test.go": "package p\n",
+        **{f"c{i}/main.go": 'package main\nimport "m/p"\n' for i in range(4)},
+        "q/q.go": "package q\n", **{f"d{i}/main.go": 'package main\nimport "m/q"\n' for i in range(3)},
+    }
+    g = from_mapping(files)
+    raw, prior = g.centrality(), g.prior_counts()
+    assert raw["util.py"] == 4 and prior["util.py"] == 2
+    assert raw["src/net/mod.rs"] == 2 and "src/net/mod.rs" not in prior
+    assert prior["src/net/tcp.rs"] == 2 and "src/lib.rs" not in prior  # from src/net/mod.rs and src/leaf.rs
+    assert raw["web/lib/index.ts"] == 1 and "web/lib/index.ts" not in prior and prior["web/lib/a.ts"] == 1
+    assert raw["p/f0.go"] == 4 and all(prior[f"p/f{i}.go"] == 1 for i in range(4)) and "p/p_test.go" not in raw
+    assert raw["q/q.go"] == 3 and prior["q/q.go"] == 3
+    assert g.centrality_map() is g.centrality_map()  # cached until the graph changes
+    before = g.centrality_map()
+    g.update("b/w.py", "")
+    assert g.centrality_map() is not before and g.prior_counts()["util.py"] == 1
+
+
 @pytest.mark.parametrize("bad", [b"\xff\xfe", "import \x00weird", "from", "#include", "use ::;", "mod ;"])
 def test_hostile_text_never_raises(bad):
     text = bad.decode("utf-8", "surrogateescape") if isinstance(bad, bytes) else bad

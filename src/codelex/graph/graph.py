@@ -12,6 +12,9 @@ from codelex.graph.resolve import MANIFESTS, Resolver
 
 __all__ = ["ImportGraph"]
 
+#: Module files that mostly re-export their children (see ImportGraph.prior_counts).
+_REEXPORT_HUBS = frozenset({"mod.rs", "lib.rs", "main.rs"})
+
 
 class ImportGraph:
     """Which project files each file imports, and how many import each.
@@ -84,13 +87,41 @@ class ImportGraph:
         with self._lock:
             return {path: len(src) for path, src in self._in.items() if src}
 
+    def prior_counts(self) -> dict[str, int]:
+        """The importer counts the ranking's centrality prior takes (what :meth:`centrality_map` holds).
+
+        Raw file counts overrate three kinds of file, which measured against
+        the relevance sets cost more than the prior gained: a package whose
+        many files all import one module counts once (importers are counted
+        as distinct importing directories); a re-export hub (Rust ``mod.rs``,
+        ``lib.rs``, ``main.rs``; JS/TS ``index.*``) is imported for what it
+        re-exports, not for its own text, and gets no count; and a Go import
+        names a whole package, so its count is shared among the package's
+        non-test files (at least 1 each).
+        """
+        with self._lock:
+            go_package_files: dict[str, int] = defaultdict(int)
+            for path in self._files:
+                if path.endswith(".go") and not path.endswith("_test.go"):
+                    go_package_files[posixpath.dirname(path)] += 1
+            counts = {}
+            for path, sources in self._in.items():
+                if not sources or posixpath.basename(path) in _REEXPORT_HUBS or \
+                        posixpath.basename(path).startswith("index.") and graph_language(path) == "jsts":
+                    continue
+                count = len({posixpath.dirname(s) for s in sources})
+                if path.endswith(".go"):
+                    count = max(1, round(count / max(1, go_package_files.get(posixpath.dirname(path), 1))))
+                counts[path] = count
+            return counts
+
     def centrality_map(self):
-        """:meth:`centrality` as a :class:`codelex.query.CentralityMap`, the same object until the graph changes."""
+        """:meth:`prior_counts` as a :class:`codelex.query.CentralityMap`, the same object until the graph changes."""
         from codelex.query import CentralityMap
 
         with self._lock:
             if self._map is None or self._map[0] != self._version:
-                self._map = (self._version, CentralityMap(self.centrality()))
+                self._map = (self._version, CentralityMap(self.prior_counts()))
             return self._map[1]
 
     @property
