@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from codelex import WordIndex
 from codelex.graph import ImportRef, extract_imports, from_mapping
@@ -272,7 +276,7 @@ def test_graph_cache_reuses_unchanged_files(tmp_path):
     with Project(root, build_structure=False) as project:
         project.open()
         assert project.importers("core.py") == ["a.py"]
-        assert project.graph_status["reused"] == 0
+        assert project.graph_status["reused"] == 3  # extracted while the build read the files: none read twice
     assert (root / ".codelex" / "graph.clx").is_file()
     with Project(root, build_structure=False) as project:
         project.open()
@@ -289,3 +293,39 @@ def test_graph_cache_reuses_unchanged_files(tmp_path):
     with Project(root, build_structure=False) as project:
         project.open()
         assert project.importers("core.py") == ["a.py", "b.py"] and project.graph_status["reused"] == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=['"', "'", "\n", "a", "#", "\\"], max_size=60))
+def test_triple_quoted_spans_match_the_lazy_regex(text):
+    from codelex.graph.extract import triple_quoted_spans
+
+    expected = [m.span() for m in re.finditer(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'', text)]
+    assert list(triple_quoted_spans(text)) == expected
+
+
+def test_collector_pause_nests_and_restores():
+    import gc
+
+    from codelex.runtime import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # was off before: stays off
+    finally:
+        gc.enable()
+
+
+def test_go_imports_are_read_from_the_head_only():
+    text = ('package main\n\n// a comment\nimport (\n\t"fmt"\n\tstr "strings"\n)\nimport "os"\n\n'
+            'func main() {\n\tsrc := `\nimport "fake/inside/a/raw/string"\n`\n\tfmt.Println(src)\n}\n')
+    assert [r.spec for r in extract_imports("main.go", text)] == ["os", "fmt", "strings"]

@@ -20,14 +20,15 @@ a line; strings that merely contain import-like text are not parsed as code.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from codelex.kinds import kind_of
 
-__all__ = ["EXTRACTION_RULES", "ImportRef", "extract_imports", "graph_language"]
+__all__ = ["EXTRACTION_RULES", "ImportRef", "extract_imports", "graph_language", "triple_quoted_spans"]
 
 #: Changes whenever what the scanners extract changes (a saved cache of references is then re-extracted).
-EXTRACTION_RULES = "imports-1"
+EXTRACTION_RULES = "imports-2"
 
 
 class ImportRef(NamedTuple):
@@ -53,25 +54,65 @@ def graph_language(path: str) -> str | None:
 
 _PY_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _PY_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.M)
-_PY_TRIPLE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
+_PY_DOTTED = re.compile(r"[A-Za-z_][\w.]*")
+_TRIPLE_QUOTES = ('"""', "'''")
+
+
+def triple_quoted_spans(text: str) -> Iterator[tuple[int, int]]:
+    """The spans of triple-quoted strings, leftmost first (as a lazy regex over either quote would match)."""
+    nxt = {q: text.find(q) for q in _TRIPLE_QUOTES}
+    while True:
+        live = [(at, q) for q, at in nxt.items() if at >= 0]
+        if not live:
+            return
+        start, quote = min(live)
+        end = text.find(quote, start + 3)
+        if end < 0:  # unterminated: this opening matches nothing; go on from the next character
+            resume = start + 1
+        else:
+            yield start, end + 3
+            resume = end + 3
+        for q in _TRIPLE_QUOTES:
+            if 0 <= nxt[q] < resume:
+                nxt[q] = text.find(q, resume)
 
 
 def _python(text: str) -> list[ImportRef]:
-    # Docstrings can hold example code ("import x" in a usage section): blank them out, keeping lines.
-    text = _PY_TRIPLE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    # str.find on "import" is far faster than line-anchored regexes over the whole text; each line holding
+    # the word is then matched in place.  Docstrings can hold example code ("import x" in a usage
+    # section): a line starting inside one is not read.
+    pos = text.find("import")
+    if pos < 0:
+        return []
+    quoted = triple_quoted_spans(text)  # consumed as the lines advance: imports mostly sit at the top
+    inside = (-1, -1)  # the last string starting at or before the current line
+    ahead = next(quoted, None)
     out = []
-    for m in _PY_IMPORT.finditer(text):
-        for part in m.group(1).split(","):
-            name = part.strip().split()[0] if part.strip() else ""
-            if re.fullmatch(r"[A-Za-z_][\w.]*", name):
-                out.append(ImportRef("py", name))
-    for m in _PY_FROM.finditer(text):
-        level, module, names = len(m.group(1)), m.group(2), m.group(3)
-        if not level and not module:
+    last_line = -1
+    while pos >= 0:
+        line = text.rfind("\n", 0, pos) + 1
+        pos = text.find("import", pos + 6)
+        if line == last_line:
             continue
-        items = names.strip().strip("()").replace("\\\n", " ")
-        found = tuple(n.strip().split()[0] for n in items.split(",") if n.strip() and n.strip() != "*")
-        out.append(ImportRef("py", module, level, tuple(n for n in found if n.isidentifier())))
+        last_line = line
+        while ahead is not None and ahead[0] <= line:
+            inside, ahead = ahead, next(quoted, None)
+        if inside[1] > line:
+            continue
+        m = _PY_IMPORT.match(text, line)
+        if m is not None:
+            for part in m.group(1).split(","):
+                name = part.strip().split()[0] if part.strip() else ""
+                if _PY_DOTTED.fullmatch(name):
+                    out.append(ImportRef("py", name))
+            continue
+        m = _PY_FROM.match(text, line)
+        if m is not None:
+            level, module, names = len(m.group(1)), m.group(2), m.group(3)
+            if level or module:
+                items = names.strip().strip("()").replace("\\\n", " ")
+                found = tuple(n.strip().split()[0] for n in items.split(",") if n.strip() and n.strip() != "*")
+                out.append(ImportRef("py", module, level, tuple(n for n in found if n.isidentifier())))
     return out
 
 
@@ -104,7 +145,14 @@ _GO_BLOCK = re.compile(r"^[ \t]*import[ \t]*\(([^)]*)\)", re.M)
 _GO_LINE = re.compile(r'(?:^|\n)[ \t]*(?:[\w.]+[ \t]+)?"([^"\n]+)"')
 
 
+_GO_DECLARATIONS = ("\nfunc ", "\ntype ", "\nvar ", "\nconst ")
+
+
 def _go(text: str) -> list[ImportRef]:
+    # Imports precede every declaration: only the file's head needs scanning.
+    ends = [at for at in (text.find(d) for d in _GO_DECLARATIONS) if at >= 0]
+    if ends:
+        text = text[:min(ends)]
     text = _GO_COMMENT.sub(" ", text)
     out = [ImportRef("go", m.group(1)) for m in _GO_SINGLE.finditer(text)]
     for block in _GO_BLOCK.finditer(text):

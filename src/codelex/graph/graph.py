@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from codelex.graph.extract import ImportRef, extract_imports, graph_language
 from codelex.graph.resolve import MANIFESTS, Resolver
+from codelex.runtime import collector_paused
 
 __all__ = ["ImportGraph"]
 
@@ -53,7 +54,7 @@ class ImportGraph:
         have not changed): those files are not read.
         """
         graph = cls(files, read)
-        with graph._lock:
+        with graph._lock, collector_paused():
             for path in sorted(graph._files):
                 if graph_language(path) is None:
                     continue

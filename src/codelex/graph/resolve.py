@@ -79,6 +79,8 @@ class Resolver:
         self._js_config()
         self._jvm_index()
         self._c_dirs()
+        self._by_lang = {"py": self._python, "js": self._js, "go": lambda path, ref: self._go_resolve(ref.spec),
+                         "rs-mod": self._rust, "rs-use": self._rust, "jvm": self._jvm, "c": self._c}
 
     # --- Python ---------------------------------------------------------------
 
@@ -159,9 +161,14 @@ class Resolver:
                 mods.append((m.group(1).strip('"'), d))
         # A module path that is a prefix of another's must not shadow it: longest first.
         self._go = sorted(mods, key=lambda x: -len(x[0]))
+        self._go_packages: dict[str, list[str]] = {}
 
     def _go_package(self, directory: str) -> list[str]:
-        return sorted(f for f in self._by_dir.get(directory, ()) if f.endswith(".go") and not f.endswith("_test.go"))
+        found = self._go_packages.get(directory)
+        if found is None:  # a package is imported from many files: list its files once
+            found = sorted(f for f in self._by_dir.get(directory, ()) if f.endswith(".go") and not f.endswith("_test.go"))
+            self._go_packages[directory] = found
+        return found
 
     def _go_resolve(self, spec: str) -> list[str]:
         for module, directory in self._go:
@@ -435,18 +442,10 @@ class Resolver:
 
     def resolve(self, path: str, ref: ImportRef) -> list[str]:
         """The project files ``ref`` (a reference of ``path``) imports; empty when none is in the project."""
-        if ref.lang == "py":
-            found = self._python(path, ref)
-        elif ref.lang == "js":
-            found = self._js(path, ref)
-        elif ref.lang == "go":
-            found = self._go_resolve(ref.spec)
-        elif ref.lang in ("rs-mod", "rs-use"):
-            found = self._rust(path, ref)
-        elif ref.lang == "jvm":
-            found = self._jvm(path, ref)
-        elif ref.lang == "c":
-            found = self._c(path, ref)
-        else:
-            found = []
+        method = self._by_lang.get(ref.lang)
+        if method is None:
+            return []
+        found = method(path, ref)
+        if len(found) <= 1:  # the common case: no duplicates to drop
+            return found if not found or found[0] != path else []
         return [f for f in dict.fromkeys(found) if f != path]

@@ -23,7 +23,7 @@ __all__ = ["GRAPH_FILE", "load_graph_refs", "save_graph_refs"]
 
 GRAPH_FILE = "graph.clx"
 FORMAT = "codelex-graph"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _ARRAYS = {"path_blob": "|u1", "path_off": "<u8", "mtime_ns": "<i8", "size": "<i8", "ref_blob": "|u1",
            "ref_off": "<u8"}
 
@@ -38,8 +38,9 @@ def save_graph_refs(entries: dict[str, tuple[int, int, list]], rules: str, direc
     """
     paths = sorted(entries)
     path_blob, path_off = encode_items([p.encode("utf-8", "surrogateescape") for p in paths])
+    # One JSON document for all files (one decode call on load); the offsets keep each file's part apart.
     ref_blob, ref_off = encode_items([json.dumps([list(r) for r in entries[p][2]], ensure_ascii=False)
-                                 .encode("utf-8", "surrogateescape") for p in paths])
+                                 .encode("utf-8", "surrogateescape") + b"," for p in paths])
     arrays = {"path_blob": path_blob, "path_off": path_off,
               "mtime_ns": np.array([entries[p][0] for p in paths], dtype=np.int64),
               "size": np.array([entries[p][1] for p in paths], dtype=np.int64), "ref_blob": ref_blob,
@@ -60,12 +61,11 @@ def load_graph_refs(directory: str | os.PathLike[str], rules: str) -> dict[str, 
         mtimes, sizes = a["mtime_ns"].tolist(), a["size"].tolist()
         if not len(paths) == len(refs) == len(mtimes) == len(sizes):
             return None
-        out = {}
-        for path, m, s, r in zip(paths, mtimes, sizes, refs):
-            items = json.loads(r.decode("utf-8", "surrogateescape"))
-            if not isinstance(items, list):
-                return None
-            out[path] = (m, s, items)
-        return out
+        if any(not r.endswith(b",") for r in refs):
+            return None
+        items = json.loads(b"[" + bytes(a["ref_blob"])[:-1] + b"]") if refs else []
+        if not isinstance(items, list) or len(items) != len(paths) or not all(isinstance(i, list) for i in items):
+            return None
+        return {path: (m, s, i) for path, m, s, i in zip(paths, mtimes, sizes, items)}
     except (OSError, IndexFormatError, ValueError, TypeError):
         return None

@@ -42,6 +42,13 @@ __all__ = ["Project"]
 
 def _build_graph(state) -> None:
     """Extract and resolve the import edges of the indexed files (a background thread)."""
+    from codelex.runtime import collector_paused
+
+    with collector_paused():  # hundreds of thousands of small reference tuples: no cycles among them
+        _build_graph_now(state)
+
+
+def _build_graph_now(state) -> None:
     import time
 
     from codelex.graph import ImportGraph, read_from
@@ -57,16 +64,21 @@ def _build_graph(state) -> None:
     table = {path: (mtime, size) for path, mtime, size in index.file_table()}
     directory = state.saved_dir
     known: dict = {}
-    reused = 0
     if directory is not None:  # references saved with a file's current signature need no second read
         cached = load_graph_refs(directory, EXTRACTION_RULES) or {}
         for path, (mtime, size, refs) in cached.items():
             if mtime >= 0 and table.get(path) == (mtime, size):
-                try:
-                    known[path] = [ImportRef(str(r[0]), str(r[1]), int(r[2]), tuple(map(str, r[3]))) for r in refs]
-                except (TypeError, ValueError, IndexError):
+                try:  # the container's checksum vouches for the bytes; the shape is checked here
+                    known[path] = [ImportRef(r[0], r[1], r[2], tuple(r[3])) for r in refs]
+                except (TypeError, ValueError, IndexError, KeyError):
                     continue
-        reused = len(known)
+    from_cache = len(known)
+    seed, state.graph_seed = state.graph_seed, None
+    if seed is not None and seed[0] is index:  # extracted by the full build that made this index
+        for path, (mtime, refs) in seed[1].items():
+            if mtime >= 0 and table.get(path, (None,))[0] == mtime:
+                known.setdefault(path, refs)
+    reused = len(known)  # files not read again (from the cache or the build's own reading)
     try:
         graph = ImportGraph.build(list(index.files), read_from(str(state.root), state.options.max_bytes), known)
     except Exception as exc:  # a graph is a prior: search goes on without it
@@ -86,8 +98,8 @@ def _build_graph(state) -> None:
         state.graph_backlog.clear()
         state.graph = graph
         state.graph_info = {"seconds": time.perf_counter() - started, "reused": reused}
-    if directory is not None and reused < len(table):
-        refs = graph.references()
+    refs = graph.references()
+    if directory is not None and from_cache < len(refs):  # something was extracted afresh: keep it
         entries = {p: (table[p][0], table[p][1], r) for p, r in refs.items() if p in table and table[p][0] >= 0}
         try:
             save_graph_refs(entries, EXTRACTION_RULES, directory)
@@ -259,6 +271,8 @@ class Project:
         self.build_structure = bool(build_structure)
         self.watch = bool(watch)
         self.import_graph = bool(import_graph)
+        if self.import_graph:
+            self._state.graph_wanted = True
 
     @classmethod
     def discover(cls, path: str | os.PathLike[str] = ".", **kwargs) -> Project:

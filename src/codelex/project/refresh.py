@@ -111,6 +111,17 @@ def refresh(state: RootState, job: int, index: WordIndex, walk: WalkResult,
     return report, None
 
 
+def _extracting(docs, seed: dict):
+    """The build's items, extracting each file's import references on the way (the contents are in hand)."""
+    from codelex.graph import extract_imports, graph_language
+
+    for d in docs:
+        if graph_language(d.path) is not None:
+            text = d.content.decode("utf-8", "surrogateescape") if isinstance(d.content, bytes) else d.content
+            seed[d.path] = (d.mtime_ns, extract_imports(d.path, text))
+        yield d.path, d.content, d.mtime_ns
+
+
 def full_build(state: RootState, job: int, walk: WalkResult, reason: str,
                progress: ProgressCallback | None) -> tuple[WordIndex, RefreshReport]:
     """A fresh index over the walk's files (reading and tokenizing overlap; cancelled builds stop early)."""
@@ -119,8 +130,12 @@ def full_build(state: RootState, job: int, walk: WalkResult, reason: str,
     max_bytes = state.options.max_bytes
     docs = read_files(state.root, walk.files, max_bytes=max_bytes, skipped=skipped, progress=progress,
                       should_continue=lambda: state.job == job, on_skip=content_skips.__setitem__)
-    index = WordIndex.build(((d.path, d.content, d.mtime_ns) for d in docs), max_bytes=max_bytes)
+    seed: dict | None = {} if state.graph_wanted else None
+    items = ((d.path, d.content, d.mtime_ns) for d in docs) if seed is None else _extracting(docs, seed)
+    index = WordIndex.build(items, max_bytes=max_bytes)
     state.check_job(job)  # a superseded build stopped reading early: never publish it
+    if seed is not None:
+        state.graph_seed = (index, seed)
     listed = {f.path: f for f in walk.files}
     index.metadata["content_skipped"] = {
         p: [listed[p].mtime_ns, listed[p].size, r] for p, r in content_skips.items() if r in CONTENT_SKIPS

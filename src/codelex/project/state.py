@@ -104,6 +104,10 @@ class RootState:
         self.graph_thread: threading.Thread | None = None
         self.graph_info: dict = {}
         self.graph_backlog: list[str] = []  # files edited while the graph was being built
+        # Set by a handle that ranks with the graph: a full build then extracts import references from the
+        # contents it reads anyway, and the graph's build takes them as (index, {path: (mtime_ns, refs)}).
+        self.graph_wanted = False
+        self.graph_seed: tuple | None = None
         self.watch_failure: str | None = None  # why the watcher could not start
         self.structure = StructureUpkeep(self.root, options.max_bytes, self.writable_dir)
         self.code = CodeUpkeep(self.root, options.max_bytes, self.writable_dir)
