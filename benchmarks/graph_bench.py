@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/graph_bench.py cost        # stdlib corpus, Linux tree, Go 1.19 src/
     python benchmarks/graph_bench.py relevance   # MRR@10 on every set in ../shared/eval, ± centrality
+    python benchmarks/graph_bench.py project ROOT  # a Project's cold build ± the graph, graph ready after
 
 ``cost`` reads each corpus into memory first (as the suite does), then times
 ``ImportGraph.build`` (extraction and resolution), the index build of the
@@ -99,11 +100,68 @@ def relevance() -> str:
     return "\n".join(rows)
 
 
+_CHILD = """
+import json, resource, sys, time
+import codelex.project
+from codelex import Project
+root, index_dir, graph = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+t = time.perf_counter()
+p = Project(root, index_dir=index_dir, import_graph=graph, build_structure=False)
+p.open()
+out = {"open_s": time.perf_counter() - t}
+if graph:
+    any_file = next(iter(p.index.files))
+    t = time.perf_counter()
+    p.importers(any_file, timeout=600)
+    out["graph_after_s"] = time.perf_counter() - t
+    out["graph"] = p.graph_status
+out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+p.close()
+print(json.dumps(out))
+"""
+
+
+def project(root: str, runs: int = 2) -> str:
+    """Cold builds of ``root`` in fresh processes without and with the graph, then a warm open with it."""
+    import json
+    import shutil
+    import subprocess
+    import tempfile
+
+    def child(index_dir: str, graph: bool) -> dict:
+        out = subprocess.run([sys.executable, "-c", _CHILD, root, index_dir, "1" if graph else "0"],
+                             capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.splitlines()[-1])
+
+    rows = ["| run | cold build without graph (s) | cold build with graph (s) | graph ready after it (s) | "
+            "warm open (s) | graph ready after warm open (s) | peak RSS without / with (MiB) |",
+            "|--:|--:|--:|--:|--:|--:|--:|"]
+    for run in range(runs):
+        dirs = [tempfile.mkdtemp(prefix="codelex-graph-bench-") for _ in range(2)]
+        try:
+            plain = child(dirs[0], False)
+            cold = child(dirs[1], True)
+            warm = child(dirs[1], True)
+        finally:
+            for d in dirs:
+                shutil.rmtree(d, ignore_errors=True)
+        rows.append(f"| {run + 1} | {plain['open_s']:.2f} | {cold['open_s']:.2f} | {cold['graph_after_s']:.2f} | "
+                    f"{warm['open_s']:.2f} | {warm['graph_after_s']:.2f} | "
+                    f"{plain['rss_mb']:.0f} / {cold['rss_mb']:.0f} |")
+    return "\n".join(rows)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["cost", "relevance"])
+    ap.add_argument("what", choices=["cost", "relevance", "project"])
+    ap.add_argument("root", nargs="?", help="project: the tree to build")
     args = ap.parse_args(argv)
-    print(cost() if args.what == "cost" else relevance())
+    if args.what == "project":
+        if not args.root:
+            ap.error("project needs ROOT")
+        print(project(args.root))
+    else:
+        print(cost() if args.what == "cost" else relevance())
     return 0
 
 

@@ -144,9 +144,10 @@ def _open_project(args, progress=None):
 
     root = _project_root(args)
     try:
-        # (one command in one process: the import graph would not be ready before it exits; the server,
-        # which keeps projects warm, ranks with it)
-        project = Project(root, progress=progress, import_graph=False, **_size_cap(args))
+        # One command in one process: a graph would not be ready before it exits, so it ranks with the
+        # counts the last graph saved (the server, which keeps projects warm, ranks with its own graph).
+        graph = False if getattr(args, "no_priors", False) or getattr(args, "no_import_graph", False) else "saved"
+        project = Project(root, progress=progress, import_graph=graph, **_size_cap(args))
     except (OSError, ValueError) as exc:
         raise _Failure(str(exc)) from None
     return project
@@ -190,7 +191,9 @@ def _cmd_search(args) -> int:
     _project_root(args)  # (sets args.scope; indexes nothing)
     options = SearchOptions(limit=args.limit, paths=_search_paths(args), lang=args.lang,
                             demote_test_vendor=not args.no_priors, demote_docs=not args.no_priors,
-                            ranking=args.ranking)
+                            ranking=args.ranking,
+                            # an explicit empty map: no centrality (the server's graph included)
+                            centrality={} if args.no_priors or args.no_import_graph else None)
     parsed, _ = parse_request(args.query, options)  # a bad query fails before any indexing
     machine = args.json or args.jsonl or args.files_only or args.vimgrep
     progress = _Progress(sys.stderr) if sys.stderr.isatty() and not machine else None
@@ -757,7 +760,10 @@ def _parser() -> argparse.ArgumentParser:
     out.add_argument("--vimgrep", action="store_true", help="print path:line:column:text, one hit per line")
     s.add_argument("-w", "--whole-project", action="store_true",
                    help="from a subdirectory, search the whole project (default: that subtree only)")
-    s.add_argument("--no-priors", action="store_true", help="do not demote tests, vendored code and docs")
+    s.add_argument("--no-priors", action="store_true",
+                   help="do not demote tests, vendored code and docs, nor boost much-imported files")
+    s.add_argument("--no-import-graph", action="store_true",
+                   help="do not boost files that many others import (the centrality prior)")
     s.add_argument("--ranking", choices=RANKINGS, default=DEFAULT_RANKING,
                    help="code: BM25F over bodies, paths and definitions (default); classic: BM25 over bodies")
     s.add_argument("--color", choices=("auto", "always", "never"), default="auto")

@@ -329,3 +329,62 @@ def test_go_imports_are_read_from_the_head_only():
     text = ('package main\n\n// a comment\nimport (\n\t"fmt"\n\tstr "strings"\n)\nimport "os"\n\n'
             'func main() {\n\tsrc := `\nimport "fake/inside/a/raw/string"\n`\n\tfmt.Println(src)\n}\n')
     assert [r.spec for r in extract_imports("main.go", text)] == ["os", "fmt", "strings"]
+
+
+def _two_equal_files(root):
+    (root / "lib").mkdir(parents=True)
+    (root / "lib/alpha.py").write_text("def parse_config(): pass\n")
+    (root / "lib/beta.py").write_text("def parse_config(): pass\n")
+    for i in range(3):
+        (root / f"app{i}").mkdir()
+        (root / f"app{i}/main.py").write_text("from lib import beta\n")
+
+
+def test_saved_prior_ranks_a_later_process_and_one_shot_commands(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from codelex import Project
+
+    root = tmp_path / "repo"
+    _two_equal_files(root)
+    with Project(root, build_structure=False, import_graph="saved") as project:  # nothing saved yet: no prior
+        project.open()
+        hits = project.search("parse config").results
+        assert hits[0].score == hits[1].score and project.graph_status["state"] == "off"
+    with Project(root, build_structure=False) as project:
+        project.open()
+        assert project.importers("lib/beta.py") == ["app0/main.py", "app1/main.py", "app2/main.py"]
+        assert project.search("parse config").results[0].file == "lib/beta.py"
+        # an explicit empty map turns the graph's prior off
+        off = project.search("parse config", centrality={}).results
+        assert off[0].score == off[1].score
+    with Project(root, build_structure=False, import_graph="saved") as project:
+        project.open()
+        hits = project.search("parse config").results
+        assert hits[0].file == "lib/beta.py" and hits[0].score > hits[1].score
+        assert project.graph_status["state"] == "off"  # ranked with the saved counts; no graph built
+    with Project(root, build_structure=False, import_graph=False) as project:
+        project.open()
+        hits = project.search("parse config").results
+        assert hits[0].score == hits[1].score
+    env = dict(os.environ, CODELEX_NO_SERVER="1")
+    cli = [sys.executable, "-m", "codelex", "search", "--root", str(root), "parse config"]
+    out = subprocess.run([*cli, "-l"], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0 and out.stdout.splitlines()[0] == "lib/beta.py"
+    both = subprocess.run([*cli, "--json"], capture_output=True, text=True, env=env, timeout=120)
+    plain = subprocess.run([*cli, "--json", "--no-import-graph"], capture_output=True, text=True, env=env,
+                           timeout=120)
+    import json
+
+    scores = [r["score"] for r in json.loads(both.stdout)["results"]]
+    flat = [r["score"] for r in json.loads(plain.stdout)["results"]]
+    assert scores[0] > scores[1] and flat[0] == flat[1]
+
+
+def test_import_graph_argument_is_checked(tmp_path):
+    from codelex import Project
+
+    with pytest.raises(ValueError, match="import_graph"):
+        Project(tmp_path, import_graph="yes")

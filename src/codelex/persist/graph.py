@@ -4,8 +4,11 @@ Resolution is cheap next to reading and scanning every file again, so what
 is saved is the extraction: per file its ``(mtime_ns, size)`` as the index
 recorded them and its references as written.  A project reuses the
 references of every file whose signature still matches and re-extracts the
-rest; the references are resolved afresh.  It is a cache: anything that does
-not read back intact, or was written by other extraction rules, is None.
+rest; the references are resolved afresh.  Beside them lie the centrality
+prior counts the graph gave when it was saved, so that a later process (or a
+one-shot command that builds no graph) ranks as the last graph did until its
+own is ready.  It is a cache: anything that does not read back intact, or was
+written by other extraction rules, is None.
 """
 
 from __future__ import annotations
@@ -19,17 +22,22 @@ import numpy as np
 from codelex.errors import IndexFormatError
 from codelex.persist.container import decode_items, encode_items, read_container, write_container
 
-__all__ = ["GRAPH_FILE", "load_graph_refs", "save_graph_refs"]
+__all__ = ["GRAPH_FILE", "load_graph_prior", "load_graph_refs", "save_graph_refs"]
 
 GRAPH_FILE = "graph.clx"
 FORMAT = "codelex-graph"
 FORMAT_VERSION = 2
 _ARRAYS = {"path_blob": "|u1", "path_off": "<u8", "mtime_ns": "<i8", "size": "<i8", "ref_blob": "|u1",
-           "ref_off": "<u8"}
+           "ref_off": "<u8", "prior": "<i4"}
 
 
-def save_graph_refs(entries: dict[str, tuple[int, int, list]], rules: str, directory: str | os.PathLike[str]) -> None:
+def save_graph_refs(entries: dict[str, tuple[int, int, list]], rules: str, directory: str | os.PathLike[str],
+                    prior: dict[str, int] | None = None) -> None:
     """Write ``path -> (mtime_ns, size, refs)`` (refs as ``[lang, spec, level, names]`` lists) atomically.
+
+    ``prior`` (the graph's centrality prior counts, per path of ``entries``)
+    is saved beside them: a later process ranks with it before, or instead
+    of, building its own graph.
 
     Raises
     ------
@@ -44,9 +52,26 @@ def save_graph_refs(entries: dict[str, tuple[int, int, list]], rules: str, direc
     arrays = {"path_blob": path_blob, "path_off": path_off,
               "mtime_ns": np.array([entries[p][0] for p in paths], dtype=np.int64),
               "size": np.array([entries[p][1] for p in paths], dtype=np.int64), "ref_blob": ref_blob,
-              "ref_off": ref_off}
+              "ref_off": ref_off,
+              "prior": np.array([min((prior or {}).get(p, 0), 2**31 - 1) for p in paths], dtype=np.int32)}
     write_container(Path(directory), GRAPH_FILE, arrays, _ARRAYS, {"format": FORMAT, "rules": rules},
                     FORMAT_VERSION)
+
+
+def load_graph_prior(directory: str | os.PathLike[str], rules: str) -> dict[str, int] | None:
+    """The prior counts saved with the references (files counted at least once), or None."""
+    try:
+        c = read_container(Path(directory) / GRAPH_FILE, _ARRAYS, FORMAT, FORMAT_VERSION, mmap=False)
+        if c.header.get("rules") != rules:
+            return None
+        a = c.arrays
+        paths = decode_items(a["path_blob"], a["path_off"], "graph cache")
+        counts = a["prior"].tolist()
+        if len(paths) != len(counts):
+            return None
+        return {p.decode("utf-8", "surrogateescape"): n for p, n in zip(paths, counts) if n > 0}
+    except (OSError, IndexFormatError, ValueError, TypeError):
+        return None
 
 
 def load_graph_refs(directory: str | os.PathLike[str], rules: str) -> dict[str, tuple[int, int, list]] | None:

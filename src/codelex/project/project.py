@@ -64,6 +64,7 @@ def _build_graph_now(state) -> None:
     table = {path: (mtime, size) for path, mtime, size in index.file_table()}
     directory = state.saved_dir
     known: dict = {}
+    cached: dict = {}
     if directory is not None:  # references saved with a file's current signature need no second read
         cached = load_graph_refs(directory, EXTRACTION_RULES) or {}
         for path, (mtime, size, refs) in cached.items():
@@ -99,12 +100,30 @@ def _build_graph_now(state) -> None:
         state.graph = graph
         state.graph_info = {"seconds": time.perf_counter() - started, "reused": reused}
     refs = graph.references()
-    if directory is not None and from_cache < len(refs):  # something was extracted afresh: keep it
+    if directory is not None and (from_cache < len(refs) or len(cached) != len(refs)):  # new extractions, or
+        # files came or went (the prior counts changed): keep them
         entries = {p: (table[p][0], table[p][1], r) for p, r in refs.items() if p in table and table[p][0] >= 0}
         try:
-            save_graph_refs(entries, EXTRACTION_RULES, directory)
+            save_graph_refs(entries, EXTRACTION_RULES, directory, graph.prior_counts())
         except OSError as exc:  # a cache: the next process extracts again
             log.info("codelex: could not save the import graph cache in %s: %s", directory, exc)
+
+
+def _saved_prior(state):
+    """The centrality prior saved with the graph cache, as a ``CentralityMap`` (None without one); read once."""
+    directory = state.saved_dir
+    if directory is None:
+        return None
+    held = state.saved_prior
+    if held is None or held[0] != directory:
+        from codelex.graph.extract import EXTRACTION_RULES
+        from codelex.persist.graph import load_graph_prior
+        from codelex.query import CentralityMap
+
+        counts = load_graph_prior(directory, EXTRACTION_RULES)
+        held = (directory, CentralityMap(counts) if counts else None)
+        state.saved_prior = held
+    return held[1]
 
 
 def _sentinel_dir(state) -> Path | None:
@@ -183,13 +202,17 @@ class Project:
     languages : sequence of str, optional
         Kinds (or short names such as ``py``, ``ts``) to index.  Default:
         the configuration's ``languages``, else every kind.
-    import_graph : bool, default True
+    import_graph : bool or "saved", default True
         Extract and resolve the project's import edges (:mod:`codelex.graph`)
         in the background after the index is ready, and rank a file that many
         others import a little higher (the centrality prior, ``1 + ln(1 +
-        importers) / 4``) once they are known; :meth:`importers` and
-        :meth:`imports` answer from them.  A search given its own
-        ``centrality`` uses that instead.
+        importers) / 4``, counted as :meth:`codelex.graph.ImportGraph.prior_counts`
+        does) once they are known; until then, with the counts the last
+        process saved beside the index, if any.  :meth:`importers` and
+        :meth:`imports` answer from the graph.  ``"saved"``: rank with the
+        saved counts only and build no graph (for one-shot commands, which
+        exit before a graph would be ready).  False: no centrality prior.
+        A search given its own ``centrality`` uses that instead.
     watch : bool, default False
         Follow file changes with a file watcher (the ``watch`` extra:
         ``watchdog``) from :meth:`open` on: edits, creations, deletions and
@@ -235,7 +258,7 @@ class Project:
         languages: Sequence[str] | None = None,
         build_structure: bool = True,
         watch: bool = False,
-        import_graph: bool = True,
+        import_graph: bool | str = True,
     ) -> None:
         resolved = Path(root).expanduser().resolve()
         if not resolved.is_dir():
@@ -270,8 +293,10 @@ class Project:
         self.debounce_ms = debounce_ms
         self.build_structure = bool(build_structure)
         self.watch = bool(watch)
-        self.import_graph = bool(import_graph)
-        if self.import_graph:
+        if import_graph not in (True, False, "saved"):
+            raise ValueError(f"import_graph must be True, False or 'saved', not {import_graph!r}")
+        self.import_graph = import_graph
+        if self.import_graph is True:
             self._state.graph_wanted = True
 
     @classmethod
@@ -428,11 +453,15 @@ class Project:
         index = state.index
         start_graph = False
         if index is not None and self.import_graph and opts.centrality is None and "centrality" not in kwargs:
-            graph = state.graph
+            graph = state.graph if self.import_graph is True else None
             if graph is not None:
                 opts = dataclasses.replace(opts, centrality=graph.centrality_map())
             else:
-                start_graph = True  # after this answer: the build would compete with it for the interpreter
+                # Until this process's graph is ready, the counts the last one saved (if any).
+                saved = _saved_prior(state)
+                if saved is not None:
+                    opts = dataclasses.replace(opts, centrality=saved)
+                start_graph = self.import_graph is True  # after this answer: it would compete with it
         if start_graph:
             try:
                 return self._search_index(state, index, query, opts)

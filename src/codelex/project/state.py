@@ -108,6 +108,7 @@ class RootState:
         # contents it reads anyway, and the graph's build takes them as (index, {path: (mtime_ns, refs)}).
         self.graph_wanted = False
         self.graph_seed: tuple | None = None
+        self.saved_prior: tuple | None = None  # (index directory, CentralityMap | None) read from graph.clx
         self.watch_failure: str | None = None  # why the watcher could not start
         self.structure = StructureUpkeep(self.root, options.max_bytes, self.writable_dir)
         self.code = CodeUpkeep(self.root, options.max_bytes, self.writable_dir)

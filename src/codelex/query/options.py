@@ -88,6 +88,8 @@ class SearchOptions:
         A kind of :data:`codelex.KINDS` (case-insensitive).
     centrality : mapping of str to int, optional
         Importing-file counts per path; boosts by ``1 + ln(1 + c) / 4``.
+        An empty mapping turns the prior off, also where a
+        :class:`codelex.Project` would apply its import graph's.
     demote_test_vendor, demote_docs : bool, default True
         Apply the ×0.3 test/vendor and ×0.5 doc/data priors.
     ranking : {"code", "classic"}, default "code"
@@ -151,7 +153,7 @@ class SearchOptions:
                 if not isinstance(path, str):
                     raise TypeError(f"centrality keys must be paths (str), not {type(path).__name__}")
                 counts[path] = int(count or 0)
-            set_("centrality", MappingProxyType(counts) if counts else None)
+            set_("centrality", MappingProxyType(counts))  # empty: explicitly none (a project's graph included)
         _check_bool(self.demote_test_vendor, "demote_test_vendor")
         _check_bool(self.demote_docs, "demote_docs")
         if self.ranking not in RANKINGS:
