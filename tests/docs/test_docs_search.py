@@ -172,7 +172,8 @@ def test_docs_index_for_project(docs_repo):
     (docs_repo / "docs/notes.txt").write_text("# Notes\nNothing here any more.\n")
     again = DocsIndex.for_project(docs_repo)
     assert [h.section.path for h in again.search("parser", 5)] == ["docs/usage.rst"]
-    assert json.loads(cache.read_text())["files"]["docs/notes.txt"]["sections"][0]["text"] == "Nothing here any more."
+    cached = json.loads(cache.read_text().split("\n", 1)[1])  # (after the digest line)
+    assert cached["docs/notes.txt"]["sections"][0]["text"] == "Nothing here any more."
 
 
 def _cli(*args):
@@ -193,3 +194,17 @@ def test_cli_docs(docs_repo):
     assert none.returncode == 1 and "try other words" in none.stderr and "codelex search" in none.stderr
     stop = _cli("docs", "the of", "--root", docs_repo)
     assert stop.returncode == 2 and "no searchable words" in stop.stderr
+
+
+def test_a_damaged_docs_cache_is_never_believed(docs_repo):
+    """Found by the corruption harness: a flipped letter inside docs.json was valid JSON and was served."""
+    from codelex.docs import DocsIndex
+
+    clean = [(h.section.path, h.section.heading, h.score) for h in DocsIndex.for_project(docs_repo).search("parse")]
+    cache = docs_repo / ".codelex" / "docs.json"
+    raw = cache.read_bytes()
+    for damaged in (raw.replace(b"arse", b"arsf", 1), raw[: len(raw) // 2], b"{}", b'{"version": 2}\n[]',
+                    raw.split(b"\n", 1)[0] + b'\n{"x": {"mtime_ns": 1, "size": 2, "sections": [{"a": 1}]}}'):
+        cache.write_bytes(damaged)
+        got = [(h.section.path, h.section.heading, h.score) for h in DocsIndex.for_project(docs_repo).search("parse")]
+        assert got == clean

@@ -181,9 +181,13 @@ def test_configuration_files_and_precedence(repo):
     ("[tool.codelex]\nfusion = \"best\"\n", "fusion must be one of"),
     ("[tool.codelex\n", "not valid TOML"),
     ("[tool]\ncodelex = 3\n", "must be a table"),
+    (b"[tool.codelex]\nignore = [\"\xa5\"]\n", "not UTF-8"),  # found by fuzzing (was a UnicodeDecodeError)
 ])
 def test_configuration_errors_name_the_file_and_key(repo, text, message):
-    (repo / "pyproject.toml").write_text(text)
+    if isinstance(text, bytes):
+        (repo / "pyproject.toml").write_bytes(text)
+    else:
+        (repo / "pyproject.toml").write_text(text)
     with pytest.raises(ConfigError) as info:
         Project(repo)
     assert message in str(info.value) and "pyproject.toml" in str(info.value)

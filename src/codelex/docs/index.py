@@ -108,13 +108,7 @@ class DocsIndex:
         # The code index's directory (created with its .gitignore).
         directory = writable_dir(root, Path(index_dir) if index_dir is not None else None)
         cache_file = directory / DOCS_CACHE_FILE
-        cached: dict = {}
-        try:
-            data = json.loads(cache_file.read_text(encoding="utf-8"))
-            if data.get("version") == 1:
-                cached = data.get("files", {})
-        except (OSError, ValueError):
-            cached = {}
+        cached = _load_cache(cache_file)
         walk = list_files(root, max_bytes=max_bytes, accept=is_doc_path)
         files: dict[str, dict] = {}
         sections: list[Section] = []
@@ -135,10 +129,65 @@ class DocsIndex:
             sections.extend(Section(**s) for s in entry["sections"])
         if changed or set(files) != set(cached):
             try:
-                directory.mkdir(parents=True, exist_ok=True)
-                tmp = directory / f".{DOCS_CACHE_FILE}.{os.getpid()}.tmp"
-                tmp.write_text(json.dumps({"version": 1, "files": files}), encoding="utf-8")
-                os.replace(tmp, cache_file)
+                _save_cache(directory, cache_file, files)
             except OSError:
                 pass  # a read-only tree still answers, from memory
         return cls(sections)
+
+
+_CACHE_VERSION = 2
+_SECTION_FIELDS = {"path": str, "title": str, "heading": str, "anchor": str, "start_line": int, "end_line": int,
+                   "text": str}
+
+
+def _load_cache(cache_file: Path) -> dict:
+    """The cached ``path -> {mtime_ns, size, sections}`` entries, or {} for anything not intact.
+
+    The files part carries its xxh3 digest: a damaged cache would otherwise
+    answer with damaged sections (a flipped letter in a heading is still valid JSON).
+    """
+    import xxhash
+
+    try:
+        raw = cache_file.read_bytes()
+        head, sep, body = raw.partition(b"\n")
+        meta = json.loads(head)
+        if not sep or not isinstance(meta, dict) or meta.get("version") != _CACHE_VERSION \
+                or meta.get("digest") != xxhash.xxh3_64_hexdigest(body):
+            return {}
+        files = json.loads(body)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(files, dict):
+        return {}
+    for entry in files.values():
+        if not isinstance(entry, dict) or type(entry.get("mtime_ns")) is not int or type(entry.get("size")) is not int \
+                or not isinstance(entry.get("sections"), list):
+            return {}
+        for section in entry["sections"]:
+            if not isinstance(section, dict) or section.keys() != _SECTION_FIELDS.keys() or \
+                    any(type(section[k]) is not t for k, t in _SECTION_FIELDS.items()):
+                return {}
+    return files
+
+
+def _save_cache(directory: Path, cache_file: Path, files: dict) -> None:
+    """Write the cache atomically: a digest line, then the entries (fsynced before the rename)."""
+    import xxhash
+
+    directory.mkdir(parents=True, exist_ok=True)
+    body = json.dumps(files, ensure_ascii=False).encode("utf-8", "surrogateescape")
+    head = json.dumps({"version": _CACHE_VERSION, "digest": xxhash.xxh3_64_hexdigest(body)}).encode()
+    tmp = directory / f".{DOCS_CACHE_FILE}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(head + b"\n" + body)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, cache_file)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise

@@ -70,6 +70,8 @@ def _read(file: Path) -> dict | None:
         return None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:  # (found by fuzzing: tomllib decodes before it parses)
+        raise ConfigError(f"{file}: not valid TOML: not UTF-8 at byte {exc.start}") from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot be read: {exc}") from None
 
