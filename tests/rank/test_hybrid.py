@@ -39,6 +39,23 @@ def test_chunk_index_per_file_replacement_equals_a_rebuild():
         assert lex.ranking(q, 10) == fresh.ranking(q, 10)
 
 
+def test_a_searcher_ranks_its_own_corpus_while_upkeep_moves_the_shared_index_on():
+    """Found by the concurrency soak: a searcher read the shared index's newer corpus (IndexError, or rows
+    of another snapshot)."""
+    a = [ChunkRow("a.py", 1, 1, "alpha beta", "alpha")]
+    b = [ChunkRow("b.py", 1, 1, "beta", None)]
+    old = _corpus(a + b)
+    lex = ChunkLexicalIndex(old)
+    vectors = np.eye(2, 4, dtype=np.float32)
+    searcher = HybridSearcher(old, lex, vectors, np.ones(2, dtype=bool), lambda text: np.eye(1, 4, dtype=np.float32)[0])
+    grown = [ChunkRow("a.py", i, i, "beta gamma", None) for i in range(1, 6)]
+    lex.replace_file("a.py", grown)  # what per-edit upkeep does while the searcher is in use
+    lex.corpus = _corpus(grown + b)
+    result = searcher.search("beta gamma")
+    assert result.mode == "hybrid"
+    assert {(h.path, h.start_line) for h in result.hits} <= {("a.py", 1), ("b.py", 1)}
+
+
 def test_chunk_rows_partition_and_line_windows():
     text = "\n".join(f"x{i} = {i}" for i in range(200))
     rows = chunk_rows("m.txt", text)

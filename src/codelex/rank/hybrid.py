@@ -228,7 +228,8 @@ class HybridSearcher:
         """(fused rows, similarity by row for the vector-ranked ones, lexical rows, vector rows, bests)."""
         n = len(self.corpus)
         depth = n if fusion.depth is None or allowed is not None else max(fusion.depth, 1)
-        lex_rows, lex_scores = self.lexical.ranking(query, depth)
+        # (this searcher's corpus: per-edit upkeep may already have moved the shared index's on)
+        lex_rows, lex_scores = self.lexical.ranking(query, depth, self.corpus)
         if allowed is not None:
             keep = [i for i, r in enumerate(lex_rows) if allowed[r]]
             lex_rows, lex_scores = [lex_rows[i] for i in keep], [lex_scores[i] for i in keep]
