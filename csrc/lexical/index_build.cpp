@@ -451,8 +451,10 @@ void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, B
       const SegmentView::Range r = seg.postings(t);
       const int64_t s = r.begin, e = r.end;
       const uint64_t ls = line_start[t], le = line_start[t + 1];
-      std::memcpy(out.post_doc.data() + q_post, seg.post_doc + s, static_cast<size_t>(e - s) * sizeof(uint32_t));
-      std::memcpy(out.post_tf.data() + q_post, seg.post_tf + s, static_cast<size_t>(e - s));
+      if (e > s) {  // (an empty range's pointers may be null: UB for memcpy)
+        std::memcpy(out.post_doc.data() + q_post, seg.post_doc + s, static_cast<size_t>(e - s) * sizeof(uint32_t));
+        std::memcpy(out.post_tf.data() + q_post, seg.post_tf + s, static_cast<size_t>(e - s));
+      }
       if (le > ls) std::memcpy(out.line_data.data() + q_line, data + ls, static_cast<size_t>(le - ls));
       // Checkpoints that fall inside this term: walk its lines up to each.
       int64_t next = (q_post + kLineCheckpoint - 1) / kLineCheckpoint * kLineCheckpoint;

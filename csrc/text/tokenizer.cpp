@@ -54,7 +54,7 @@ bool is_stopword(const char* s, size_t n) noexcept {
 
 bool IdentifierSplitter::seen(const char* s, size_t n) const noexcept {
   for (const auto& k : kept_) {
-    if (k.second == n && std::memcmp(buf_.data() + k.first, s, n) == 0) return true;
+    if (k.second == n && (n == 0 || std::memcmp(buf_.data() + k.first, s, n) == 0)) return true;
   }
   return false;
 }
@@ -74,7 +74,7 @@ void IdentifierSplitter::add_piece(const unsigned char* p, const unsigned char* 
     lowered_.clear();
     chars = append_lower(lowered_, p, end);
     n = lowered_.size();
-    std::memcpy(out, lowered_.data(), n);
+    if (n) std::memcpy(out, lowered_.data(), n);
   }
   if (chars < 2 || is_stopword(out, n) || seen(out, n)) return;
   kept_.emplace_back(static_cast<uint32_t>(base), static_cast<uint32_t>(n));

@@ -94,7 +94,7 @@ void Vocabulary::rehash(size_t nslots) {
 
 inline bool Vocabulary::equals(uint32_t id, const char* s, size_t n) const {
   const std::string_view t = term(id);
-  return t.size() == n && std::memcmp(t.data(), s, n) == 0;
+  return t.size() == n && (n == 0 || std::memcmp(t.data(), s, n) == 0);  // (memcmp of null, 0 is UB)
 }
 
 size_t Vocabulary::term_bytes() const {
@@ -106,7 +106,8 @@ size_t Vocabulary::term_bytes() const {
 namespace {
 // Byte order of two terms (memcmp, then length).
 inline int compare_terms(std::string_view a, const char* s, size_t n) noexcept {
-  const int c = std::memcmp(a.data(), s, std::min(a.size(), n));
+  const size_t m = std::min(a.size(), n);
+  const int c = m ? std::memcmp(a.data(), s, m) : 0;  // (an empty term's data may be null: UB for memcmp)
   if (c) return c;
   return a.size() < n ? -1 : (a.size() > n ? 1 : 0);
 }
@@ -155,7 +156,7 @@ void Vocabulary::base_prefix_range(const char* s, size_t n, size_t& first, size_
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
     const std::string_view t = term(static_cast<uint32_t>(mid));
-    if (t.size() >= n && std::memcmp(t.data(), s, n) == 0)
+    if (t.size() >= n && (n == 0 || std::memcmp(t.data(), s, n) == 0))
       lo = mid + 1;
     else
       hi = mid;
