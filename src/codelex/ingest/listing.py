@@ -203,7 +203,11 @@ def _walk_tree(root: Path, result: WalkResult, extra, dirs: list | None = None,
             rel = prefix + entry.name
             try:
                 if entry.is_symlink():
-                    if entry.is_dir():
+                    try:
+                        to_dir = entry.is_dir()
+                    except OSError:  # a link loop (ELOOP) is a link, not a file that vanished
+                        to_dir = False
+                    if to_dir:
                         result.pruned_dirs["symlink"] += 1
                     else:
                         result.skipped["symlink"] += 1
