@@ -940,10 +940,9 @@ def _dispatch(args) -> int:
     except (_Failure, CodelexError, OSError, ValueError, TypeError, LookupError) as exc:
         if args.debug:
             raise
-        from codelex.render import display_text
+        from codelex.render import error_text
 
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"codelex: {display_text(message)}", file=sys.stderr)
+        print(f"codelex: {error_text(exc)}", file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -36,7 +36,7 @@ from codelex.defaults import DEFAULT_LIMIT, DEFAULT_RANKING, MAX_LIMIT, RANKINGS
 from codelex.errors import QueryError
 from codelex.project import Project, SearchResult, refusal_reason
 from codelex.query import SearchOptions
-from codelex.render import best_line_text, display_path, display_text, echo_query, format_age, wire_text
+from codelex.render import best_line_text, display_path, display_text, echo_query, error_text, format_age, wire_text
 
 __all__ = ["build_server", "docs_search_text", "file_outline_text", "read_symbol_text", "serve",
            "symbol_search_text"]
@@ -73,7 +73,7 @@ def _project_for(cwd: str | None) -> Project:
             try:
                 project = Project(root, watch=True)  # edits reach the index as they happen
             except (OSError, ValueError) as exc:  # e.g. a bad [tool.codelex] table: an error result
-                raise ToolError(f"Cannot open {display_path(str(root))}: {display_text(str(exc))}") from None
+                raise ToolError(f"Cannot open {display_path(str(root))}: {error_text(exc)}") from None
             _projects[root] = project
     return project
 
@@ -119,7 +119,7 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
         result = project.search(query, SearchOptions(limit=_limit(limit), paths=paths or None, lang=lang,
                                                      ranking=ranking))
     except (QueryError, TypeError, ValueError) as exc:
-        raise ToolError(f'Symbol search failed for "{echo}": {display_text(str(exc))}') from None
+        raise ToolError(f'Symbol search failed for "{echo}": {error_text(exc)}') from None
     if not result.available:
         payload = {"available": False, "query": echo, "hint": result.hint,
                    "unavailableReason": result.unavailable_reason}
@@ -221,7 +221,7 @@ def file_outline_text(project: Project, path) -> str:
     try:
         outline = project.outline(rel)
     except (FileNotFoundError, ValueError, CodelexError) as exc:
-        raise ToolError(f"Cannot outline {echo_query(display_path(str(path)))}: {display_text(str(exc))}") from None
+        raise ToolError(f"Cannot outline {echo_query(display_path(str(path)))}: {error_text(exc)}") from None
     shown = display_path(outline.path)
     if not outline.available:
         lines = [f"No outline for {shown}: {outline.reason}."]
@@ -259,7 +259,7 @@ def read_symbol_text(project: Project, path, symbol, line=None) -> str:
         source = project.read_symbol(rel, symbol, line=None if line is None else int(line))
     except (FileNotFoundError, ValueError, TypeError, CodelexError) as exc:
         raise ToolError(f"Cannot read {echo_query(symbol)} in {echo_query(display_path(str(path)))}: "
-                        f"{display_text(str(exc))}") from None
+                        f"{error_text(exc)}") from None
     d = source.definition
     fence = "````" if "```" in source.text else "```"
     return (f"{display_path(source.path)}:{source.start_line}-{source.end_line} {d.kind} "
@@ -305,7 +305,7 @@ def code_search_text(project: Project, query, limit=None, alternatives=None, pat
         result = project.code_search(query, alternatives=alternatives or (), limit=_limit(limit, 8), paths=paths,
                                      lang=lang, fusion=fusion)
     except (ValueError, TypeError, CodelexError, OSError) as exc:
-        raise ToolError(f"Cannot search {echo_query(query)}: {display_text(str(exc))}") from None
+        raise ToolError(f"Cannot search {echo_query(query)}: {error_text(exc)}") from None
     if not result.available:
         return f"No answer yet: {display_text(result.hint or 'unavailable')}"
     return _hybrid_text(result, f'Top {len(result.hits)} chunk(s) for "{echo_query(query)}":')
@@ -322,7 +322,7 @@ def find_related_text(project: Project, path, line, limit=None) -> str:
         result = project.find_related(rel, int(line), limit=_limit(limit, 8))
     except (FileNotFoundError, ValueError, TypeError, CodelexError, OSError) as exc:
         raise ToolError(f"Cannot relate {echo_query(display_path(str(path)))}:{int(line)}: "
-                        f"{display_text(str(exc))}") from None
+                        f"{error_text(exc)}") from None
     if not result.available:
         return f"No answer yet: {display_text(result.hint or 'unavailable')}"
     return _hybrid_text(result, f"Chunks most like {display_path(rel)}:{int(line)}:")

@@ -30,6 +30,7 @@ __all__ = [
     "display_path",
     "display_text",
     "echo_query",
+    "error_text",
     "format_age",
     "parse_display_path",
     "wire_text",
@@ -120,6 +121,13 @@ def echo_query(query: str, max_chars: int = ECHO_MAX_CHARS) -> str:
     if len(query) > max_chars:
         return f"{display_text(query[:max_chars])}… ({len(query):,} characters)"
     return display_text(query)
+
+
+def error_text(exc: BaseException, max_chars: int = 5 * ECHO_MAX_CHARS) -> str:
+    """An exception's message as it may be shown: its first line, escaped, at most ``max_chars`` characters
+    (a message can quote a megabyte of input back)."""
+    message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return echo_query(message, max_chars)
 
 
 def wire_text(text: str) -> str:
