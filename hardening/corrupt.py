@@ -190,7 +190,7 @@ def run_project(per_member: int, seed: int = 0) -> list[dict]:
             project.open()
             project.wait_structure()
             project.importers("src/app.py", timeout=60)  # ranked with the graph itself, not a cache of it
-            hits = [[(h.file, h.score.hex(), h.start_line, h.symbol) for h in project.search(q).results]
+            hits = [[(h.file, h.score.hex(), h.start_line, h.symbol) for h in _answered(project, q).results]
                     for q in QUERIES]
             outline = [(d.name, d.start_line, d.end_line) for d in project.outline("src/app.py").definitions]
         docs = [(h.section.path, h.score) for q in QUERIES for h in DocsIndex.for_project(work).search(q)]
@@ -223,6 +223,19 @@ def run_project(per_member: int, seed: int = 0) -> list[dict]:
         rows.append(row)
     shutil.rmtree(work, ignore_errors=True)
     return rows
+
+
+def _answered(project, query: str):
+    """A search's answer; a damaged chunk found by this very query makes the project drop the index and
+    rebuild it in the background (answering "building" meanwhile): wait for that rebuild and ask again."""
+    import time
+
+    deadline = time.monotonic() + 60
+    result = project.search(query)
+    while not result.available and time.monotonic() < deadline:
+        time.sleep(0.02)
+        result = project.search(query)
+    return result
 
 
 def main(argv=None) -> int:
