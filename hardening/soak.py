@@ -57,6 +57,22 @@ def _key(hits) -> str:
                            digest_size=12).hexdigest()
 
 
+def _run(writer, reader, readers: int, seconds: float, stop: threading.Event) -> tuple[list[float], float]:
+    """Run the writer and the readers for ``seconds``, sampling the RSS; ``(rss samples, elapsed)``."""
+    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader, args=(i,)) for i in range(readers)]
+    rss = [_rss_mb()]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    while time.perf_counter() - started < seconds:
+        time.sleep(min(1.0, seconds / 20))
+        rss.append(_rss_mb())
+    stop.set()
+    for t in threads:
+        t.join()
+    return rss, time.perf_counter() - started
+
+
 def soak_index(seconds: float, readers: int, seed: int = 0) -> dict:
     import codelex
 
@@ -127,19 +143,9 @@ def soak_index(seconds: float, readers: int, seed: int = 0) -> dict:
         except Exception as exc:  # noqa: BLE001
             errors.append(f"reader {i}: {type(exc).__name__}: {exc}")
 
-    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader, args=(i,)) for i in range(readers)]
-    rss = [_rss_mb()]
-    started = time.perf_counter()
-    for t in threads:
-        t.start()
-    while time.perf_counter() - started < seconds:
-        time.sleep(min(1.0, seconds / 20))
-        rss.append(_rss_mb())
-    stop.set()
-    for t in threads:
-        t.join()
+    rss, elapsed = _run(writer, reader, readers, seconds, stop)
     quarter = rss[max(1, len(rss) // 4)]
-    return {"part": "index", "seconds": round(time.perf_counter() - started, 1), "versions": published[0],
+    return {"part": "index", "seconds": round(elapsed, 1), "versions": published[0],
             **counts, "reads": checked["reads"], "inconsistent_reads": checked["inconsistent"],
             "unchecked_reads": checked["unchecked"], "errors": len(errors),
             "error_examples": errors[:3], "rss_start_mb": round(rss[0]), "rss_quarter_mb": round(quarter),
@@ -207,20 +213,9 @@ def soak_project(seconds: float, readers: int, seed: int = 0) -> dict:
 
             errors.append(f"reader {i}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
 
-    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader, args=(i,)) for i in range(readers)]
-    rss = [_rss_mb()]
-    started = time.perf_counter()
-    for t in threads:
-        t.start()
-    while time.perf_counter() - started < seconds:
-        time.sleep(min(1.0, seconds / 20))
-        rss.append(_rss_mb())
-    stop.set()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - started
+    rss, elapsed = _run(writer, reader, readers, seconds, stop)
     # Quiet now: the project's answers must be a fresh project's over the same files.
-    project.refresh_now() if hasattr(project, "refresh_now") else None
+    project.sync()  # (unwatched: a stat check of the tree)
     got = [[(h.file, h.score.hex()) for h in project.search(q).results] for q in ("parse config", "route handler")]
     project.close()
     fresh_dir = Path(tempfile.mkdtemp(prefix="codelex-soak-fresh-"))

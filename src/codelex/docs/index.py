@@ -175,19 +175,9 @@ def _save_cache(directory: Path, cache_file: Path, files: dict) -> None:
     """Write the cache atomically: a digest line, then the entries (fsynced before the rename)."""
     import xxhash
 
-    directory.mkdir(parents=True, exist_ok=True)
+    from codelex.persist.container import atomic_file
+
     body = json.dumps(files, ensure_ascii=False).encode("utf-8", "surrogateescape")
     head = json.dumps({"version": _CACHE_VERSION, "digest": xxhash.xxh3_64_hexdigest(body)}).encode()
-    tmp = directory / f".{DOCS_CACHE_FILE}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(head + b"\n" + body)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, cache_file)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
+    with atomic_file(directory, cache_file.name) as f:
+        f.write(head + b"\n" + body)

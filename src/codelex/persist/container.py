@@ -29,6 +29,7 @@ This module knows nothing of what the arrays mean (see
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import mmap as _mmap
@@ -48,6 +49,7 @@ from codelex.errors import IndexFormatError
 
 __all__ = [
     "ALIGN",
+    "atomic_file",
     "Container",
     "decode_items",
     "encode_items",
@@ -138,17 +140,34 @@ def write_container(directory: Path, name: str, arrays: dict[str, np.ndarray], s
     OSError
         When the directory cannot be created or written.
     """
+    with atomic_file(directory, name) as f:
+        _write(f, arrays, schema, dict(meta, version=version), version)
+    return directory / name
+
+
+@contextlib.contextmanager
+def atomic_file(directory: Path, name: str):
+    """A binary file to write ``directory/name`` through: it replaces the old one only once complete.
+
+    Under the directory's lock, stale temporaries of dead writers are removed; the content goes to a
+    temporary in the same directory, is fsynced, renamed over the target and the directory fsynced, so
+    a crash at any point leaves the old file or the new one.  On an error the temporary is removed.
+
+    Raises
+    ------
+    OSError
+        When the directory cannot be created or written.
+    """
     directory.mkdir(parents=True, exist_ok=True)
-    target = directory / name
     with FileLock(str(directory / LOCK_FILE)):
         _remove_stale_temporaries(directory, name)
         tmp = directory / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
             with open(tmp, "wb") as f:
-                _write(f, arrays, schema, dict(meta, version=version), version)
+                yield f
                 f.flush()
                 os.fsync(f.fileno())
-            os.replace(tmp, target)
+            os.replace(tmp, directory / name)
         except BaseException:
             try:
                 tmp.unlink()
@@ -156,7 +175,6 @@ def write_container(directory: Path, name: str, arrays: dict[str, np.ndarray], s
                 pass
             raise
         _fsync_directory(directory)
-    return target
 
 
 def _write(f, arrays: dict[str, np.ndarray], schema: dict[str, str], meta: dict, version: int) -> None:
