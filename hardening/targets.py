@@ -313,3 +313,110 @@ def imports(data: bytes) -> None:
     graph = from_mapping(files)
     graph.stats()
     graph.prior_counts()
+
+
+# --- the remaining native entry points --------------------------------------------------
+
+
+@_target("vectors", ValueError)
+def vectors(data: bytes) -> None:
+    """The exact native top-k and scores over arbitrary float32 matrices, against the reference."""
+    import numpy as np
+
+    from codelex._native.dense import VectorIndex
+    from codelex._reference import vectors as ref
+
+    r = _Reader(data)
+    n, d = 1 + r.byte() % 40, 1 + r.byte() % 12
+    raw = r.blob(255) * 8
+    values = np.frombuffer(raw[: (len(raw) // 4) * 4] or b"\0\0\0\0", dtype=np.float32)
+    cells = np.resize(values, n * d).astype(np.float32)
+    if r.byte() % 2:  # tame magnitudes half the time (raw bit patterns are mostly huge or tiny)
+        cells = np.clip(np.nan_to_num(cells, nan=0.5, posinf=3.0, neginf=-3.0), -1e6, 1e6).astype(np.float32)
+    matrix = cells.reshape(n, d)
+    index = VectorIndex(matrix)  # ValueError for NaN or infinity
+    q = np.resize(matrix[r.byte() % n][::-1] + np.float32(0.25), d).astype(np.float32)
+    if not np.isfinite(q).all():
+        return
+    want = ref.exact_scores(matrix, q)
+    if not np.isfinite(want).all():  # overflow to infinity in double: not a comparable score
+        return
+    assert np.array_equal(index.scores(q), want)
+    k = r.byte() % (n + 3)
+    allowed = np.array([(b >> 1) % 3 != 0 for b in np.resize(np.frombuffer(data or b"\1", dtype=np.uint8), n)])
+    for mask in (None, allowed):
+        got_rows, got_scores = index.top_k(q, k, mask, threads=1 + r.byte() % 3)
+        want_rows, want_scores = ref.top_k(matrix, q, k, mask)
+        assert np.array_equal(got_rows, want_rows) and np.array_equal(got_scores, want_scores)
+
+
+@_target("arrays", ValueError, TypeError, IndexFormatError)
+def arrays(data: bytes) -> None:
+    """Packed offsets, term heads and filters, and vocabularies rebuilt from arbitrary arrays."""
+    import numpy as np
+
+    from codelex._native import text as core
+
+    r = _Reader(data)
+    steps = np.frombuffer(r.blob(200), dtype=np.uint8).astype(np.uint64)
+    if r.byte() % 4 == 0:
+        steps = steps * np.uint64(1 << 26)  # offsets past 32 bits: the bases must carry them
+    offsets = np.concatenate([[0], np.cumsum(steps, dtype=np.uint64)]).astype(np.uint64)
+    base, rel = core.pack_offsets(offsets)
+    assert np.array_equal(core.unpack_offsets(base, rel), offsets)
+    if len(offsets) > 2 and r.byte() % 2:  # not monotonic: refused
+        bad = offsets.copy()
+        bad[1], bad[2] = bad[2] + np.uint64(1), bad[1]
+        try:
+            core.pack_offsets(bad)
+        except ValueError:
+            pass
+    words = sorted({w.encode("utf-8", "surrogateescape") for w in _texts(r.blob(120))[0].split()} | {b"a", b"zz"})
+    blob = np.frombuffer(b"".join(words), dtype=np.uint8)
+    term_off = np.cumsum([0] + [len(w) for w in words], dtype=np.uint64)
+    core.term_heads(blob, term_off)
+    filt = core.term_filter(blob, term_off)
+    b, rl = core.pack_offsets(term_off)
+    vocab = core.Vocabulary.from_sorted(blob, b, rl, filter=filt)
+    for w in words:
+        assert vocab.find(w) >= 0, w
+    # arbitrary arrays where a vocabulary expects sorted terms: refused, or a working vocabulary
+    junk = np.frombuffer(r.blob(120) or b"x", dtype=np.uint8)
+    cuts = np.sort(np.frombuffer(r.blob(16) or b"\0", dtype=np.uint8).astype(np.uint64))
+    for fn in (lambda: core.Vocabulary.from_arrays(junk, cuts),
+               lambda: core.Vocabulary.from_sorted(junk, *core.pack_offsets(cuts))):
+        try:
+            v = fn()
+        except (ValueError, TypeError, IndexFormatError):
+            continue
+        for i in range(min(len(v), 8)):
+            v.find(v.term(i))
+
+
+@_target("stat_paths", ValueError, TypeError, RuntimeError)
+def stat_paths(data: bytes) -> None:
+    """The native batch lstat on arbitrary root-relative paths, against os.lstat."""
+    import stat as st
+
+    from codelex._native import ingest
+
+    root = _SCRATCH / "stat"
+    if not root.exists():
+        (root / "d").mkdir(parents=True)
+        (root / "f.py").write_text("x = 1\n")
+        (root / "d" / "g.py").write_text("y\n")
+        os.symlink("f.py", root / "link")
+    text = _texts(data)[0]
+    paths = [p for p in text.split("|")][:16] + ["f.py", "d", "link", "missing", "d/g.py"]
+    mtime, size, kind = ingest.stat_paths(str(root), paths, 1 + len(data) % 3)
+    for p, m, s, k in zip(paths, mtime.tolist(), size.tolist(), kind.tolist()):
+        try:
+            info = os.lstat(os.path.join(root, p))
+        except (OSError, ValueError):
+            assert k in (ingest.MISSING, ingest.ERROR), (p, k)
+            continue
+        want = ingest.SYMLINK if st.S_ISLNK(info.st_mode) else ingest.DIRECTORY if st.S_ISDIR(info.st_mode) \
+            else ingest.FILE if st.S_ISREG(info.st_mode) else ingest.OTHER
+        assert k == want, (p, k, want)
+        if k == ingest.FILE:
+            assert (m, s) == (info.st_mtime_ns, info.st_size), p
