@@ -187,11 +187,12 @@ def _parse(grammar: str, content: bytes, budget_s: float | None):
     if budget_s is None:
         return parser.parse(content)
     deadline = time.monotonic() + budget_s
-    view = memoryview(content)
     step = 1 << 20
 
     def read(offset, _point):
-        return view[offset:offset + step]
+        # bytes slices, not memoryview slices: py-tree-sitter (0.26) never releases a returned memoryview's
+        # buffer, which kept every parsed file's content alive (found by hardening/soak.py).
+        return content[offset:offset + step]
 
     try:
         return parser.parse(read, progress_callback=lambda *_: time.monotonic() > deadline)
