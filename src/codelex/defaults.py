@@ -26,6 +26,10 @@ STOPWORDS: frozenset[str] = frozenset(
 
 #: Files larger than this many bytes are not indexed (the original's cap).
 DEFAULT_MAX_BYTES = 512 * 1024
+#: Files larger than this are cut into line windows without a parse, whatever the index's own cap: a
+#: tree-sitter tree costs tens of bytes per byte of text (a 21 MB file peaked at 1.5 GB, found by
+#: hardening/hostile.py).
+STRUCTURE_MAX_BYTES = 4 * 1024 * 1024
 #: A project's index directory, under its root.
 INDEX_DIR_NAME = ".codelex"
 #: The word index file inside an index directory.
@@ -139,6 +143,7 @@ __all__ = [
     "STALE_CHURN",
     "STALE_MIN_FILES",
     "STEM_MAX_WORD",
+    "STRUCTURE_MAX_BYTES",
     "STEM_MIN_WORD",
     "STEM_WEIGHT",
     "STOPWORDS",

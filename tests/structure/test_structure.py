@@ -396,3 +396,16 @@ def test_parsing_leaks_nothing_per_parse():
     finally:
         tracemalloc.stop()
     assert grown < 150_000, grown  # was ~650 KB
+
+
+def test_files_past_the_structure_cap_get_line_windows_without_a_parse(monkeypatch):
+    """Regression (hardening/hostile.py): an uncapped 21 MB file was parsed, peaking at 1.5 GB."""
+    pytest.importorskip("tree_sitter_python")
+    from codelex.structure import extract
+
+    monkeypatch.setattr(extract, "STRUCTURE_MAX_BYTES", 1000)
+    content = b"".join(b"def f%d():\n    return %d\n" % (i, i) for i in range(200))
+    result = extract.analyze("big.py", content)
+    assert result.status == "too-large" and not result.definitions
+    assert result.chunks[0].start_line == 1 and result.chunks[-1].end_line == result.lines
+    assert extract.analyze("small.py", content[:500]).status == "parsed"

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from codelex.defaults import STRUCTURE_MAX_BYTES
 from codelex.structure.languages import LanguageSpec, grammar_for, language, node_text, set_source, spec_for
 from codelex.structure.model import CHUNK_MAX_CHARS, CHUNK_MAX_LINES, Chunk, Definition, FileStructure
 
@@ -466,6 +467,8 @@ def analyze(path: str, content: bytes, *, grammar: str | None = None,
     grammar = grammar or grammar_for(path)
     if grammar is None:
         return FileStructure(path, None, "no-grammar", lines.n, (), tuple(line_windows(lines)))
+    if len(content) > STRUCTURE_MAX_BYTES:
+        return FileStructure(path, grammar, "too-large", lines.n, (), tuple(line_windows(lines)))
     try:
         tree = _parse(grammar, content, budget_s)
     except ImportError:

@@ -19,8 +19,9 @@ DEFINITION_KINDS = ("function", "method", "class", "struct", "interface", "trait
                     "module")
 #: How a file's structure was obtained: ``parsed`` (a grammar), or why its chunks are line windows instead:
 #: ``no-grammar`` (no grammar for its language), ``unavailable`` (the structure extra is not installed),
-#: ``parse-failed`` (the grammar raised), ``timeout`` (the parse ran over its time budget).
-STATUSES = ("parsed", "no-grammar", "unavailable", "parse-failed", "timeout")
+#: ``parse-failed`` (the grammar raised), ``timeout`` (the parse ran over its time budget), ``too-large``
+#: (larger than :data:`codelex.defaults.STRUCTURE_MAX_BYTES`: a syntax tree costs ~50× the text).
+STATUSES = ("parsed", "no-grammar", "unavailable", "parse-failed", "timeout", "too-large")
 
 #: A chunk holds at most this many characters or lines, unless a single line is longer.
 CHUNK_MAX_CHARS = 1500
