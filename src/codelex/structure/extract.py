@@ -29,6 +29,8 @@ log = logging.getLogger("codelex")
 
 #: A parse may take this long (wall clock) before the file falls back to line windows.
 PARSE_BUDGET_S = 5.0
+#: Files up to this size are parsed without the time budget (see ``_parse``).
+UNBUDGETED_PARSE_BYTES = 256 * 1024
 
 
 def structure_available() -> str | None:
@@ -185,14 +187,16 @@ def _conditional_patterns(grammar: str, spec: LanguageSpec) -> Iterator[str]:
 
 def _parse(grammar: str, content: bytes, budget_s: float | None):
     parser = _parser(grammar)
-    if budget_s is None:
+    # py-tree-sitter (0.26.1) keeps a reference to every object a read callback returns, forever: a
+    # budgeted parse (which needs the callback: the progress callback is ignored for a bytestring) leaked
+    # the file's whole content (found by hardening/soak.py's RSS growth).  Small files, which parse in
+    # milliseconds, go without a budget; only larger ones, rarer, pay the leak for the protection.
+    if budget_s is None or len(content) <= UNBUDGETED_PARSE_BYTES:
         return parser.parse(content)
     deadline = time.monotonic() + budget_s
     step = 1 << 20
 
     def read(offset, _point):
-        # bytes slices, not memoryview slices: py-tree-sitter (0.26) never releases a returned memoryview's
-        # buffer, which kept every parsed file's content alive (found by hardening/soak.py).
         return content[offset:offset + step]
 
     try:
