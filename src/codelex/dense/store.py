@@ -118,6 +118,23 @@ class VectorCache:
                 progress(done, int(todo.size))
         return done
 
+    def retain(self, keys: np.ndarray, *, slack: float = 2.0, floor: int = 4096) -> int:
+        """Forget the vectors of texts not in ``keys`` once they outnumber them (``slack`` times, plus ``floor``).
+
+        A long editing session embeds every version of every chunk it sees; without this the cache (in
+        memory; a save already keeps only the current keys) grows with the edits, not with the project.
+        The slack keeps recent versions, so that an undo is not embedded again.  Returns the number dropped.
+        """
+        keys = np.asarray(keys, dtype=np.uint64)
+        with self._lock:
+            self._consolidate()
+            if self._keys.size <= slack * keys.size + floor:
+                return 0
+            mask = np.isin(self._keys, keys)
+            dropped = int(self._keys.size - mask.sum())
+            self._keys, self._vectors = self._keys[mask], self._vectors[mask]
+            return dropped
+
     def matrix(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(vectors, present)``: a row per key (zeros where none yet) and which rows are real."""
         with self._lock:

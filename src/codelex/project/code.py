@@ -99,6 +99,8 @@ class CodeUpkeep:
                     self.lexical.replace_file(path, rows)
                 self.lexical.corpus = corpus
             self.corpus = corpus
+            for cache in self.caches.values():  # vectors of texts no chunk has any more: bounded by the corpus
+                cache.retain(corpus.keys)
             return corpus
 
     def start_first_sync(self, paths, structure_of, key) -> bool:
