@@ -10,7 +10,8 @@ from collections.abc import Iterator
 __all__ = ["collector_paused"]
 
 _lock = threading.Lock()
-_pausers = 0
+_pausers = 0  # pauses in progress, in any thread
+_was_enabled = True  # the collector's state before the first of them
 
 
 @contextlib.contextmanager
@@ -22,10 +23,10 @@ def collector_paused() -> Iterator[None]:
     a fraction of the time.  Nested and concurrent pauses are counted, and
     the collector is re-enabled only if it was enabled before the first.
     """
-    global _pausers
+    global _pausers, _was_enabled
     with _lock:
         if _pausers == 0:
-            collector_paused.was_enabled = gc.isenabled()  # type: ignore[attr-defined]
+            _was_enabled = gc.isenabled()
             gc.disable()
         _pausers += 1
     try:
@@ -33,5 +34,5 @@ def collector_paused() -> Iterator[None]:
     finally:
         with _lock:
             _pausers -= 1
-            if _pausers == 0 and collector_paused.was_enabled:  # type: ignore[attr-defined]
+            if _pausers == 0 and _was_enabled:
                 gc.enable()

@@ -107,8 +107,8 @@ class ImportGraph:
                     go_package_files[posixpath.dirname(path)] += 1
             counts = {}
             for path, sources in self._in.items():
-                if not sources or posixpath.basename(path) in _REEXPORT_HUBS or \
-                        posixpath.basename(path).startswith("index.") and graph_language(path) == "jsts":
+                name = posixpath.basename(path)
+                if not sources or name in _REEXPORT_HUBS or name.startswith("index.") and graph_language(path) == "jsts":
                     continue
                 count = len({posixpath.dirname(s) for s in sources})
                 if path.endswith(".go"):
