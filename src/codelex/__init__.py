@@ -25,6 +25,7 @@ from codelex.errors import (
     IndexFormatError,
     QueryError,
     SymbolNotFoundError,
+    UnsafePathError,
 )
 
 __version__ = VERSION
@@ -127,6 +128,7 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "StaticModelEmbedder",
     "SymbolNotFoundError",
+    "UnsafePathError",
     "Vocabulary",
     "WordIndex",
     "centrality_from_reverse_deps",

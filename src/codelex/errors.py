@@ -35,3 +35,7 @@ class EmbedderError(CodelexError, ValueError):
 
 class ConfigError(CodelexError, ValueError):
     """A project configuration (``[tool.codelex]`` in ``pyproject.toml``, ``.codelex/config.toml``) is malformed."""
+
+
+class UnsafePathError(CodelexError, ValueError):
+    """A path leaves the project root or passes through a symbolic link (codelex never follows one there)."""

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import collections
-import errno
 import os
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from codelex.defaults import DEFAULT_MAX_BYTES
 from codelex.ingest.listing import SourceFile
+from codelex.errors import UnsafePathError
 from codelex.ingest.rules import content_skip_reason
+from codelex.safefs import NotRegularFileError, read_bytes
 
 __all__ = ["Document", "read_file", "read_files"]
 
@@ -26,40 +26,28 @@ class Document:
     size: int
     mtime_ns: int
 
-_O_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-
-
 def read_file(root: str, path: str, max_bytes: int | None) -> Document | str:
-    """Read one file, or return why it is left out (see :func:`read_files`)."""
+    """Read one file, or return why it is left out (see :func:`read_files`).
+
+    The file is opened through :mod:`codelex.safefs`: never through a
+    symbolic link (``symlink``), never blocking on a FIFO or device
+    (``not-a-file``); a path whose parent stopped being a directory is
+    ``vanished``.
+    """
     try:
-        fd = os.open(os.path.join(root, path), _O_FLAGS)
+        data, st = read_bytes(root, path, max_bytes)
     except FileNotFoundError:
         return "vanished"
-    except PermissionError:
-        return "unreadable"
-    except OSError as exc:
-        return "symlink" if exc.errno == errno.ELOOP else "unreadable"
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return "not-a-file"
-        if max_bytes is not None and st.st_size > max_bytes:
-            return "too-large"
-        chunks = []
-        total = 0
-        while max_bytes is None or total <= max_bytes:  # read to EOF, or one byte past the cap
-            chunk = os.read(fd, max(st.st_size + 1 - total, 65536))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        data = b"".join(chunks)
+    except NotADirectoryError:
+        return "vanished"
+    except UnsafePathError:
+        return "symlink"
+    except (NotRegularFileError, IsADirectoryError):
+        return "not-a-file"
     except OSError:
         return "unreadable"
-    finally:
-        os.close(fd)
     if max_bytes is not None and len(data) > max_bytes:
-        return "too-large"  # grew since the listing
+        return "too-large"  # (or grew since the listing)
     reason = content_skip_reason(data)
     if reason is not None:
         return reason

@@ -1,0 +1,261 @@
+"""Files and paths codelex did not write: the one place that decides whether one may be opened.
+
+codelex runs inside checkouts its user did not write.  Every path that comes
+from outside (a listing, a watcher's event, a cache, an MCP or command-line
+argument) and every file it reads there (sources, configuration, ignore files,
+best lines) goes through this module:
+
+- a root-relative path is checked first (:func:`check_relative`): not
+  absolute, no ``..`` or ``.`` component, no empty one, no NUL;
+- a file is opened without following a symbolic link in *any* component and
+  without blocking (``O_NOFOLLOW | O_NONBLOCK``: a FIFO returns at once
+  instead of waiting for a writer), and refused unless it is a regular file
+  (:func:`open_file`, :func:`read_bytes`);
+- a directory is entered the same way (:func:`check_directory`).
+
+Intermediate components are checked on the open descriptor itself: on Linux
+one ``readlink`` of ``/proc/self/fd/N`` must give back the path asked for
+(the kernel's own name of what was opened); elsewhere the path is walked one
+component at a time with ``openat(O_NOFOLLOW | O_DIRECTORY)``, which no
+rename in between can redirect.  Either way what is read is the file the path
+names inside the root, or nothing.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import stat
+
+from codelex.errors import UnsafePathError
+
+__all__ = [
+    "NotRegularFileError",
+    "check_directory",
+    "check_relative",
+    "contained_relative",
+    "open_file",
+    "read_bytes",
+]
+
+_O_READ = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+           | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
+_O_DIR = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+          | getattr(os, "O_NONBLOCK", 0))
+_WINDOWS = os.name == "nt"
+_PROC_FD = "/proc/self/fd"
+_CAN_WALK = hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
+
+
+class NotRegularFileError(OSError):
+    """The path names a FIFO, socket, device or directory: codelex reads regular files only."""
+
+
+def check_relative(rel: str) -> str:
+    """``rel`` itself when it is a clean root-relative ``/`` path; else :class:`~codelex.UnsafePathError`.
+
+    Clean: not empty, not absolute, no ``..``, ``.`` or empty component, no
+    NUL (on Windows also no backslash, drive or stream colon).
+    """
+    if not isinstance(rel, str):
+        raise TypeError(f"a path must be str, not {type(rel).__name__}")
+    if not rel or "\x00" in rel:
+        raise UnsafePathError(f"not a usable path: {rel!r}")
+    if rel.startswith("/") or (_WINDOWS and ("\\" in rel or ":" in rel)):
+        raise UnsafePathError(f"not a root-relative path: {rel!r}")
+    for part in rel.split("/"):
+        if part in ("", ".", ".."):
+            raise UnsafePathError(f"path leaves or escapes the root: {rel!r}")
+    return rel
+
+
+@functools.lru_cache(maxsize=64)
+def _real_root(root: str) -> str:
+    return os.path.realpath(root)
+
+
+def _classify_open_error(exc: OSError, full: str) -> OSError:
+    """An open that failed: ELOOP on the last component is a symbolic link (refused, not missing)."""
+    if exc.errno == errno.ELOOP or (exc.errno == errno.EMLINK and not _WINDOWS):  # (EMLINK: FreeBSD's O_NOFOLLOW)
+        return UnsafePathError(f"a symbolic link (not followed): {full}")
+    if exc.errno == errno.ENOTDIR:  # a component turned into a file: the path no longer names anything
+        return FileNotFoundError(errno.ENOENT, "no such file (a parent is not a directory)", full)
+    return exc
+
+
+def _check_fd_path(fd: int, root: str, rel: str, full: str) -> None:
+    """Raise unless the open descriptor ``fd`` is ``root/rel`` reached without a symbolic link."""
+    try:
+        actual = os.readlink(f"{_PROC_FD}/{fd}")
+    except OSError:
+        actual = None
+    if actual is not None:
+        expected = os.path.join(_real_root(root), rel)
+        if actual == expected:
+            return
+        if actual == expected + " (deleted)":
+            raise FileNotFoundError(errno.ENOENT, "vanished while being opened", full)
+        raise UnsafePathError(f"reached through a symbolic link (not followed): {full}")
+    _check_components(root, rel, full)
+
+
+def _check_components(root: str, rel: str, full: str) -> None:
+    """No directory component of ``rel`` under ``root`` is a symbolic link (lstat, one per component)."""
+    parts = rel.split("/")[:-1]
+    here = root
+    for part in parts:
+        here = os.path.join(here, part)
+        try:
+            st = os.lstat(here)
+        except OSError as exc:
+            raise _classify_open_error(exc, full) from None
+        if stat.S_ISLNK(st.st_mode):
+            raise UnsafePathError(f"reached through a symbolic link (not followed): {full}")
+        if not stat.S_ISDIR(st.st_mode):
+            raise FileNotFoundError(errno.ENOENT, "no such file (a parent is not a directory)", full)
+
+
+def _open_walk(root: str, rel: str, full: str, last_flags: int) -> int:
+    """Open ``root/rel`` one component at a time (``openat``, no symbolic link anywhere)."""
+    parts = rel.split("/")
+    dir_fd = os.open(root, _O_DIR & ~getattr(os, "O_NOFOLLOW", 0))  # the root itself may be reached via links
+    try:
+        for part in parts[:-1]:
+            try:
+                nxt = os.open(part, _O_DIR, dir_fd=dir_fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                    try:
+                        st = os.lstat(part, dir_fd=dir_fd)
+                    except OSError:
+                        raise _classify_open_error(exc, full) from None
+                    if stat.S_ISLNK(st.st_mode):
+                        raise UnsafePathError(f"reached through a symbolic link (not followed): {full}") from None
+                    raise FileNotFoundError(errno.ENOENT, "no such file (a parent is not a directory)",
+                                            full) from None
+                raise
+            os.close(dir_fd)
+            dir_fd = nxt
+        try:
+            return os.open(parts[-1], last_flags, dir_fd=dir_fd)
+        except OSError as exc:
+            raise _classify_open_error(exc, full) from None
+    finally:
+        os.close(dir_fd)
+
+
+def open_file(root: str | os.PathLike[str], rel: str) -> tuple[int, os.stat_result]:
+    """Open the regular file ``rel`` under ``root`` for reading: ``(descriptor, its fstat)``.
+
+    The descriptor is blocking again once the file is known to be regular;
+    the caller closes it.
+
+    Raises
+    ------
+    codelex.UnsafePathError
+        ``rel`` is not a clean relative path, or a component of it
+        (the last one included) is a symbolic link.
+    NotRegularFileError
+        It names a FIFO, socket, device or directory.
+    OSError
+        ``FileNotFoundError`` (also when a parent is not a directory),
+        ``PermissionError`` and the like.
+    """
+    root_s = os.fspath(root)
+    check_relative(rel)
+    full = os.path.join(root_s, rel)
+    if _CAN_WALK and not os.path.isdir(_PROC_FD):
+        fd = _open_walk(root_s, rel, full, _O_READ)
+        walked = True
+    else:
+        try:
+            fd = os.open(full, _O_READ)
+        except OSError as exc:
+            raise _classify_open_error(exc, full) from None
+        walked = False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFileError(errno.EINVAL, "not a regular file", full)
+        if not walked and "/" in rel:
+            _check_fd_path(fd, root_s, rel, full)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return fd, st
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(root: str | os.PathLike[str], rel: str, max_bytes: int | None = None) -> tuple[bytes, os.stat_result]:
+    """The content of the regular file ``rel`` under ``root`` and the ``fstat`` taken before reading it.
+
+    With ``max_bytes``, at most ``max_bytes + 1`` bytes are read (so a caller
+    can tell a file that grew past its cap).  Raises as :func:`open_file`.
+    """
+    fd, st = open_file(root, rel)
+    try:
+        chunks = []
+        total = 0
+        while max_bytes is None or total <= max_bytes:  # to EOF, or one byte past the cap
+            want = max(st.st_size + 1 - total, 65536)
+            if max_bytes is not None:
+                want = min(want, max_bytes + 1 - total)
+            chunk = os.read(fd, want)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        return b"".join(chunks), st
+    finally:
+        os.close(fd)
+
+
+def check_directory(root: str | os.PathLike[str], rel: str) -> None:
+    """Raise unless ``rel`` names a real directory under ``root``, reached without a symbolic link.
+
+    ``""`` is the root itself.  Raises :class:`~codelex.UnsafePathError`,
+    ``NotADirectoryError`` or ``FileNotFoundError``.
+    """
+    root_s = os.fspath(root)
+    if rel == "":
+        return
+    check_relative(rel)
+    full = os.path.join(root_s, rel)
+    if _CAN_WALK:
+        fd = _open_walk(root_s, rel, full, _O_DIR)
+        os.close(fd)
+        return
+    _check_components(root_s, rel + "/x", full)
+
+
+def contained_relative(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> str:
+    """``path`` (absolute, or relative to ``root``) as a clean root-relative ``/`` path.
+
+    The path is normalised lexically (``a/../b`` is ``b``), never by
+    following links; what it then names is checked when it is opened.
+
+    Raises
+    ------
+    codelex.UnsafePathError
+        When it lies outside ``root`` (or is ``root`` itself) or holds NUL.
+    """
+    root_s = os.fspath(root)
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if "\x00" in text:
+        raise UnsafePathError("a path contains a NUL character")
+    full = text if os.path.isabs(text) else os.path.join(root_s, text)
+    full = os.path.normpath(full)
+    base = os.path.normpath(root_s)
+    for candidate_root in (base, _real_root(base)):
+        try:
+            rel = os.path.relpath(full, candidate_root)
+        except ValueError:  # another drive (Windows)
+            continue
+        if rel != os.curdir and rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+            rel = rel.replace(os.sep, "/")
+            return check_relative(rel)
+    raise UnsafePathError(f"{text} is outside the project root {root_s}")
