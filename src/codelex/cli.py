@@ -667,6 +667,11 @@ def _cmd_serve(args) -> int:
     return EXIT_FOUND if server.serve(run_served, args.idle_timeout) == 0 else EXIT_NONE
 
 
+def serve_main() -> None:
+    """The entry point of a server started on demand (:func:`codelex.server.spawn_server`)."""
+    sys.exit(main(["serve"]))
+
+
 def _cmd_mcp(args) -> int:
     try:
         from codelex.mcp_server import serve

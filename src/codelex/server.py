@@ -152,10 +152,12 @@ def spawn_server() -> None:
     """Start a server in the background (detached; its output goes nowhere) for the next command."""
     import subprocess
 
-    try:
-        subprocess.Popen([sys.executable, "-m", "codelex", "serve"], stdin=subprocess.DEVNULL,
+    from codelex.runtime import neutral_cwd, python_command
+
+    try:  # isolated, from a neutral directory: the client's directory may be a checkout with a codelex/ of its own
+        subprocess.Popen(python_command("codelex.cli:serve_main"), stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                         close_fds=True)
+                         close_fds=True, cwd=neutral_cwd())
     except OSError:
         pass
 

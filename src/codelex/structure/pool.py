@@ -25,6 +25,7 @@ from multiprocessing.connection import wait as wait_for
 import xxhash
 
 from codelex.ingest import Document, read_file
+from codelex.runtime import neutral_cwd, python_command
 from codelex.structure.extract import PARSE_BUDGET_S, analyze, line_windows
 from codelex.structure.model import FileStructure
 from codelex.structure.store import FileRecord, encode
@@ -125,7 +126,7 @@ def recv_frame(stream):
 
 
 def worker_main() -> None:  # pragma: no cover - runs in a child process
-    """The worker loop (``python -m codelex.structure.worker``): batches in on stdin, batches out on stdout."""
+    """The worker loop (run by :func:`codelex.runtime.python_command` in an isolated interpreter): batches in on stdin, batches out on stdout."""
     import signal
 
     global _in_worker
@@ -156,12 +157,13 @@ def _failed_structure(root: str, path: str, max_bytes: int | None):
 
 
 class _Worker:
-    """One worker process: a fresh interpreter running :func:`worker_main` (no fork, no re-import of ``__main__``)."""
+    """One worker process: a fresh, isolated interpreter running :func:`worker_main` (no fork, no ``__main__``)."""
 
     def __init__(self, max_bytes, budget_s) -> None:
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen([sys.executable, "-m", "codelex.structure.worker"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env=env, close_fds=True)
+        # Isolated, from a neutral directory, with this process's import path: nothing of the checkout
+        # being analyzed (a codelex/, json.py or numpy/ at its top) is ever imported.
+        self.proc = subprocess.Popen(python_command("codelex.structure.pool:worker_main"), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, cwd=neutral_cwd(), close_fds=True)
         send_frame(self.proc.stdin, (max_bytes, budget_s))
         self.batch: list | None = None
         self.deadline = 0.0
@@ -217,7 +219,7 @@ def analyze_files(root: str | os.PathLike[str], files: list[tuple[str, int | Non
     ``progress(done, total)`` and ``should_continue()`` (polled between
     batches; False stops early and returns what was done).
     """
-    root = str(root)
+    root = os.path.abspath(root)  # workers run elsewhere (see _Worker)
     result = AnalysisResult(files=len(files))
     if not files:
         return result

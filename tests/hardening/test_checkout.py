@@ -1,0 +1,103 @@
+"""A hostile checkout: codelex never runs the code of the tree it indexes (issue 27, finding 1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from codelex.runtime import child_import_path, neutral_cwd, python_command
+from tests.surfaces.test_cli import _command
+
+# Files that Python would import from the current directory if it were on sys.path.
+HOSTILE = ("codelex/__init__.py", "codelex/__main__.py", "json.py", "numpy/__init__.py", "xxhash.py",
+           "pickle.py", "tree_sitter/__init__.py")
+
+
+def _hostile_tree(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "checkout"
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    root.mkdir()
+    for rel in HOSTILE:
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        marker = markers / rel.replace("/", "_")
+        target.write_text(f"open({str(marker)!r}, 'w').write('ran')\nraise SystemExit(99)\n")
+    # More than the structure stage analyzes in-process (64 files): worker processes start.
+    for i in range(90):
+        (root / f"mod_{i}.py").write_text(f"def handler_{i}(request):\n    return parse_config(request) + {i}\n")
+    return root, markers
+
+
+def _env(tmp_path: Path, **extra) -> dict:
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("CODELEX_NO_SERVER", "PYTHONPATH")}
+    env.update(XDG_RUNTIME_DIR=str(runtime), **extra)
+    return env
+
+
+def _run(args, cwd: Path, env: dict, timeout: float = 120):
+    return subprocess.run([*_command(), *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX") or os.name != "posix", reason="the server needs Unix sockets")
+def test_commands_in_a_hostile_checkout_import_nothing_from_it(tmp_path):
+    if not _command()[0].endswith("codelex"):
+        pytest.skip("needs the codelex console script (python -m puts the current directory on sys.path)")
+    root, markers = _hostile_tree(tmp_path)
+    env = _env(tmp_path)
+    try:
+        indexed = _run(["index"], root, env)
+        assert indexed.returncode == 0, indexed.stderr
+        assert f"(parsed {90 + len(HOSTILE)})" in indexed.stdout and "Traceback" not in indexed.stderr, indexed.stdout + indexed.stderr
+        # The first search starts the per-user server; the next ones go through it.
+        first = _run(["search", "parse config", "-l"], root, env)
+        assert first.returncode == 0 and "mod_" in first.stdout, first.stderr
+        deadline = time.monotonic() + 60
+        while True:
+            status = _run(["serve", "--status"], root, env)
+            if status.returncode == 0:
+                break
+            assert time.monotonic() < deadline, "the server never came up"
+            time.sleep(0.2)
+        served = _run(["search", "parse config", "-l"], root, env)
+        assert served.returncode == 0 and "mod_" in served.stdout, served.stderr
+        assert str(root.resolve()) in json.loads(_run(["serve", "--status"], root, env).stdout)["roots"]
+        code = _run(["code", "parse config", "--lexical"], root, env)
+        assert code.returncode == 0 and "mod_" in code.stdout, code.stderr
+        # A later search of another directory still works (the server never imported the checkout's codelex).
+        other = tmp_path / "other"
+        other.mkdir()
+        (other / "a.py").write_text("def parse_config():\n    pass\n")
+        assert _run(["search", "parse config", "-l"], other, env).stdout.split() == ["a.py"]
+    finally:
+        _run(["serve", "--stop"], root, env)
+    assert sorted(p.name for p in markers.iterdir()) == []
+
+
+def test_child_command_is_isolated_from_the_current_directory(tmp_path, monkeypatch):
+    (tmp_path / "json.py").write_text("raise SystemExit(42)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # as `python -m` or `python -c` in this directory would
+    assert str(tmp_path) not in child_import_path() and "" not in child_import_path()
+    proc = subprocess.run(python_command("codelex.runtime:neutral_cwd"), cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    # The child starts from a neutral directory and sees the same codelex as the parent.
+    probe = ("import codelex, json, os; print(json.dumps([codelex.__file__, os.getcwd(), json.__file__]))")
+    proc = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path[:] = {child_import_path()!r}; {probe}"],
+                          cwd=neutral_cwd(), capture_output=True, text=True, timeout=60)
+    own, cwd, json_file = json.loads(proc.stdout)
+    import codelex
+
+    assert Path(own).resolve() == Path(codelex.__file__).resolve()
+    assert cwd == neutral_cwd() and not json_file.startswith(str(tmp_path))
