@@ -36,6 +36,8 @@ INDEX_DIR_NAME = ".codelex"
 INDEX_FILE = "index.clx"
 #: The advisory lock serializing writers of an index directory.
 LOCK_FILE = "index.lock"
+#: Longest a save waits for that lock (a writer hung holding it fails the save instead of blocking it).
+LOCK_TIMEOUT_S = 60.0
 #: The parsed-documentation cache inside an index directory.
 DOCS_CACHE_FILE = "docs.json"
 #: The structure store (definitions and chunks per file) inside an index directory.

@@ -24,6 +24,9 @@ from codelex.defaults import DEFAULT_MAX_BYTES
 from codelex.ingest.ignore import IgnoreChain, ignored_by
 from codelex.ingest.rules import dir_reason, file_skip_reason, is_twin
 from codelex.kinds import NON_CODE_KINDS, kind_of
+from codelex.errors import UnsafePathError
+from codelex.runtime import neutral_cwd, trusted_executable
+from codelex.safefs import check_relative
 
 __all__ = ["ListingRecord", "SourceFile", "WalkResult", "list_files"]
 
@@ -134,11 +137,11 @@ def _record_holds(root: Path, record: ListingRecord, key: str) -> bool:
         for rel, mtime in record.dirs:
             if mtime < 0:
                 return False
-            st = os.stat(os.path.join(root_s, rel) if rel else root_s)
+            st = os.lstat(os.path.join(root_s, rel)) if rel else os.stat(root_s)  # a directory now a link: changed
             if st.st_mtime_ns != mtime or not stat.S_ISDIR(st.st_mode):
                 return False
         for rel, mtime, size in record.gitignores:
-            st = os.stat(os.path.join(root_s, rel, ".gitignore"))
+            st = os.lstat(os.path.join(root_s, rel, ".gitignore"))
             if st.st_mtime_ns != mtime or st.st_size != size:
                 return False
     except OSError:
@@ -147,16 +150,30 @@ def _record_holds(root: Path, record: ListingRecord, key: str) -> bool:
 
 def _git_files(root: Path) -> list[str] | None:
     """Tracked and untracked-but-not-ignored files under root, or None outside git."""
+    git = trusted_executable("git")
+    if git is None:
+        return None
     try:
+        # A checkout's own .git/config must not run anything: core.fsmonitor names a program git would start.
         proc = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            capture_output=True, timeout=300, check=False,
+            [git, "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--cached", "--others",
+             "--exclude-standard"],
+            capture_output=True, timeout=300, check=False, stdin=subprocess.DEVNULL, cwd=neutral_cwd(),
         )
     except (OSError, subprocess.SubprocessError):
         return None
     if proc.returncode != 0:
         return None
-    return [os.fsdecode(p) for p in proc.stdout.split(b"\0") if p]
+    return [p for p in map(os.fsdecode, proc.stdout.split(b"\0")) if p and _clean(p)]
+
+
+def _clean(rel: str) -> bool:
+    """Whether a path git listed is a clean relative path (a crafted git index may hold anything)."""
+    try:
+        check_relative(rel)
+    except UnsafePathError:
+        return False
+    return True
 
 
 def _walk_tree(root: Path, result: WalkResult, extra, dirs: list | None = None,

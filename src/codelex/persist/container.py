@@ -44,8 +44,9 @@ import numpy as np
 import xxhash
 from filelock import FileLock
 
-from codelex.defaults import LOCK_FILE
+from codelex.defaults import LOCK_FILE, LOCK_TIMEOUT_S
 from codelex.errors import IndexFormatError
+from codelex.persist.layout import make_private_dir
 
 __all__ = [
     "ALIGN",
@@ -158,12 +159,15 @@ def atomic_file(directory: Path, name: str):
     OSError
         When the directory cannot be created or written.
     """
-    directory.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(directory / LOCK_FILE)):
+    make_private_dir(directory)
+    # Bounded: a writer that hangs holding the lock makes this save fail (filelock.Timeout is an OSError).
+    with FileLock(str(directory / LOCK_FILE), timeout=LOCK_TIMEOUT_S, mode=0o600):
         _remove_stale_temporaries(directory, name)
         tmp = directory / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
-            with open(tmp, "wb") as f:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0), 0o600)
+            with os.fdopen(fd, "wb") as f:
                 yield f
                 f.flush()
                 os.fsync(f.fileno())

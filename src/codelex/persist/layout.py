@@ -5,10 +5,19 @@ In order of preference: a directory named by the caller;
 ``.gitignore`` of ``*``, so that the cache never shows up in ``git status``);
 and, when the root is not writable, a per-user cache directory. The code
 index and the docs cache share the directory.
+
+An index holds the text of every file indexed, and its caches steer what
+is read next: index directories are created owner-only (0700), and one
+that is a symbolic link, not a directory, owned by another user or
+writable by others is neither loaded nor written (git's "dubious
+ownership" rule; :func:`dir_refusal`).  ``<root>/.codelex`` is used only
+when the root itself is the user's and not writable by others; otherwise
+the per-user cache directory holds the root's index.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -20,6 +29,10 @@ from codelex.defaults import INDEX_DIR_ENV, INDEX_DIR_NAME, INDEX_FILE
 
 __all__ = [
     "candidate_dirs",
+    "dir_refusal",
+    "index_locations",
+    "local_dir_refusal",
+    "make_private_dir",
     "index_signature",
     "prepare_local_dir",
     "probe_index",
@@ -42,13 +55,115 @@ def user_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("codelex", appauthor=False)) / "projects"
 
 
-def prepare_local_dir(directory: Path) -> bool:
-    """Create ``<root>/.codelex`` with a ``.gitignore`` of ``*``; False when it is not writable."""
+_POSIX_OWNERS = hasattr(os, "geteuid")
+
+
+def _unsafe_mode(st: os.stat_result) -> str | None:
+    """Why a directory's owner and mode let someone else put files in it (None when only its owner can)."""
+    if not _POSIX_OWNERS:
+        return None
+    if st.st_uid != os.geteuid():
+        return f"owned by another user (uid {st.st_uid})"
+    sticky = st.st_mode & stat.S_ISVTX
+    if st.st_mode & stat.S_IWOTH and not sticky:
+        return "writable by other users"
+    if st.st_mode & stat.S_IWGRP and st.st_gid != os.getegid() and not sticky:
+        return "writable by its group"
+    return None
+
+
+def dir_refusal(directory: Path) -> str | None:
+    """Why ``directory`` must not hold an index (None when it may, or does not exist yet).
+
+    As git's "dubious ownership" rule: an index directory that is a symbolic
+    link or not a directory, owned by another user, or writable by others is
+    never loaded nor written (another user could plant a crafted listing or
+    read what was indexed).
+    """
     try:
-        directory.mkdir(exist_ok=True)
+        st = os.lstat(directory)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    if stat.S_ISLNK(st.st_mode):
+        return "a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return "not a directory"
+    return _unsafe_mode(st)
+
+
+def local_dir_refusal(root: Path) -> str | None:
+    """Why ``<root>/.codelex`` must not be used: the root is someone else's, or others may rename in it."""
+    try:
+        st = os.stat(root)
+    except OSError as exc:
+        return f"the project directory cannot be examined ({exc.strerror or type(exc).__name__})"
+    why = _unsafe_mode(st)
+    if why is not None:
+        return f"the project directory is {why}"
+    return dir_refusal(root / INDEX_DIR_NAME)
+
+
+def make_private_dir(directory: Path) -> None:
+    """Create ``directory`` (and missing parents) owner-only (0700), or check the existing one.
+
+    An existing index directory of ours that others may read (an index of
+    an older version) is made owner-only: it holds the text of every file
+    indexed, whatever those files' own modes.
+
+    Raises
+    ------
+    OSError
+        When it cannot be created, or is not a safe directory (:func:`dir_refusal`).
+    """
+    missing = []
+    here = directory
+    while not os.path.lexists(here) and here.parent != here:
+        missing.append(here)
+        here = here.parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
+    why = dir_refusal(directory)
+    if why is not None:
+        raise PermissionError(errno.EPERM, f"not a safe index directory ({why})", str(directory))
+    if _POSIX_OWNERS:
+        st = os.lstat(directory)
+        if st.st_mode & 0o077:
+            os.chmod(directory, 0o700)
+
+
+_GITIGNORE_TEXT = "# Created by codelex: the index is a cache.\n*\n"
+
+
+def prepare_local_dir(directory: Path) -> bool:
+    """Create ``<root>/.codelex`` (0700) with a ``.gitignore`` of ``*``; False when it cannot be used."""
+    if local_dir_refusal(directory.parent) is not None:
+        return False
+    try:
+        make_private_dir(directory)
         ignore = directory / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# Created by codelex: the index is a cache.\n*\n", encoding="utf-8")
+        try:
+            current = ignore.read_bytes() if ignore.is_file() and not ignore.is_symlink() else None
+        except OSError:
+            current = None
+        if current != _GITIGNORE_TEXT.encode():  # absent, or left empty by a full disk: written whole
+            fd, tmp = tempfile.mkstemp(prefix=".gitignore.", dir=directory)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(_GITIGNORE_TEXT.encode())
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, ignore)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
         # A probe of its own (threads and processes may probe the same directory at once).
         fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=directory)
         os.close(fd)
@@ -58,21 +173,45 @@ def prepare_local_dir(directory: Path) -> bool:
         return False
 
 
-def candidate_dirs(root: Path, explicit: Path | None) -> list[Path]:
-    """The index directories to look in, in order of preference."""
-    if explicit is not None:
-        return [explicit]
+def index_locations(root: Path, explicit: Path | None) -> tuple[list[Path], dict[str, str]]:
+    """``(usable index directories in order of preference, refused ones with the reason)``."""
     env = os.environ.get(INDEX_DIR_ENV)
-    if env:
-        return [Path(env) / root_slug(root)]
-    return [root / INDEX_DIR_NAME, user_cache_dir() / root_slug(root)]
+    if explicit is not None:
+        wanted = [explicit]
+    elif env:
+        wanted = [Path(env) / root_slug(root)]
+    else:
+        wanted = [root / INDEX_DIR_NAME]
+    wanted.append(user_cache_dir() / root_slug(root))
+    usable, refused = [], {}
+    for i, directory in enumerate(wanted):
+        why = local_dir_refusal(root) if i == 0 and explicit is None and not env else dir_refusal(directory)
+        if why is None:
+            usable.append(directory)
+        else:
+            refused[str(directory)] = why
+    return usable, refused
+
+
+def candidate_dirs(root: Path, explicit: Path | None) -> list[Path]:
+    """The index directories to look in, in order of preference (unsafe ones left out: :func:`index_locations`)."""
+    return index_locations(root, explicit)[0]
 
 
 def writable_dir(root: Path, explicit: Path | None) -> Path:
-    """The directory to save into: the first candidate, unless ``<root>/.codelex`` cannot be written."""
-    dirs = candidate_dirs(root, explicit)
-    if explicit is None and not os.environ.get(INDEX_DIR_ENV):
-        return dirs[0] if prepare_local_dir(dirs[0]) else dirs[1]
+    """The directory to save into: the first usable candidate, unless ``<root>/.codelex`` cannot be written.
+
+    Raises
+    ------
+    PermissionError
+        When no candidate is safe to use.
+    """
+    dirs, refused = index_locations(root, explicit)
+    if not dirs:
+        reasons = "; ".join(f"{d}: {why}" for d, why in refused.items())
+        raise PermissionError(errno.EPERM, f"no safe index directory ({reasons})", str(root))
+    if dirs[0] == root / INDEX_DIR_NAME and explicit is None and not os.environ.get(INDEX_DIR_ENV):
+        return dirs[0] if prepare_local_dir(dirs[0]) or len(dirs) == 1 else dirs[1]
     return dirs[0]
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from codelex.errors import IndexFormatError
 from codelex.ingest import ListingRecord
 from codelex.persist.container import decode_items, encode_items, read_container, write_container
+from codelex.safefs import check_relative
 
 __all__ = ["LISTING_FILE", "load_listing", "save_listing"]
 
@@ -76,10 +77,18 @@ def load_listing(directory: str | os.PathLike[str]) -> ListingRecord | None:
         key = c.header.get("key")
         if not isinstance(key, str) or not isinstance(skipped, dict) or not isinstance(pruned, dict):
             return None
+        candidates = _decode(a["cand_blob"], a["cand_off"])
+        # Every path is untrusted input (another user may have written this file): one that leaves the
+        # root or is not a clean relative path makes the whole record a forgery, and the tree is walked.
+        for rel in candidates:
+            check_relative(rel)
+        for rel in dirs:
+            if rel:
+                check_relative(rel)
         return ListingRecord(
             key=key, dirs=list(zip(dirs, mtimes)),
             gitignores=[(dirs[i], m, s) for i, m, s in zip(ign, a["ign_mtime"].tolist(), a["ign_size"].tolist())],
-            candidates=_decode(a["cand_blob"], a["cand_off"]),
+            candidates=candidates,
             skipped={str(k): int(v) for k, v in skipped.items()}, pruned_dirs={str(k): int(v) for k, v in pruned.items()},
         )
     except (OSError, IndexFormatError, ValueError, TypeError):

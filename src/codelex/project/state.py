@@ -7,6 +7,7 @@ states weakly, so a root nobody holds is forgotten.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import weakref
@@ -15,12 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codelex.lexical import WordIndex
-from codelex.persist.layout import candidate_dirs, writable_dir
+from codelex.persist.layout import index_locations, writable_dir
 from codelex.project.results import RefreshReport
 from codelex.project.code import CodeUpkeep
 from codelex.project.structure import StructureUpkeep
 
 __all__ = ["Cancelled", "RootOptions", "RootState", "state_for"]
+
+log = logging.getLogger("codelex")
 
 
 class Cancelled(Exception):
@@ -114,7 +117,13 @@ class RootState:
         self.code = CodeUpkeep(self.root, options.max_bytes, self.writable_dir)
 
     def candidate_dirs(self) -> list[Path]:
-        return candidate_dirs(self.root, self.options.index_dir)
+        """The usable index directories, best first; the refused ones are noted for ``status``."""
+        dirs, refused = index_locations(self.root, self.options.index_dir)
+        for directory, why in refused.items():
+            if self.unreadable_dirs.get(directory) != why:
+                log.info("codelex: not using %s as an index directory: %s", directory, why)
+                self.unreadable_dirs[directory] = why
+        return dirs
 
     def writable_dir(self) -> Path:
         """Where to save: where the last save went, else the first writable candidate."""
