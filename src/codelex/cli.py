@@ -421,7 +421,10 @@ def _freshness_line(root: Path) -> str:
     if server.server_enabled():
         from codelex.defaults import VERSION
 
-        answer = server.request({"version": VERSION, "op": "ping"}, timeout=5)
+        try:
+            answer = server.request({"version": VERSION, "op": "ping"}, timeout=5)
+        except server.Unresponsive:
+            return f"checked by stat at each command (the codelex server, pid {server.holder_pid()}, does not answer)"
         if answer is not None and str(root) in answer.get("roots", []):
             state = answer.get("watch", {}).get(str(root))
             how = "watched by" if state == "watching" else "stat-checked by"
@@ -656,8 +659,16 @@ def _cmd_serve(args) -> int:
     if not server.server_enabled():
         raise _Failure("the server needs Unix sockets (POSIX), and CODELEX_NO_SERVER unset")
     if args.stop or args.status:
-        answer = server.request({"version": VERSION, "op": "stop" if args.stop else "ping"}, timeout=5)
+        try:
+            answer = server.request({"version": VERSION, "op": "stop" if args.stop else "ping"}, timeout=5)
+        except server.Unresponsive as exc:
+            pid = server.holder_pid()
+            raise _Failure(f"{exc}: a server{f' (pid {pid})' if pid and pid > 0 else ''} holds the socket but "
+                           f"does not answer (stopped?); `kill` it to start another") from None
         if answer is None:
+            pid = server.holder_pid()
+            if pid is not None:
+                raise _Failure(f"a server{f' (pid {pid})' if pid > 0 else ''} holds the socket but does not answer")
             print("codelex: no server is running", file=sys.stderr)
             return EXIT_NONE
         if args.status:
@@ -902,7 +913,7 @@ def main(argv: Sequence[str] | None = None, *, served_tried: bool = False) -> in
             status = None if served_tried else server.run_remote(raw_argv)
             if status is not None:
                 return status
-            if server.socket_path() is not None:
+            if server.socket_path() is not None and server.holder_pid() is None:
                 server.spawn_server()  # for the next command; this one works in-process
     return _dispatch(args)
 

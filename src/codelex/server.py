@@ -46,6 +46,12 @@ NO_SERVER_ENV = "CODELEX_NO_SERVER"
 SERVED_COMMANDS = frozenset({"search"})
 _MAX_REQUEST = 1 << 20
 _CONNECT_TIMEOUT_S = 0.5
+#: While a command runs, the server sends a ``working`` line this often...
+HEARTBEAT_S = 0.5
+#: ...and a client that hears nothing for this long (a stopped or wedged server) gives up on it.
+SILENCE_TIMEOUT_S = 10.0
+#: The longest a client waits for one answer, heartbeats or not.
+ANSWER_TIMEOUT_S = 900.0
 
 
 def server_enabled() -> bool:
@@ -85,46 +91,117 @@ def socket_path() -> str | None:
     return os.path.join(directory, f"server-{VERSION}.sock") if directory is not None else None
 
 
-# --- client ---------------------------------------------------------------------------
+def _lock_path(sock: str) -> str:
+    """The lock a live server holds for as long as it runs (one per version): ``server-<version>.lock``."""
+    return sock[: -len(".sock")] + ".lock"
 
 
-def _recv_line(conn: socket.socket, limit: int = 1 << 30) -> bytes | None:
-    chunks, size = [], 0
-    while True:
-        chunk = conn.recv(1 << 16)
-        if not chunk:
-            return None
-        nl = chunk.find(b"\n")
-        if nl >= 0:
-            chunks.append(chunk[:nl])
-            return b"".join(chunks)
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            return None
+def holder_pid() -> int | None:
+    """The pid of the server that holds this version's lock (alive, answering or not), else None."""
+    import fcntl
 
-
-def request(payload: dict, timeout: float | None = None) -> dict | None:
-    """Send one request to this version's server; its answer, or None when there is no usable server."""
     path = socket_path()
     if path is None:
         return None
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(_CONNECT_TIMEOUT_S)
-            conn.connect(path)
-            conn.settimeout(timeout)
-            conn.sendall(json.dumps(payload).encode("utf-8", "surrogateescape") + b"\n")
-            line = _recv_line(conn)
-    except (OSError, ValueError):
-        return None
-    if line is None:
+        fd = os.open(_lock_path(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
         return None
     try:
-        answer = json.loads(line)
-    except ValueError:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:  # held: read who holds it
+            text = os.read(fd, 32).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(fd, fcntl.LOCK_UN)
         return None
-    return answer if isinstance(answer, dict) and answer.get("version") == VERSION else None
+    finally:
+        os.close(fd)
+
+
+class Unresponsive(OSError):
+    """A server holds this version's socket but did not answer in time (stopped, or wedged)."""
+
+
+# --- client ---------------------------------------------------------------------------
+
+
+class _Lines:
+    """Lines read from a socket (whose timeout bounds each ``recv``)."""
+
+    def __init__(self, conn: socket.socket, limit: int = 1 << 30) -> None:
+        self.conn, self.limit, self.buffer = conn, limit, b""
+
+    def next(self) -> bytes | None:
+        """The next line without its newline; None at the end of the stream or past the size limit."""
+        while True:
+            nl = self.buffer.find(b"\n")
+            if nl >= 0:
+                line, self.buffer = self.buffer[:nl], self.buffer[nl + 1:]
+                return line
+            if len(self.buffer) > self.limit:
+                return None
+            chunk = self.conn.recv(1 << 16)
+            if not chunk:
+                return None
+            self.buffer += chunk
+
+
+def _recv_line(conn: socket.socket, limit: int = 1 << 30) -> bytes | None:
+    return _Lines(conn, limit).next()
+
+
+def request(payload: dict, timeout: float | None = None) -> dict | None:
+    """Send one request to this version's server; its answer, or None when there is no usable server.
+
+    Every wait is bounded: the connection by :data:`_CONNECT_TIMEOUT_S`, the
+    answer by ``timeout`` (default :data:`ANSWER_TIMEOUT_S`) and by
+    :data:`SILENCE_TIMEOUT_S` without a heartbeat.
+
+    Raises
+    ------
+    Unresponsive
+        When a server accepted the request but fell silent or ran out of time.
+    """
+    path = socket_path()
+    if path is None:
+        return None
+    deadline = time.monotonic() + (ANSWER_TIMEOUT_S if timeout is None else timeout)
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    except OSError:
+        return None
+    with conn:
+        try:
+            conn.settimeout(_CONNECT_TIMEOUT_S)
+            conn.connect(path)
+            conn.settimeout(SILENCE_TIMEOUT_S)
+            conn.sendall(json.dumps(payload).encode("utf-8", "surrogateescape") + b"\n")
+        except (OSError, ValueError):
+            return None  # no server listening (or it went away): in-process
+        lines = _Lines(conn)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Unresponsive("the codelex server did not answer in time")
+            try:
+                conn.settimeout(min(SILENCE_TIMEOUT_S, left))
+                line = lines.next()
+            except socket.timeout:
+                raise Unresponsive(f"the codelex server fell silent for {min(SILENCE_TIMEOUT_S, left):.0f} s") \
+                    from None
+            except OSError:
+                return None
+            if line is None:
+                return None
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                return None
+            if not isinstance(answer, dict) or answer.get("version") != VERSION:
+                return None
+            if answer.get("op") != "working":
+                return answer
 
 
 def run_remote(argv: list[str]) -> int | None:
@@ -135,7 +212,13 @@ def run_remote(argv: list[str]) -> int | None:
         return None
     payload = {"version": VERSION, "op": "run", "argv": argv, "cwd": cwd, "tty": sys.stdout.isatty(),
                "env": {k: os.environ[k] for k in ("NO_COLOR", "TERM") if k in os.environ}}
-    answer = request(payload)
+    try:
+        answer = request(payload)
+    except Unresponsive as exc:
+        pid = holder_pid()
+        who = f" (pid {pid})" if pid and pid > 0 else ""
+        sys.stderr.write(f"codelex: {exc}{who}; working in-process (`codelex serve --stop` or kill it)\n")
+        return None
     if answer is None or answer.get("op") != "done":
         return None
     out, err = answer.get("stdout", ""), answer.get("stderr", "")
@@ -210,19 +293,44 @@ class Server:
         self.last_activity = time.monotonic()
         self.stopping = False
         self.path: str | None = None
+        self.bound: tuple[int, int] | None = None  # (st_dev, st_ino) of the socket this server created
+        self.lock_fd: int | None = None
         self.requests = 0
 
-    def bind(self) -> socket.socket | None:
-        """The listening socket, or None when another server already listens (or no safe place exists)."""
-        path = socket_path()
-        if path is None:
-            return None
-        if request({"version": VERSION, "op": "ping"}) is not None:
-            return None  # one is running
+    def _take_lock(self, path: str) -> bool:
+        """Hold this version's server lock for the life of the process; False when another server holds it."""
+        import fcntl
+
         try:
-            os.unlink(path)  # a dead server's socket
+            fd = os.open(_lock_path(path), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self.lock_fd = fd
+        return True
+
+    def bind(self) -> socket.socket | None:
+        """The listening socket, or None when another server runs (answering or not) or no safe place exists.
+
+        One lock decides which of several servers starting at once runs; only
+        its holder removes a socket left by a dead server, and a server only
+        ever removes the socket it created.
+        """
+        path = socket_path()
+        if path is None or not self._take_lock(path):
+            return None
+        try:
+            os.unlink(path)  # a dead server's socket (whoever held the lock before us is gone)
         except FileNotFoundError:
             pass
+        except OSError:
+            return None
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
@@ -233,9 +341,21 @@ class Server:
         finally:
             os.umask(old)
         os.chmod(path, 0o600)
+        st = os.lstat(path)
+        self.bound = (st.st_dev, st.st_ino)
         sock.listen(16)
         self.path = path
         return sock
+
+    def _unlink_own_socket(self) -> None:
+        if self.path is None or self.bound is None:
+            return
+        try:
+            st = os.lstat(self.path)
+            if (st.st_dev, st.st_ino) == self.bound:
+                os.unlink(self.path)
+        except OSError:
+            pass
 
     def serve_forever(self) -> int:
         sock = self.bind()
@@ -255,12 +375,11 @@ class Server:
                 _thread(self._handle, conn)
         finally:
             sock.close()
-            try:
-                if self.path is not None and os.path.exists(self.path):
-                    os.unlink(self.path)
-            except OSError:
-                pass
+            self._unlink_own_socket()
             self.pool.close()
+            if self.lock_fd is not None:
+                os.close(self.lock_fd)  # (releases the lock: the next server may start)
+                self.lock_fd = None
         return 0
 
     def _peer_ok(self, conn: socket.socket) -> bool:
@@ -287,12 +406,34 @@ class Server:
                 payload = json.loads(line) if line is not None else None
             except (OSError, ValueError):
                 return
-            answer = self.answer(payload)
+            answer = self._answer_with_heartbeats(conn, payload)
             try:
                 conn.sendall(json.dumps(answer).encode("utf-8", "surrogateescape") + b"\n")
             except OSError:
                 pass
             self.last_activity = time.monotonic()
+
+    def _answer_with_heartbeats(self, conn: socket.socket, payload) -> dict:
+        """:meth:`answer`, computed on another thread while the client hears a ``working`` line every
+        :data:`HEARTBEAT_S` (so it can tell a long build from a server that stopped)."""
+        import threading
+
+        box: list = []
+        worker = threading.Thread(target=lambda: box.append(self.answer(payload)), daemon=True,
+                                  name="codelex-serve-request")
+        worker.start()
+        beat = json.dumps({"version": VERSION, "op": "working"}).encode() + b"\n"
+        while True:
+            worker.join(HEARTBEAT_S)
+            if not worker.is_alive():
+                break
+            try:
+                conn.sendall(beat)
+            except OSError:
+                pass  # the client went away; the command still finishes (its effects, e.g. a build, are kept)
+            self.last_activity = time.monotonic()
+        return box[0] if box else {"version": VERSION, "op": "done", "status": 2, "stdout": "",
+                                   "stderr": "codelex: the server failed to answer\n"}
 
     def answer(self, payload) -> dict:
         """The answer to one request (a dict with ``version`` and ``op``)."""

@@ -125,3 +125,78 @@ def test_client_of_another_version_falls_back(served, monkeypatch):
     monkeypatch.setattr(server, "VERSION", "0.0.0-other")
     assert os.path.basename(server.socket_path()) == "server-0.0.0-other.sock"
     assert server.run_remote(["search", "x", "--root", str(root)]) is None  # no server of that version
+
+
+@pytest.mark.timeout(180)
+def test_a_stopped_server_is_never_waited_on(served):
+    import signal
+
+    root, env, runtime = served
+    pid = json.loads(run("serve", "--status", env=env).stdout)["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        r = run("search", "authenticate", "-l", "--root", root, env=env, timeout=90)
+        assert r.returncode == 0 and r.stdout.split() == ["src/auth.py"], r.stderr
+        warning = [line for line in r.stderr.splitlines() if "server" in line]
+        assert len(warning) == 1 and f"pid {pid}" in warning[0] and "in-process" in warning[0], r.stderr
+        assert time.monotonic() - started < 60
+        status = run("serve", "--status", env=env, timeout=60)
+        assert status.returncode == 2 and "does not answer" in status.stderr and str(pid) in status.stderr
+        assert "no server is running" not in status.stderr
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert run("search", "authenticate", "-l", "--root", root, env=env).stderr == ""
+
+
+@pytest.mark.timeout(120)
+def test_racing_servers_leave_one_live_socket(tmp_path):
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    env = _env(runtime)
+    procs = [subprocess.Popen([*_command(), "serve", "--idle-timeout", "30"], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) for _ in range(4)]
+    try:
+        losers = []
+        deadline = time.monotonic() + 60
+        while len(losers) < 3:
+            losers = [p for p in procs if p.poll() is not None]
+            assert time.monotonic() < deadline, "more than one server kept running"
+            time.sleep(0.1)
+        time.sleep(0.5)
+        (winner,) = [p for p in procs if p.poll() is None]
+        assert all(p.returncode == 1 for p in losers)
+        status = run("serve", "--status", env=env)
+        assert status.returncode == 0 and json.loads(status.stdout)["pid"] == winner.pid
+        assert len(list((runtime / "codelex").glob("server-*.sock"))) == 1
+    finally:
+        run("serve", "--stop", env=env)
+        for p in procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def test_a_server_starting_in_the_race_window_never_unlinks_the_live_socket(tmp_path, monkeypatch):
+    from codelex import server
+
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setattr(server, "request", lambda *a, **k: None)  # both saw no server answering: the race
+    first, second = server.Server(lambda *a, **k: 0), server.Server(lambda *a, **k: 0)
+    live = first.bind()
+    assert live is not None
+    inode = os.lstat(server.socket_path()).st_ino
+    try:
+        assert second.bind() is None
+        assert os.lstat(server.socket_path()).st_ino == inode  # still the live server's socket
+        assert server.holder_pid() == os.getpid()
+        second._unlink_own_socket()
+        assert os.path.exists(server.socket_path())
+    finally:
+        live.close()
+        first._unlink_own_socket()
+        os.close(first.lock_fd)
+    assert server.holder_pid() is None and not os.path.exists(server.socket_path())
