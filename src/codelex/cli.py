@@ -202,6 +202,9 @@ def _cmd_search(args) -> int:
     project = _pooled(args, pool) if pool is not None else _open_ready(args, progress)
     if progress:
         progress.clear()
+    report = project.last_report if pool is None else None
+    if report is not None and report.save_error is not None:  # the answer stands; the next command rebuilds
+        print(f"codelex: warning: {report.save_error}", file=sys.stderr)
     try:
         opened = time.perf_counter()
         result = project.search(args.query, options)
@@ -335,6 +338,8 @@ def _cmd_index(args) -> int:
             raise _Failure(f"indexing {project.root} {project.status}: {project.status_reason}")
         elapsed = time.perf_counter() - started
         report = project.last_report
+        if report is not None and report.save_error is not None:  # built, but nothing on disk: a failure
+            raise _Failure(f"{report.save_error}; the {len(project.index):,} files indexed were not kept")
         structure_started = time.perf_counter()
         if not args.no_structure:
             project.wait_structure()  # `index` is the build command: it finishes the structure too

@@ -181,3 +181,48 @@ def test_an_empty_gitignore_left_by_a_full_disk_is_rewritten(tmp_path):
     (root / INDEX_DIR_NAME / ".gitignore").write_bytes(b"")
     _files(root, "parse config")
     assert (root / INDEX_DIR_NAME / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-c", "from codelex.cli import main; raise SystemExit(main())", *args],
+                          capture_output=True, text=True, timeout=120, cwd=cwd,
+                          env=dict(os.environ, CODELEX_NO_SERVER="1"))
+
+
+def test_an_index_that_cannot_be_saved_is_a_failure_not_a_success(tmp_path):
+    root = _tree(tmp_path)
+    (root / INDEX_DIR_NAME / "index.clx").mkdir(parents=True)  # in the way of the save
+    r = _cli("index", "--root", str(root), "--no-structure")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "files indexed" not in r.stdout
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "could not save the index" in lines[0] and "not kept" in lines[0], r.stderr
+    verify = _cli("index", "--root", str(root), "--verify")
+    assert verify.returncode == 2
+    status = _cli("status", "--root", str(root))
+    assert "index.clx" not in status.stdout or "not a regular file" in status.stdout
+
+
+def test_a_full_disk_at_save_is_reported(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from codelex import WordIndex
+    from codelex.cli import main
+
+    root = _tree(tmp_path)
+
+    def full(self, directory, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device", str(directory))
+
+    monkeypatch.setenv("CODELEX_NO_SERVER", "1")
+    monkeypatch.setattr(WordIndex, "save", full)
+    with Project(root, build_structure=False) as project:
+        project.open()
+        assert project.status == "ready" and not project.last_report.saved
+        assert "No space left on device" in project.last_report.save_error
+    assert main(["index", "--root", str(root), "--no-structure"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err
+    assert main(["search", "parse config", "--root", str(root), "-l"]) == 0  # the answer stands, with a warning
+    captured = capsys.readouterr()
+    assert captured.out.split() == ["src/util.py", "src/app.py"] and "warning" in captured.err

@@ -130,7 +130,8 @@ def _build(state: RootState, job: int, full: bool, reason: str | None,
                           writer=state.writer)
     _publish(state, job, index, walk, changed)
     if changed:
-        report.saved = save(state, index)
+        report.save_error = save(state, index)
+        report.saved = report.save_error is None
     if walk.record is not None and not walk.cached and state.saved_dir is not None:
         try:
             save_listing(walk.record, state.saved_dir)
@@ -151,8 +152,8 @@ def load_saved(state: RootState) -> tuple[WordIndex | None, str | None]:
     for directory in state.candidate_dirs():
         found, why = probe_index(directory)
         if why is not None:
-            if str(directory) not in state.unreadable_dirs:
-                log.warning("codelex: skipping the index location %s: %s", directory, why)
+            if str(directory) not in state.unreadable_dirs:  # (`status` lists these)
+                log.info("codelex: skipping the index location %s: %s", directory, why)
             state.unreadable_dirs[str(directory)] = why
         if found is None:
             continue
@@ -204,18 +205,20 @@ def _publish(state: RootState, job: int, index: WordIndex, walk: WalkResult, cha
         state.done.notify_all()
 
 
-def save(state: RootState, index: WordIndex) -> bool:
-    """Save ``index`` to the root's writable index directory; False (logged) when that fails."""
+def save(state: RootState, index: WordIndex) -> str | None:
+    """Save ``index`` to the root's writable index directory; None, or why that failed (also logged)."""
+    directory = None
     try:
         directory = state.writable_dir()
         index.metadata["writer"] = state.writer
         index.save(directory)
         state.saved_dir = directory
         state.disk_signature = index_signature(directory)
-        return True
+        return None
     except OSError as exc:
-        log.warning("codelex: could not save the index of %s: %s", state.root, exc)
-        return False
+        where = f" in {directory}" if directory is not None else ""
+        log.info("codelex: could not save the index of %s%s: %s", state.root, where, exc)
+        return f"could not save the index{where}: {exc.strerror or exc}"
 
 
 def reload_if_changed(state: RootState) -> bool:

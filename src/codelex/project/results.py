@@ -87,3 +87,4 @@ class RefreshReport:
     truncated: bool = False
     seconds: float = 0.0
     saved: bool = False
+    save_error: str | None = None  # why the index built or refreshed could not be saved
