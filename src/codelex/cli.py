@@ -229,7 +229,7 @@ def _cmd_search(args) -> int:
                 sys.stdout.write(_shown(args, root, hit.file) + "\n")
         elif args.vimgrep:
             for hit in result.results:
-                text = best_line_text(root, hit.file, hit.start_line)
+                text = best_line_text(root, hit.file, hit.start_line, VIMGREP_MAX_CHARS, strip=False)
                 column = _match_column(text, parsed.tokens)
                 sys.stdout.write(f"{_shown(args, root, hit.file)}:{hit.start_line}:{column}:{display_text(text)}\n")
         else:
@@ -274,11 +274,20 @@ def _pooled(args, pool):
     return project
 
 
+#: ``--vimgrep`` prints the whole line (indentation included), up to this many characters.
+VIMGREP_MAX_CHARS = 4096
+
+
 def _match_column(text: str, tokens: Sequence[str]) -> int:
-    """The 1-based column of the first query token in ``text`` (case-insensitive), else 1."""
+    """The 1-based byte column of the first query token in ``text`` (case-insensitive), else 1, as ripgrep's
+    ``--vimgrep`` and editors' quickfix lists count it."""
     lowered = text.lower()
+    if len(lowered) != len(text):  # a case mapping changed the length: positions would be off
+        return 1
     found = [i for i in (lowered.find(t.lower()) for t in tokens if t) if i >= 0]
-    return min(found) + 1 if found else 1
+    if not found:
+        return 1
+    return len(text[:min(found)].encode("utf-8", "surrogateescape")) + 1
 
 
 def _human_bytes(n: int | None) -> str:

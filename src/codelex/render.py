@@ -45,7 +45,7 @@ _SHORT = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _NEEDS_WORK = re.compile(r"[^\x20-\x5b\x5d-\x7e]")
 
 
-def _escape(text: str, *, backslash: bool, keep_tab: bool) -> str:
+def _escape(text: str, *, backslash: bool, keep_tab: bool, keep_breaks: bool = False) -> str:
     if _NEEDS_WORK.search(text) is None:
         return text
     out = []
@@ -57,7 +57,7 @@ def _escape(text: str, *, backslash: bool, keep_tab: bool) -> str:
             out.append(f"\\x{o - 0xDC00:02x}")
         elif 0xD800 <= o <= 0xDFFF:  # any other lone surrogate (surrogatepass)
             out.append("".join(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogatepass")))
-        elif ch == "\t" and keep_tab:
+        elif (ch == "\t" and keep_tab) or (keep_breaks and ch in "\n\r"):
             out.append(ch)
         elif ch in _SHORT:
             out.append(_SHORT[ch])
@@ -131,14 +131,19 @@ def error_text(exc: BaseException, max_chars: int = 5 * ECHO_MAX_CHARS) -> str:
 
 
 def wire_text(text: str) -> str:
-    """``text`` with any lone surrogate replaced by ``\\xHH`` escapes: always encodable as UTF-8."""
-    try:
-        text.encode("utf-8")
+    """``text`` as it leaves in JSON and MCP answers: always encodable as UTF-8, and as safe to print as plain output.
+
+    Line breaks and tabs stay (JSON escapes them); every other control or
+    non-printable character (C0 and C1 controls such as U+009B, bidi
+    overrides such as U+202E) and every lone surrogate becomes ``\\xHH``
+    per UTF-8 byte, as in :func:`display_text`.
+    """
+    if _WIRE_WORK.search(text) is None:  # printable ASCII and line breaks: as is (the common case)
         return text
-    except UnicodeEncodeError:
-        return "".join(
-            ch if not 0xD800 <= ord(ch) <= 0xDFFF else _escape(ch, backslash=False, keep_tab=True) for ch in text
-        )
+    return _escape(text, backslash=False, keep_tab=True, keep_breaks=True)
+
+
+_WIRE_WORK = re.compile(r"[^\x20-\x7e\n\t\r]")
 
 
 def format_age(seconds: float) -> str:
@@ -153,13 +158,26 @@ def format_age(seconds: float) -> str:
     return f"{round(seconds / 86400)}d"
 
 
-def best_line_text(root: str | os.PathLike[str], path: str, line: int, max_chars: int = 200) -> str:
-    """The text of ``path``'s line ``line`` (1-based), stripped and cut to ``max_chars``; "" when unreadable."""
+def best_line_text(root: str | os.PathLike[str], path: str, line: int, max_chars: int = 200, *,
+                   strip: bool = True) -> str:
+    """The text of ``path``'s line ``line`` (1-based), stripped and cut to ``max_chars``; "" when unreadable.
+
+    With ``strip=False`` only the line break is removed (editors' columns
+    count the indentation).
+
+    ``path`` is root-relative and opened through :mod:`codelex.safefs`: a
+    file that became a FIFO, a device or a symbolic link since it was
+    indexed (or is reached through one) gives "" at once.
+    """
+    from codelex.safefs import open_file
+
     try:
-        with open(os.path.join(root, path), "rb") as f:
+        fd, _ = open_file(root, path)
+        with os.fdopen(fd, "rb") as f:
             for number, text in enumerate(f, 1):
                 if number == line:
-                    return text.decode("utf-8", "replace").strip()[:max_chars]
-    except OSError:
+                    decoded = text.decode("utf-8", "replace")
+                    return (decoded.strip() if strip else decoded.rstrip("\r\n"))[:max_chars]
+    except (OSError, ValueError):  # (ValueError: UnsafePathError, an unusable path)
         pass
     return ""

@@ -263,6 +263,10 @@ class Project:
         resolved = Path(root).expanduser().resolve()
         if not resolved.is_dir():
             raise NotADirectoryError(f"not a directory: {root}")
+        try:  # before its configuration: an unreadable root is the problem, not its pyproject.toml
+            os.scandir(resolved).close()
+        except OSError as exc:
+            raise PermissionError(f"cannot read the project directory {resolved}: {exc.strerror or exc}") from None
         from codelex.project.config import load_config
 
         config = load_config(resolved)  # ConfigError for a bad file
