@@ -626,10 +626,11 @@ def _cmd_code(args) -> int:
     project = _open_ready(args, None)
     try:
         project.prepare_code_search()  # a one-shot command needs the chunks (built in the background otherwise)
+        # background=False: this process ends with the command, and a thread left inside a model aborts it.
         result = project.code_search(args.query, alternatives=args.alt or (), limit=args.limit,
                                      per_file=args.per_file, total_lines=args.lines, fusion=args.fusion,
                                      embedder=_code_embedder(args), paths=args.path or None, lang=args.lang,
-                                     wait=args.wait, progress=progress)
+                                     wait=args.wait, progress=progress, background=False)
         if progress:
             progress.clear()
         _print_code_result(result, args)
@@ -655,11 +656,13 @@ def _cmd_related(args) -> int:
         project.prepare_code_search()
         path = Path(file_arg)
         result = project.find_related(path.resolve() if path.exists() else file_arg, int(line), limit=args.limit,
-                                      same_language=not args.any_language, embedder=args.embedder, wait=args.wait)
+                                      same_language=not args.any_language, embedder=args.embedder, wait=args.wait,
+                                      background=False)
         if progress:
             progress.clear()
         if not result.available:
-            raise _Failure(result.hint or "the chunks are not embedded yet")
+            why = result.hint or "the chunks are not embedded yet"
+            raise _Failure(why if args.wait else f"{why} (`codelex related --wait` embeds them first)")
         _print_code_result(result, args)
     finally:
         project.close()

@@ -11,16 +11,19 @@ queries answer from the lexical ranking and say how much is embedded.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from codelex.dense import Embedder, VectorCache, embed_checked, embedder_from_spec
+from codelex.dense import Embedder, VectorCache, embed_checked, embedder_loader
 from codelex.defaults import EMBED_BATCH
+from codelex.errors import EmbedderError
 from codelex.ingest import Document, read_file
 from codelex.rank import ChunkCorpus, ChunkLexicalIndex, HybridSearcher, chunk_rows, embedding_text
 
@@ -31,6 +34,37 @@ log = logging.getLogger("codelex")
 #: The background embedder saves what it has at least this often.
 SAVE_EVERY_S = 30.0
 
+#: At interpreter exit, how long the background work of every upkeep gets to reach a stopping point.
+#: A thread still inside a model when the interpreter finalizes aborts the process (torch: "terminate
+#: called without an active exception"), so the exit waits for the batch in progress, up to this.
+EXIT_JOIN_S = 60.0
+
+_live: weakref.WeakSet = weakref.WeakSet()  # upkeeps that have started a thread
+_live_lock = threading.Lock()
+_exit_hook = False
+
+
+def _stop_all_at_exit() -> None:
+    deadline = time.monotonic() + EXIT_JOIN_S
+    with _live_lock:
+        upkeeps = list(_live)
+    for upkeep in upkeeps:
+        upkeep.stop()
+    for upkeep in upkeeps:
+        upkeep.join(max(0.0, deadline - time.monotonic()))
+
+
+def _track(upkeep: CodeUpkeep) -> None:
+    """Remember ``upkeep``: its threads are stopped and joined at exit (registered on the first thread)."""
+    global _exit_hook
+    with _live_lock:
+        _live.add(upkeep)
+        if not _exit_hook:
+            # atexit, not threading's own hook: these threads are daemons, which the interpreter does not
+            # join; its atexit callbacks run while they still run, before it finalizes.
+            atexit.register(_stop_all_at_exit)
+            _exit_hook = True
+
 
 class CodeUpkeep:
     """One root's chunk corpus, chunk index and vector caches (thread-safe)."""
@@ -40,6 +74,8 @@ class CodeUpkeep:
         self.max_bytes = max_bytes
         self.save_dir_fn = save_dir_fn
         self.lock = threading.RLock()
+        # Serializes syncs, which take seconds on a large tree: never held by anything a query waits for.
+        self.sync_lock = threading.RLock()
         self.file_rows: dict[str, tuple[int, list]] = {}  # path -> (content hash, rows)
         self.corpus: ChunkCorpus | None = None
         self.synced_key: tuple | None = None
@@ -49,6 +85,8 @@ class CodeUpkeep:
         self.embedders: dict[str, Embedder] = {}
         self.searchers: dict[str, tuple[tuple, HybridSearcher]] = {}  # model -> (what it was built from, it)
         self.thread: threading.Thread | None = None
+        self.loaders: dict[str, threading.Thread] = {}  # spec key -> the thread loading its model
+        self.load_errors: dict[str, Exception] = {}  # spec key -> why its background load failed
         self.progress: tuple[int, int] = (0, 0)
         self.embed_error: str | None = None
         self.closed = False
@@ -62,7 +100,7 @@ class CodeUpkeep:
         ``structure_of(path)`` gives ``(content hash, () -> FileStructure)`` or None.  With ``key``
         (what the word index and structure store are at), an unchanged key returns the corpus at once.
         """
-        with self.lock:
+        with self.sync_lock:
             if key is not None and key == self.synced_key and self.corpus is not None:
                 return self.corpus
             if callable(paths):
@@ -116,18 +154,88 @@ class CodeUpkeep:
                         log.warning("codelex: preparing the chunks of %s failed: %s", self.root, exc)
 
                 self.sync_thread = threading.Thread(target=run, daemon=True, name="codelex-chunks")
+                _track(self)
                 self.sync_thread.start()
             return True
 
+    def provisional(self, paths: list[str], structure_for) -> HybridSearcher:
+        """A lexical searcher over the chunks of ``paths`` only, built now and kept nowhere.
+
+        It answers while the corpus of every file is being prepared: the
+        caller picks the files (the word index's best for the query), so the
+        answer costs a few files' reads and analyses, not the tree's.
+        ``structure_for(path, content)`` gives the file's structure (None:
+        line windows).
+        """
+        rows = []
+        for path in dict.fromkeys(paths):
+            doc = read_file(str(self.root), path, self.max_bytes)
+            if isinstance(doc, Document):
+                rows.extend(chunk_rows(path, doc.content, structure_for(path, doc.content)))
+        corpus = ChunkCorpus.from_rows(rows)
+        return HybridSearcher(corpus, ChunkLexicalIndex(corpus))
+
     # --- vectors ---------------------------------------------------------------------
 
-    def embedder(self, spec) -> Embedder:
+    def embedder(self, spec, *, wait: bool = True,
+                 then: Callable[[Embedder], None] | None = None) -> Embedder | None:
+        """The embedder of ``spec``, loaded once per upkeep.
+
+        What can be checked without loading is checked at once (an
+        :class:`~codelex.errors.EmbedderError`).  Without ``wait`` a model not
+        loaded yet loads on a background thread, which then calls ``then``
+        with it, and this returns None; a background load that failed raises
+        its error on the next call (which retries).
+        """
         key = spec if isinstance(spec, str) or spec is None else f"object:{id(spec)}"
         with self.lock:
             found = self.embedders.get(key)
+            if found is not None:
+                return found
+            failed = self.load_errors.pop(key, None)
+            loader = self.loaders.get(key)
+        if failed is not None:
+            raise failed
+        load = embedder_loader(spec)
+        if not isinstance(spec, (str, type(None))):
+            wait = True  # an embedder object: nothing to load
+        if wait:
+            if loader is not None:
+                loader.join()
+            with self.lock:
+                found = self.embedders.get(key)
             if found is None:
-                found = self.embedders[key] = embedder_from_spec(spec)
+                found = load()
+                with self.lock:
+                    found = self.embedders.setdefault(key, found)
             return found
+        with self.lock:
+            if self.closed or (key in self.loaders and self.loaders[key].is_alive()):
+                return None
+
+            def run() -> None:
+                try:
+                    loaded = load()
+                except Exception as exc:  # raised by the next call for this spec
+                    log.warning("codelex: loading the embedder %s failed: %s", spec, exc)
+                    if not isinstance(exc, EmbedderError):
+                        exc = EmbedderError(f"cannot load the embedder {spec or 'minilm'}: {type(exc).__name__}: {exc}")
+                    with self.lock:
+                        self.load_errors[key] = exc
+                    return
+                with self.lock:
+                    loaded = self.embedders.setdefault(key, loaded)
+                    closed = self.closed
+                if then is not None and not closed:
+                    try:
+                        then(loaded)
+                    except Exception as exc:  # the next query starts it again
+                        log.warning("codelex: starting to embed the chunks of %s failed: %s", self.root, exc)
+
+            thread = self.loaders[key] = threading.Thread(target=run, daemon=True, name="codelex-model")
+            _track(self)
+            thread.start()
+        return None
 
     def cache(self, embedder: Embedder, directory: Path | None) -> VectorCache:
         with self.lock:
@@ -153,6 +261,7 @@ class CodeUpkeep:
                                       name="codelex-embed")
             with self.lock:
                 self.thread = thread
+            _track(self)
             thread.start()
         else:
             self._embed(job, corpus, cache, progress, raise_errors=True)
@@ -213,13 +322,26 @@ class CodeUpkeep:
             self.searchers[embedder.name] = (key, searcher)
         return searcher
 
-    def close(self) -> None:
+    def stop(self) -> None:
+        """Stop the background work: embedding ends after the batch in progress; nothing new starts."""
         with self.lock:
             self.closed = True
             self.job += 1
-            thread = self.thread
-        if thread is not None:
-            thread.join(timeout=5)
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for this upkeep's threads (all of them within ``timeout``); True when none runs any more."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self.lock:
+            threads = [self.thread, self.sync_thread, *self.loaders.values()]
+        for thread in threads:
+            if thread is None or thread is threading.current_thread():
+                continue
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return not any(t is not None and t.is_alive() and t is not threading.current_thread() for t in threads)
+
+    def close(self) -> None:
+        self.stop()
+        self.join(timeout=5)
         for cache in list(self.caches.values()):
             if cache.dirty and self.corpus is not None:
                 self._save(cache, self.corpus.keys)

@@ -39,6 +39,10 @@ log = logging.getLogger("codelex")
 
 __all__ = ["Project"]
 
+#: While a project's chunks are prepared, code_search ranks the chunks of this many of the word index's
+#: best files for the query (twice its limit when that is more): a few files' analyses, not the tree's.
+EARLY_FILES = 16
+
 
 def _build_graph(state) -> None:
     """Extract and resolve the import edges of the indexed files (a background thread)."""
@@ -611,24 +615,32 @@ class Project:
 
     # --- hybrid chunk search -----------------------------------------------------------
 
-    def _embedder(self, embedder, config: dict):
-        """``(embedder or None, hint)``: the one asked for, else the configured one, else the default."""
+    def _embedder(self, embedder, config: dict, *, wait: bool = True, then=None):
+        """``(embedder or None, hint)``: the one asked for, else the configured one, else the default.
+
+        Without ``wait`` a model not loaded yet loads in the background (then ``then(embedder)``): None
+        and a hint until it has.
+        """
         from codelex.errors import EmbedderError
 
         if embedder is False:
             return None, None
         spec = embedder if embedder is not None else config.get("embedder")
         try:
-            return self._state.code.embedder(spec), None
+            found = self._state.code.embedder(spec, wait=wait, then=then)
         except EmbedderError as exc:
             if spec is not None:
                 raise  # asked for by name: a clear error
             return None, f"lexical ranking only: {exc}"
+        if found is None:
+            return None, "loading the embedding model in the background; lexical ranking until it has embedded " \
+                         "every chunk"
+        return found, None
 
     def code_search(self, query: str, *, alternatives: Sequence[str] = (), limit: int = 8, per_file: int = 2,
                     excerpt_lines: int = 80, total_lines: int = 400, fusion: str | None = None,
                     embedder=None, paths=None, lang: str | None = None, wait: bool = False,
-                    progress: Callable[[int, int], object] | None = None):
+                    progress: Callable[[int, int], object] | None = None, background: bool = True):
         """Function-sized chunks for ``query``: a vector and a lexical ranking fused by rank.
 
         Parameters
@@ -654,8 +666,18 @@ class Project:
             on a large tree takes minutes); otherwise the answer is
             immediate, lexical until the vectors are complete
             (``mode``, ``embedded`` and ``chunks`` say how far they are).
+            While the chunks of every file are being prepared (after an
+            open, the structure is analyzed in the background), it ranks the
+            chunks of the files the word index ranks best, and says so.
         progress : callable, optional
             ``progress(embedded, to_embed)`` while embedding with ``wait``.
+        background : bool, default True
+            Without ``wait``: load the model and embed the missing chunks
+            on background threads (for a long-running caller).  False
+            starts no work that the call does not finish, for a caller about
+            to exit (a thread inside a model when the interpreter finalizes
+            aborts the process): the model loads in the call, and chunks
+            without a vector stay without one.
 
         Returns
         -------
@@ -700,15 +722,15 @@ class Project:
         state = self._state
         index = state.index
         if index is None:
-            result = self.search(query)
-            return unavailable(result.hint or "the index is not available")
+            result = self.search(query)  # starts a build, or adopts a saved index at once (then answers from it)
+            index = state.index
+            if index is None:
+                return unavailable(result.hint or "the index is not available")
         upkeep = state.structure
         upkeep.load(self._structure_dir())
         if wait:
             upkeep.wait()
-        elif upkeep.status == "building":
-            return unavailable("The structure of this project (its chunks) is being built in the background; "
-                               "retry shortly.")
+        analyzing = not wait and upkeep.status == "building"
         store = upkeep.index
 
         def structure_of(path: str):
@@ -725,18 +747,33 @@ class Project:
         code = state.code
         # Nothing to look at while neither the word index nor the structure store changed.
         key = None if upkeep.stale or store is None else (id(index), len(index), id(store), store.version)
+        preparing = None
         if code.corpus is None and not wait:
             # The first corpus reads every file and indexes every chunk (seconds on a large tree): in the
             # background, as the other builds; later syncs touch only what changed.
-            if code.start_first_sync(lambda: index.files, structure_of, key):
-                return unavailable("The chunks of this project are being prepared in the background; "
-                                   "retry shortly.")
-        corpus = code.sync(lambda: index.files, structure_of, key)
-        chosen, hint = self._embedder(embedder, config)
+            if analyzing:
+                preparing = "its structure is being analyzed"
+            elif code.start_first_sync(lambda: index.files, structure_of, key):
+                preparing = "its chunks are being indexed"
+
+        def start(chosen) -> None:  # once a model loaded in the background: embed what it has not
+            code.start_embedding(chosen, state.writable_dir())
+
+        if preparing is not None:
+            if background:
+                _, loading = self._embedder(embedder, config, wait=False, then=start)  # loads meanwhile
+            else:
+                loading = None
+            return self._early_code_search(index, upkeep, query, alternatives, opts, preparing, loading,
+                                           fusion=fusion, limit=limit, per_file=per_file,
+                                           excerpt_lines=excerpt_lines, total_lines=total_lines)
+        # While the structure is refreshed, the corpus it had answers (a sync now would read it half-done).
+        corpus = code.corpus if analyzing else code.sync(lambda: index.files, structure_of, key)
+        chosen, hint = self._embedder(embedder, config, wait=wait or not background, then=start)
         directory = state.writable_dir() if chosen is not None else None
         if chosen is not None:
             cache = code.cache(chosen, directory)
-            if cache.missing(corpus.keys).size:
+            if cache.missing(corpus.keys).size and (wait or background):
                 code.start_embedding(chosen, directory, wait=wait, progress=progress if wait else None)
         searcher = code.searcher(chosen, directory)
         allowed = None
@@ -747,13 +784,43 @@ class Project:
         result = searcher.search(query, alternatives=alternatives, fusion=fusion, limit=limit, per_file=per_file,
                                  excerpt_lines=excerpt_lines, total_lines=total_lines, allowed=allowed)
         if chosen is not None and result.mode == "lexical":
-            hint = code.embed_error or (f"embedding in the background: {result.embedded:,} of {result.chunks:,} "
-                                        "chunks; lexical ranking until complete")
+            if not background and not wait:
+                hint = code.embed_error or (f"{result.embedded:,} of {result.chunks:,} chunks embedded; lexical "
+                                            "ranking until every one is")
+            else:
+                hint = code.embed_error or (f"embedding in the background: {result.embedded:,} of "
+                                            f"{result.chunks:,} chunks; lexical ranking until complete")
         if hint is not None:
             from dataclasses import replace
 
             result = replace(result, hint=hint)
         return result
+
+    def _early_code_search(self, index, upkeep, query: str, alternatives, opts: SearchOptions, preparing: str,
+                           loading: str | None, **how):
+        """A lexical answer while the corpus is prepared: the chunks of the files the word index ranks best."""
+        from codelex.structure import analyze
+        from codelex.structure.pool import content_hash
+
+        store = upkeep.index
+
+        def structure_for(path: str, content: bytes):
+            # The stored structure when it is of this content; else the file is analyzed now (the
+            # background analysis may not have reached it).
+            info = store.file_info(path) if store is not None else None
+            if info is not None and path not in upkeep.stale and info[0] == content_hash(content):
+                return store.get(path)
+            return analyze(path, content)
+
+        wanted = dataclasses.replace(opts, limit=min(max(EARLY_FILES, 2 * how["limit"]), 100))
+        paths = [h.file for q in (query, *alternatives) for h in index.search(q, wanted)]
+        searcher = self._state.code.provisional(paths, structure_for)
+        result = searcher.search(query, alternatives=alternatives, **how)
+        hint = (f"the chunks of this project are being prepared in the background ({preparing}): a lexical "
+                f"ranking of the chunks of the {len(searcher.corpus.file_rows)} best-matching files until then")
+        if loading:
+            hint += f"; {loading}"
+        return dataclasses.replace(result, embedded=0, hint=hint)
 
     def prepare_code_search(self) -> None:
         """Wait for the word index and the structure, and build the chunk corpus now (not the vectors).
@@ -787,8 +854,10 @@ class Project:
         return True
 
     def find_related(self, path: str | os.PathLike[str], line: int, *, limit: int = 8, same_language: bool = True,
-                     embedder=None, wait: bool = False):
+                     embedder=None, wait: bool = False, background: bool = True):
         """The chunks nearest in vector space to the chunk at ``path``:``line`` (that chunk left out).
+
+        ``embedder``, ``wait`` and ``background`` are :meth:`code_search`'s.
 
         Returns
         -------
@@ -808,10 +877,12 @@ class Project:
         if isinstance(line, bool) or not isinstance(line, int):
             raise TypeError(f"line must be an int, not {type(line).__name__}")
         rel = relative_path(self.root, path)
-        probe = self.code_search(rel, limit=1, embedder=embedder if embedder is not None else None, wait=wait)
+        probe = self.code_search(rel, limit=1, embedder=embedder, wait=wait, background=background)
         if not probe.available:
             return probe
         corpus = self._state.code.corpus
+        if corpus is None:  # an early answer: the chunks are being prepared
+            return HybridResult(f"{rel}:{line}", [], 0.0, 0.0, "unavailable", 0, 0, False, probe.hint)
         if rel not in corpus.file_rows:
             raise FileNotFoundError(f"not an indexed file of {self.root}: {rel}")
         row = corpus.row_at(rel, line)
