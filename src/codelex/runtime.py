@@ -61,9 +61,9 @@ def child_import_path() -> list[str]:
     a ``json.py`` or ``codelex/`` there must never shadow the real ones.  The
     directory codelex itself was imported from is kept, wherever it is.
     """
-    import codelex
+    from codelex import defaults
 
-    own = os.path.dirname(os.path.dirname(os.path.abspath(codelex.__file__)))
+    own = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(defaults.__file__))))
     try:
         here = os.path.abspath(os.getcwd())
     except OSError:
