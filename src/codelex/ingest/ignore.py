@@ -3,14 +3,103 @@
 Semantics are git's, through pathspec's ``GitIgnoreSpec``: each ignore file
 is anchored at its own directory, a deeper file overrides a shallower one,
 the last matching rule wins and negations re-include.
+
+Ignore files come from checkouts nobody vetted, and are read as git reads
+them: a symbolic link is not followed (git 2.32+ warns and skips it), a FIFO,
+device or directory is skipped without blocking (:mod:`codelex.safefs`), a
+file over :data:`MAX_IGNORE_BYTES` is skipped, and a line pathspec cannot
+compile (a trailing backslash, a reversed range such as ``[z-a]``) is
+dropped rather than failing the walk: git accepts such lines (a trailing
+backslash matches nothing; ``[z-a]`` matches ``z`` alone, which is the one
+difference).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import warnings
 
-__all__ = ["GitignoreOracle", "IgnoreChain", "any_pattern", "ignored_by"]
+from codelex.errors import UnsafePathError
+from codelex.safefs import read_bytes
+
+__all__ = ["MAX_IGNORE_BYTES", "GitignoreOracle", "IgnoreChain", "any_pattern", "compile_lines", "ignored_by",
+           "pattern_error", "read_ignore_lines", "usable_lines"]
+
+#: Larger ignore files are skipped, as git does (its PATTERN_MAX_FILE_SIZE).
+MAX_IGNORE_BYTES = 100 * 1024 * 1024
+
+# pathspec copies a bracket expression into its regex verbatim, so a POSIX class ("[[:alpha:]]", which git
+# accepts) makes re warn about a possible nested set when it (or any_pattern below) compiles it: noise on a
+# command's stderr.
+warnings.filterwarnings("ignore", message="Possible nested set", category=FutureWarning,
+                        module=r"(pathspec\.|codelex\.ingest\.ignore$)")
+
+
+def _compile_one(line: str):
+    """The compiled pathspec pattern of one line (None for a blank one), or the exception compiling it raised."""
+    from pathspec import GitIgnoreSpec
+
+    try:
+        patterns = GitIgnoreSpec.from_lines([line]).patterns
+    except (ValueError, re.error, RecursionError) as exc:  # GitIgnorePatternError is a ValueError
+        return exc
+    return patterns[0] if patterns else None
+
+
+def compile_lines(lines):
+    """A ``GitIgnoreSpec`` of ``lines``, without the lines pathspec cannot compile (git accepts them)."""
+    from pathspec import GitIgnoreSpec
+
+    lines = list(lines)
+    try:
+        return GitIgnoreSpec.from_lines(lines)
+    except (ValueError, re.error, RecursionError):
+        pass
+    return GitIgnoreSpec([p for p in map(_compile_one, lines) if p is not None and not isinstance(p, BaseException)])
+
+
+def usable_lines(lines) -> list[str]:
+    """``lines`` without those pathspec cannot compile (as :func:`compile_lines` drops them)."""
+    return [line for line in lines if not isinstance(_compile_one(line), BaseException)]
+
+
+def pattern_error(pattern: str) -> str | None:
+    """Why ``pattern`` is no usable gitignore-style pattern (None when it is one).
+
+    For patterns a person wrote for codelex (configuration, arguments):
+    besides what pathspec cannot compile, a pattern that can never match
+    (blank, a comment, an unclosed ``[``) is refused as a likely mistake.
+    """
+    compiled = _compile_one(pattern)
+    if isinstance(compiled, BaseException):
+        if pattern.endswith("\\") and (len(pattern) - len(pattern.rstrip("\\"))) % 2:
+            return "a trailing backslash escapes nothing"
+        if isinstance(compiled, re.error):
+            return compiled.msg  # e.g. "bad character range z-a" (its position would be in pathspec's regex)
+        return str(compiled).split("\n", 1)[0] or type(compiled).__name__
+    if compiled is None or compiled.include is None:
+        if not pattern.strip():
+            return "an empty pattern"
+        if pattern.startswith("#"):
+            return "a comment, not a pattern (write \\# for a literal #)"
+        return "matches nothing (an unclosed '[' or a lone '/')"
+    return None
+
+
+def read_ignore_lines(root: str | os.PathLike[str], rel: str) -> list[str] | None:
+    """The lines of the ignore file ``rel`` under ``root``, read as git reads one; None when it is skipped.
+
+    Skipped (None): missing, a symbolic link (anywhere in ``rel``), not a
+    regular file, unreadable, or over :data:`MAX_IGNORE_BYTES`.  Never blocks.
+    """
+    try:
+        data, _ = read_bytes(root, rel, MAX_IGNORE_BYTES)
+    except (OSError, UnsafePathError):
+        return None
+    if len(data) > MAX_IGNORE_BYTES:
+        return None
+    return data.decode("utf-8", "surrogateescape").splitlines()
 
 
 class IgnoreChain:
@@ -21,14 +110,14 @@ class IgnoreChain:
         self._extra = extra
 
     def push(self, prefix: str, directory: str) -> bool:
-        try:
-            with open(os.path.join(directory, ".gitignore"), encoding="utf-8", errors="surrogateescape") as f:
-                lines = f.read().splitlines()
-        except OSError:
-            return False
-        from pathspec import GitIgnoreSpec
+        """Enter ``directory`` (root-relative ``prefix``): its ``.gitignore``, if one is read, joins the chain.
 
-        spec = GitIgnoreSpec.from_lines(lines)
+        Returns whether one did (then :meth:`pop` leaves it).
+        """
+        lines = read_ignore_lines(directory, ".gitignore")  # (the walk never entered a linked directory)
+        if lines is None:
+            return False
+        spec = compile_lines(lines)
         self._specs.append((prefix, spec, any_pattern(spec)))
         return True
 
@@ -99,19 +188,19 @@ class GitignoreOracle:
 
     The walk keeps a chain as it descends; a file watcher meets paths in any
     order, so this reads each directory's ``.gitignore`` on demand and keeps
-    it while its ``(mtime_ns, size)`` holds (one ``stat`` per directory and
-    question).  Same semantics as :class:`IgnoreChain`.
+    it while its ``lstat`` (type, inode, mtime, size) holds (one ``lstat`` per
+    directory and question).  Same semantics as :class:`IgnoreChain`.
     """
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = os.fspath(root)
-        self._specs: dict[str, tuple[tuple[int, int] | None, object]] = {}
+        self._specs: dict[str, tuple[tuple | None, object]] = {}
 
     def _spec(self, prefix: str):
-        file = os.path.join(self.root, prefix, ".gitignore")
+        rel = f"{prefix}/.gitignore" if prefix else ".gitignore"
         try:
-            st = os.stat(file)
-            signature: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+            st = os.lstat(os.path.join(self.root, rel))
+            signature: tuple | None = (st.st_mode, st.st_ino, st.st_mtime_ns, st.st_size)
         except OSError:
             signature = None
         cached = self._specs.get(prefix)
@@ -119,14 +208,8 @@ class GitignoreOracle:
             return cached[1]
         spec = None
         if signature is not None:
-            try:
-                with open(file, encoding="utf-8", errors="surrogateescape") as f:
-                    lines = f.read().splitlines()
-            except OSError:
-                lines = []
-            from pathspec import GitIgnoreSpec
-
-            spec = GitIgnoreSpec.from_lines(lines)
+            lines = read_ignore_lines(self.root, rel)
+            spec = compile_lines(lines) if lines is not None else None
         if len(self._specs) > 4096:
             self._specs.clear()
         self._specs[prefix] = (signature, spec)

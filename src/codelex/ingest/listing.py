@@ -153,18 +153,55 @@ def _git_files(root: Path) -> list[str] | None:
     git = trusted_executable("git")
     if git is None:
         return None
+    # A checkout's own .git/config must not run anything: core.fsmonitor names a program git would start.
+    out = _run_git([git, "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--cached", "--others",
+                    "--exclude-standard"])
+    if out is None:
+        return None
+    return [p for p in map(os.fsdecode, out.split(b"\0")) if p and _clean(p)]
+
+
+#: Where Linux says (``/proc/PID/wchan``) a process sleeps while it opens a FIFO nobody writes to.
+_FIFO_WAITS = frozenset({"wait_for_partner", "fifo_open"})
+
+
+def _run_git(argv: list[str], timeout: float = 300.0) -> bytes | None:
+    """git's standard output; None when it fails, times out, or waits to open a FIFO.
+
+    git opens ignore files (and its own configuration) with a blocking
+    ``open``: a FIFO ``.gitignore`` in a checkout would hold it until a
+    writer came.  Where the kernel tells (Linux), a git found waiting there
+    is stopped at once, and the caller walks the tree, which skips such files.
+    """
     try:
-        # A checkout's own .git/config must not run anything: core.fsmonitor names a program git would start.
-        proc = subprocess.run(
-            [git, "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--cached", "--others",
-             "--exclude-standard"],
-            capture_output=True, timeout=300, check=False, stdin=subprocess.DEVNULL, cwd=neutral_cwd(),
-        )
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                cwd=neutral_cwd())
     except (OSError, subprocess.SubprocessError):
         return None
-    if proc.returncode != 0:
-        return None
-    return [p for p in map(os.fsdecode, proc.stdout.split(b"\0")) if p and _clean(p)]
+    deadline = time.monotonic() + timeout
+    step = 0.05
+    with proc:
+        while True:
+            try:
+                out, _ = proc.communicate(timeout=step)  # (retrying after a timeout loses no output)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if time.monotonic() > deadline or _waits_on_fifo(proc.pid):
+                proc.kill()
+                proc.communicate()
+                return None
+            step = min(step * 2, 0.5)
+    return out if proc.returncode == 0 else None
+
+
+def _waits_on_fifo(pid: int) -> bool:
+    """Whether the process ``pid`` sleeps opening a FIFO (Linux; False where the kernel does not say)."""
+    try:
+        with open(f"/proc/{pid}/wchan", "rb") as f:
+            return f.read(64).decode("ascii", "replace").strip() in _FIFO_WAITS
+    except OSError:
+        return False
 
 
 def _clean(rel: str) -> bool:
