@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -182,6 +183,11 @@ def test_configuration_files_and_precedence(repo):
     ("[tool.codelex\n", "not valid TOML"),
     ("[tool]\ncodelex = 3\n", "must be a table"),
     (b"[tool.codelex]\nignore = [\"\xa5\"]\n", "not UTF-8"),  # found by fuzzing (was a UnicodeDecodeError)
+    # (issue 27: these printed a 40-line traceback and named neither the file nor the key)
+    ("[tool.codelex]\nignore = [\"[\"]\n", "ignore: bad pattern '[': matches nothing"),
+    ("[tool.codelex]\nignore = [\"[z-a]\"]\n", "ignore: bad pattern '[z-a]': bad character range z-a"),
+    ("[tool.codelex]\ninclude = [\"\\\\\"]\n", "include: bad pattern '\\\\': a trailing backslash"),
+    ("[tool.codelex]\nx = " + "[" * 20000 + "]" * 20000 + "\n", "nested too deeply"),  # was a RecursionError
 ])
 def test_configuration_errors_name_the_file_and_key(repo, text, message):
     if isinstance(text, bytes):
@@ -193,6 +199,23 @@ def test_configuration_errors_name_the_file_and_key(repo, text, message):
     assert message in str(info.value) and "pyproject.toml" in str(info.value)
     r = run("search", "x", "--root", repo)
     assert r.returncode == 2 and "pyproject.toml" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.timeout(60)
+def test_a_fifo_configuration_file_fails_in_one_line(repo):
+    os.mkfifo(repo / ".codelex.toml")  # (issue 27: every command on the root hung)
+    r = run("search", "x", "--root", repo, timeout=50)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"codelex: {repo / '.codelex.toml'}: not a regular file"]
+
+
+def test_ignore_file_lines_git_accepts_never_fail_a_build(repo):
+    (repo / "src/.gitignore").write_text("pkg/session.ts\\\n[z-a]\n[[:alpha:]]x\nmain.rs\n")
+    (repo / ".codelexignore").write_text("tools/\\\n[z-a]\ntools/\n")
+    r = run("search", "authenticate", "--root", repo, "-l")
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.split()) == ["docs/guide.md", "src/pkg/auth.py", "src/pkg/session.ts"]
+    assert "Warning" not in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 def test_status_shows_the_effective_configuration(repo):

@@ -28,24 +28,33 @@ Keys (all optional):
 A ``.codelexignore`` file at the root (gitignore syntax, as ripgrep's ``.ignore``) adds its patterns to
 ``ignore``.  Arguments given to :class:`codelex.Project` (and CLI options) override every file.
 
-A file that is not valid TOML, an unknown key or a bad value is a :class:`~codelex.errors.ConfigError`
-naming the file and the key.
+A file that is not valid TOML, an unknown key or a bad value (a pattern that cannot compile or can never
+match, ``"[z-a]"``, ``"\\"``, ``"["``) is a :class:`~codelex.errors.ConfigError` naming the file and the key.
+So is a configuration file that is no regular file (a FIFO is refused, never waited for), a symbolic link
+(not followed: the checkout is not trusted), larger than :data:`MAX_CONFIG_BYTES` or nested too deeply to
+parse.  A ``.codelexignore`` line that cannot compile is dropped (as git drops such lines of an ignore file).
+
+:func:`load_config` re-reads the files only when their ``lstat`` changed (:func:`config_signature`), so a
+long-lived caller asks it on every request and follows edits of the configuration.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 from codelex.defaults import INDEX_DIR_NAME
-from codelex.errors import ConfigError
+from codelex.errors import ConfigError, UnsafePathError
+from codelex.safefs import NotRegularFileError, read_bytes
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["CONFIG_KEYS", "IGNORE_FILE", "load_config"]
+__all__ = ["CONFIG_FILES", "CONFIG_KEYS", "IGNORE_FILE", "MAX_CONFIG_BYTES", "check_patterns", "config_signature",
+           "is_settings_file", "load_config"]
 
 #: The settings read, with what their values must be.
 CONFIG_KEYS = {
@@ -59,49 +68,90 @@ CONFIG_KEYS = {
 }
 #: The ignore file read at the root, in gitignore syntax.
 IGNORE_FILE = ".codelexignore"
+#: Every file read, relative to the root, in the order read (later ones override earlier ones).
+CONFIG_FILES = ("pyproject.toml", ".codelex.toml", f"{INDEX_DIR_NAME}/config.toml", IGNORE_FILE)
+#: Larger configuration files are refused (a ConfigError), never read whole.
+MAX_CONFIG_BYTES = 8 * 1024 * 1024
+_TABLES = {"pyproject.toml": ("tool", "codelex")}
 _FUSIONS = ("shape", "original")
 
 
-def _read(file: Path) -> dict | None:
+def _read_raw(root: Path, rel: str) -> bytes | None:
+    """The bytes of the configuration file ``rel``; None when it does not exist; ConfigError when refused."""
+    file = root / rel
     try:
-        with open(file, "rb") as f:
-            return tomllib.load(f)
+        data, _ = read_bytes(root, rel, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         return None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except UnsafePathError:
+        where = "a symbolic link" if os.path.islink(file) else "reached through a symbolic link"
+        raise ConfigError(f"{file}: {where} (codelex follows none in a checkout)") from None
+    except NotRegularFileError:
+        raise ConfigError(f"{file}: not a regular file") from None
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot be read: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{file}: larger than {MAX_CONFIG_BYTES // (1024 * 1024)} MiB")
+    return data
+
+
+def _read(root: Path, rel: str) -> dict | None:
+    data = _read_raw(root, rel)
+    if data is None:
+        return None
+    file = root / rel
+    try:
+        return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:  # (found by fuzzing: tomllib decodes before it parses)
         raise ConfigError(f"{file}: not valid TOML: not UTF-8 at byte {exc.start}") from None
-    except OSError as exc:
-        raise ConfigError(f"{file}: cannot be read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise ConfigError(f"{file}: nested too deeply to parse") from None
 
 
-def _read_ignore(file: Path) -> list[str] | None:
-    try:
-        with open(file, encoding="utf-8", errors="surrogateescape") as f:
-            text = f.read()
-    except FileNotFoundError:
+def _read_ignore(root: Path) -> list[str] | None:
+    from codelex.ingest.ignore import usable_lines
+
+    data = _read_raw(root, IGNORE_FILE)
+    if data is None:
         return None
-    except OSError as exc:
-        raise ConfigError(f"{file}: cannot be read: {exc}") from None
-    return [line.rstrip("\r") for line in text.split("\n") if line.strip() and not line.lstrip().startswith("#")]
+    text = data.decode("utf-8", "surrogateescape")
+    lines = [line.rstrip("\r") for line in text.split("\n") if line.strip() and not line.lstrip().startswith("#")]
+    return usable_lines(lines)  # an ignore file follows git: a line that cannot compile is dropped, not an error
 
 
-def _signature(file: Path) -> tuple | None:
+def _signature(file: str) -> tuple | None:
     try:
-        st = file.stat()
+        st = os.lstat(file)
     except OSError:
         return None
-    return st.st_mtime_ns, st.st_size
+    # The type and inode too: a file replaced by a link or a FIFO, or renamed over, is another file.
+    return st.st_mode, st.st_ino, st.st_mtime_ns, st.st_size, st.st_ctime_ns
 
 
-#: Parsed settings by root, with the files' (mtime, size) they were read from: a query stats, not parses.
-_cache: dict[Path, tuple[tuple, dict]] = {}
+def config_signature(root: str | os.PathLike[str]) -> tuple:
+    """What :func:`load_config`'s answer depends on: the ``lstat`` of each of :data:`CONFIG_FILES` (cheap).
+
+    Searches ask it on every call: strings, not paths, keep it a few microseconds.
+    """
+    prefix = os.path.join(os.fspath(root), "")
+    return tuple(_signature(prefix + rel) for rel in CONFIG_FILES)
 
 
-def _sources(root: Path) -> list[tuple[Path, tuple[str, ...]]]:
-    return [(root / "pyproject.toml", ("tool", "codelex")), (root / ".codelex.toml", ()),
-            (root / INDEX_DIR_NAME / "config.toml", ())]
+def is_settings_file(rel: str) -> bool:
+    """Whether a change of the root-relative file ``rel`` may change what a project indexes.
+
+    True for the configuration files (:data:`CONFIG_FILES`) and for every
+    ``.gitignore`` (outside ``.git/``).
+    """
+    if rel in CONFIG_FILES or rel == ".gitignore":
+        return True
+    return rel.endswith("/.gitignore") and not rel.startswith(".git/")
+
+
+#: By root: the signature the settings (or the error) were read with: a query stats, not parses.
+_cache: dict[Path, tuple[tuple, dict | str]] = {}
 
 
 def load_config(root: str | Path) -> dict:
@@ -109,22 +159,29 @@ def load_config(root: str | Path) -> dict:
 
     The result maps the keys of :data:`CONFIG_KEYS` that some source sets to
     their checked values (``languages`` as canonical kind names, paths made
-    absolute), plus ``sources``: the files that contributed.
+    absolute), plus ``sources``: the files that contributed.  Files are
+    parsed again only when :func:`config_signature` changed.
 
     Raises
     ------
     codelex.ConfigError
-        For a file that cannot be read or parsed, an unknown key or a bad value.
+        For a file that cannot be read or parsed, is not a regular file, an
+        unknown key or a bad value (the message names the file and the key).
     """
     root = Path(root)
-    files = [file for file, _ in _sources(root)] + [root / IGNORE_FILE]
-    signature = tuple(_signature(file) for file in files)
+    signature = config_signature(root)
     cached = _cache.get(root)
-    if cached is not None and cached[0] == signature:
-        return _copy(cached[1])
-    out = _parse(root)
-    _cache[root] = (signature, out)
-    return _copy(out)
+    if cached is None or cached[0] != signature:
+        try:
+            out: dict | str = _parse(root)
+        except ConfigError as exc:  # kept too: a broken file is not parsed again on every request
+            out = str(exc)
+        if len(_cache) > 256:
+            _cache.clear()
+        _cache[root] = cached = (signature, out)
+    if isinstance(cached[1], str):
+        raise ConfigError(cached[1])  # a new exception each time (a re-raised one would grow its traceback)
+    return _copy(cached[1])
 
 
 def _copy(settings: dict) -> dict:
@@ -134,8 +191,9 @@ def _copy(settings: dict) -> dict:
 def _parse(root: Path) -> dict:
     out: dict = {}
     sources: list[str] = []
-    for file, table in _sources(root):
-        data = _read(file)
+    for rel in CONFIG_FILES[:-1]:
+        file, table = root / rel, _TABLES.get(rel, ())
+        data = _read(root, rel)
         if data is None:
             continue
         name = f"[{'.'.join(table)}]" if table else "the file"
@@ -150,7 +208,7 @@ def _parse(root: Path) -> dict:
         for key, value in data.items():
             out[key] = _check(file, key, value, root)
         sources.append(str(file))
-    extra = _read_ignore(root / IGNORE_FILE)
+    extra = _read_ignore(root)
     if extra is not None:
         out["ignore"] = list(out.get("ignore", [])) + extra
         sources.append(str(root / IGNORE_FILE))
@@ -169,6 +227,11 @@ def _check(file: Path, key: str, value, root: Path):
     if key in ("ignore", "include", "languages"):
         if not isinstance(value, list) or any(not isinstance(v, str) for v in value):
             raise bad()
+        if key != "languages":
+            try:
+                check_patterns(value, key)
+            except ValueError as exc:
+                raise ConfigError(f"{file}: {exc}") from None
         if key == "languages":
             from codelex.kinds import canonical_kind, supported_kinds
 
@@ -194,3 +257,19 @@ def _check(file: Path, key: str, value, root: Path):
     if sep and rest and not Path(rest).is_absolute():
         return f"{kind}:{root / rest}"
     return value
+
+
+def check_patterns(patterns, key: str) -> None:
+    """Raise ``ValueError("KEY: bad pattern 'P': reason")`` for the first pattern that is no usable one.
+
+    For patterns a person wrote for codelex (``ignore``, ``include``), where
+    a pattern that cannot compile or never matches is a mistake to report;
+    see :func:`codelex.ingest.ignore.pattern_error`.
+    """
+    from codelex.ingest.ignore import pattern_error
+
+    for pattern in patterns:
+        why = pattern_error(pattern)
+        if why is not None:
+            shown = pattern if len(pattern) <= 200 else pattern[:200] + "..."
+            raise ValueError(f"{key}: bad pattern {shown!r}: {why}")

@@ -1,0 +1,96 @@
+"""Project configuration from a checkout nobody vetted: hostile files, bad patterns, and changes followed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from codelex import ConfigError, Project
+from codelex.project.config import load_config
+
+CONFIG_FILES = ["pyproject.toml", ".codelex.toml", ".codelexignore", ".codelex/config.toml"]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src/auth.py").write_text("def authenticate_user(name):\n    return name\n")
+    (root / "src/gen.py").write_text("def authenticate_generated():\n    return 1\n")
+    return root
+
+
+def files(project: Project, query: str = "authenticate") -> list[str]:
+    return sorted(h.file for h in project.search(query, limit=20).results)
+
+
+# --- configuration files that are not regular files --------------------------------------------------
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name", CONFIG_FILES)
+def test_a_fifo_configuration_file_is_an_error_not_a_hang(repo, name):
+    (repo / name).parent.mkdir(exist_ok=True)
+    os.mkfifo(repo / name)
+    with pytest.raises(ConfigError) as info:
+        load_config(repo)
+    assert name.rsplit("/", 1)[-1] in str(info.value) and "not a regular file" in str(info.value)
+    with pytest.raises(ConfigError):
+        Project(repo)
+
+
+@pytest.mark.parametrize("name", CONFIG_FILES)
+def test_a_symlinked_or_directory_configuration_file_is_an_error(repo, tmp_path, name):
+    (repo / name).parent.mkdir(exist_ok=True)
+    outside = tmp_path / "outside.toml"
+    outside.write_text("[tool.codelex]\nmax_files = 1\n")
+    (repo / name).symlink_to(outside)
+    with pytest.raises(ConfigError) as info:
+        load_config(repo)
+    assert name.rsplit("/", 1)[-1] in str(info.value) and "symbolic link" in str(info.value)
+    (repo / name).unlink()
+    (repo / name).mkdir()
+    with pytest.raises(ConfigError) as info:
+        load_config(repo)
+    assert name.rsplit("/", 1)[-1] in str(info.value) and "not a regular file" in str(info.value)
+
+
+# --- bad values: one line naming the file and the key ---------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["ignore", "include"])
+@pytest.mark.parametrize("pattern", ["[", "[z-a]", "\\", "src/\\"])
+def test_bad_patterns_are_configuration_errors(repo, key, pattern):
+    escaped = pattern.replace("\\", "\\\\")
+    (repo / ".codelex.toml").write_text(f'{key} = ["src/", "{escaped}"]\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(repo)
+    message = str(info.value)
+    assert message.startswith(f"{repo / '.codelex.toml'}: {key}: bad pattern {pattern!r}: ")
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("text", ["x = " + "[" * 20000 + "]" * 20000 + "\n",
+                                  "x = " + "{a=" * 20000 + "}" * 20000 + "\n"])
+def test_deep_nesting_is_a_configuration_error(repo, text):
+    (repo / "pyproject.toml").write_text(text)
+    with pytest.raises(ConfigError, match="pyproject.toml: nested too deeply"):
+        load_config(repo)
+
+
+def test_oversized_configuration_file_is_an_error(repo):
+    with open(repo / "pyproject.toml", "wb") as f:
+        f.truncate(64 << 20)
+    with pytest.raises(ConfigError, match="pyproject.toml: larger than"):
+        load_config(repo)
+
+
+def test_codelexignore_lines_git_would_accept_never_fail_a_build(repo):
+    (repo / ".codelexignore").write_text("[z-a]\nsrc/\\\n[\nsrc/gen.py\n")
+    assert load_config(repo)["ignore"] == ["[", "src/gen.py"]  # the lines that mean something to pathspec
+    with Project(repo, build_structure=False) as project:
+        project.open()
+        assert project.status == "ready", project.status_reason
+        assert files(project) == ["src/auth.py"]
