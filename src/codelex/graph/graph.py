@@ -216,18 +216,21 @@ class ImportGraph:
 
 
 def read_from(root: str, cap: int | None) -> Callable[[str], str | None]:
-    """A reader of root-relative paths (None for missing, unreadable or larger than ``cap`` files)."""
-    import os
+    """A reader of root-relative paths (None for missing, unreadable or larger than ``cap`` files).
+
+    Sources and manifests alike are read through :mod:`codelex.safefs`:
+    regular files only, never through a symbolic link, never blocking.
+    """
+    from codelex.safefs import read_bytes
 
     def read(path: str) -> str | None:
-        full = os.path.join(root, path)
         try:
-            if cap is not None and os.path.getsize(full) > cap:
-                return None
-            with open(full, "rb") as f:
-                return f.read().decode("utf-8", "surrogateescape")
-        except OSError:
+            data, _ = read_bytes(root, path, cap)
+        except (OSError, ValueError):  # (ValueError: UnsafePathError, an unusable path)
             return None
+        if cap is not None and len(data) > cap:
+            return None
+        return data.decode("utf-8", "surrogateescape")
 
     return read
 

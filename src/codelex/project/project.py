@@ -527,18 +527,35 @@ class Project:
         return None
 
     def _structure(self, path: str | os.PathLike[str]):
+        """``(rel, structure, content)`` of a file named from outside: contained, and read once, safely.
+
+        The file is read through :mod:`codelex.safefs` before any structure
+        (perhaps cached for that path) is consulted, so a path through a
+        symbolic link or naming a FIFO is refused whatever the store holds.
+        """
+        from codelex.safefs import NotRegularFileError, read_bytes
+
         rel = relative_path(self.root, path)
-        if not os.path.isfile(self.root / rel):
-            raise FileNotFoundError(f"no such file in {self.root}: {rel}")
+        max_bytes = self._state.options.max_bytes
+        try:
+            content, _ = read_bytes(self.root, rel, max_bytes)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no such file in {self.root}: {rel}") from None
+        except (NotRegularFileError, IsADirectoryError):
+            raise ValueError(f"cannot read {rel}: not a regular file") from None
+        except OSError as exc:
+            raise ValueError(f"cannot read {rel}: {exc.strerror or exc}") from None
+        if max_bytes is not None and len(content) > max_bytes:
+            raise ValueError(f"cannot read the structure of {rel}: too-large")
         upkeep = self._state.structure
         upkeep.load(self._structure_dir())
         structure = upkeep.structure(rel)
         if structure is None:
             from codelex.ingest import read_file
 
-            why = read_file(str(self.root), rel, self._state.options.max_bytes)
+            why = read_file(str(self.root), rel, max_bytes)
             raise ValueError(f"cannot read the structure of {rel}: {why if isinstance(why, str) else 'unreadable'}")
-        return rel, structure
+        return rel, structure, content
 
     def outline(self, path: str | os.PathLike[str]) -> Outline:
         """The definitions of a file, in order, nested, with kinds and spans.
@@ -556,18 +573,16 @@ class Project:
 
         Raises
         ------
+        codelex.UnsafePathError
+            (a ``ValueError``) When ``path`` is outside the root or reaches
+            the file through a symbolic link.
         ValueError
-            When ``path`` is outside the root, or the file cannot be read
-            (binary, too large).
+            When the file cannot be read (binary, too large, not a regular
+            file).
         FileNotFoundError
             When there is no such file.
         """
-        rel, structure = self._structure(path)
-        try:
-            with open(self.root / rel, "rb") as f:
-                content = f.read()
-        except OSError:
-            content = None
+        _, structure, content = self._structure(path)
         return outline_of(structure, content)
 
     def read_symbol(self, path: str | os.PathLike[str], name: str, *, line: int | None = None) -> SymbolSource:
@@ -587,15 +602,14 @@ class Project:
             No such definition (the message names the nearest ones).
         codelex.AmbiguousSymbolError
             Several match (the message lists them with their lines).
-        ValueError, FileNotFoundError
+        codelex.UnsafePathError, ValueError, FileNotFoundError
             As :meth:`outline`.
         """
         if line is not None and (isinstance(line, bool) or not isinstance(line, int)):
             raise TypeError(f"line must be int or None, not {type(line).__name__}")
-        rel, structure = self._structure(path)
+        rel, structure, content = self._structure(path)
         definition = find_definition(structure, name, line)
-        with open(self.root / rel, "rb") as f:
-            lines = f.read().decode("utf-8", "replace").split("\n")
+        lines = content.decode("utf-8", "replace").split("\n")
         lo, hi = definition.outer_start_line, min(definition.end_line, len(lines))
         text = "\n".join(line.rstrip("\r") for line in lines[lo - 1:hi])
         return SymbolSource(rel, definition, lo, hi, text)
