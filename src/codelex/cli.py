@@ -512,24 +512,32 @@ def _cmd_docs(args) -> int:
 
 
 def _structure_project(args, file_arg: str):
-    """(project, absolute path of FILE) for the outline and show commands (no index is built)."""
+    """(project, FILE relative to its root) for the outline and show commands (no index is built).
+
+    FILE is placed under the root by the one containment rule
+    (:func:`codelex.safefs.contained_relative`, lexical, never following a
+    link), as MCP's tools place theirs; the project then opens it without
+    following one.
+    """
     from codelex.project import Project, refusal_reason
     from codelex.render import parse_display_path
+    from codelex.safefs import contained_relative
 
     root = _project_root(args)
-    path = Path(file_arg)
-    if not path.exists() and Path(parse_display_path(file_arg)).exists():
-        path = Path(parse_display_path(file_arg))  # the escaped form codelex prints
-    path = path.resolve() if path.is_absolute() or path.exists() else (Path.cwd() / path)
+    here = getattr(args, "cwd", None) or os.getcwd()
+    path = file_arg
+    if not os.path.lexists(os.path.join(here, path)) and os.path.lexists(os.path.join(here, parse_display_path(path))):
+        path = parse_display_path(file_arg)  # the escaped form codelex prints
     resolved_root = root.resolve()
     refused = refusal_reason(resolved_root)
     if refused:
         raise _Failure(f"refusing to index {resolved_root}: {refused}")
+    rel = contained_relative(os.path.abspath(os.path.join(here, root)), os.path.join(here, path))
     try:
         project = Project(resolved_root, build_structure=False, **_size_cap(args))
     except (OSError, ValueError) as exc:
         raise _Failure(str(exc)) from None
-    return project, path
+    return project, rel
 
 
 def _cmd_outline(args) -> int:

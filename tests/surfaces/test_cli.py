@@ -281,6 +281,29 @@ def test_outline_and_show(repo):
     assert not (repo / ".codelex" / "index.clx").exists()  # reading structure builds no word index
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs and symbolic links (POSIX)")
+@pytest.mark.timeout(300)
+def test_outline_and_show_follow_no_link_and_refuse_a_fifo(repo, tmp_path):
+    """Issue 27: one containment rule with MCP's tools; a refusal is one line on stderr, exit 2, never a hang."""
+    (repo / "src/geo.py").write_text("class Shape:\n    def area(self):\n        return 0\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("def secret():\n    return 'OUTSIDE'\n")
+    os.symlink(outside, repo / "linkdir")
+    os.symlink("src/geo.py", repo / "alias.py")  # a link to a file inside the root is not followed either
+    os.mkfifo(repo / "src/f3.py")
+    for args in (("outline", "linkdir/secret.py"), ("show", "linkdir/secret.py:secret"),
+                 ("outline", repo / "linkdir/secret.py"), ("show", "alias.py:Shape.area"), ("outline", "alias.py"),
+                 ("outline", "src/f3.py"), ("show", "src/f3.py:x")):
+        r = run(*args, cwd=repo, timeout=60)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, (args, r.stdout, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("codelex: "), (args, r.stderr)
+        assert "OUTSIDE" not in r.stdout and "area" not in r.stdout, (args, r.stdout)
+    assert "symbolic link" in run("outline", "alias.py", cwd=repo).stderr
+    r = run("show", "geo.py:Shape.area", "--root", repo, cwd=repo / "src")  # relative to the current directory
+    assert r.returncode == 0 and "return 0" in r.stdout, r.stderr
+
+
 def test_code_command(repo, tmp_path, make_static_model):
     r = run("code", "authenticate user password", "--root", repo, "--lexical", "--color", "never")
     assert r.returncode == 0, r.stderr

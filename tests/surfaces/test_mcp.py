@@ -269,6 +269,46 @@ def test_file_outline_and_read_symbol_tools(repo):
     assert not out["after"].is_error and "class Shape" in text_of(out["after"])
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs and symbolic links (POSIX)")
+@pytest.mark.timeout(300)
+def test_outline_and_read_symbol_follow_no_link_and_refuse_a_fifo(repo, tmp_path):
+    """Regression (issue 27): ``linkdir/secret.py``, outlined while ``linkdir`` was a directory, was read outside
+    the root once ``linkdir`` became a link there; a FIFO is refused at once; the server stays up."""
+    (repo / "linkdir").mkdir()
+    (repo / "linkdir/secret.py").write_text("def secret():\n    return 'inside'\n")
+    from codelex.project import Project
+
+    with Project(repo) as project:  # indexed and analyzed beforehand: the structure store knows the path
+        project.open()
+        assert project.wait_structure(60)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("def secret():\n    return 'OUTSIDE'\n")
+    import shutil
+
+    shutil.rmtree(repo / "linkdir")
+    os.symlink(outside, repo / "linkdir")
+    os.mkfifo(repo / "src/f3.py")
+
+    async def body(session):
+        out = {}
+        out["outline"] = await session.call_tool("file_outline", {"path": "linkdir/secret.py"})
+        out["read"] = await session.call_tool("read_symbol", {"path": "linkdir/secret.py", "symbol": "secret"})
+        out["absolute"] = await session.call_tool("read_symbol", {"path": str(repo / "linkdir/secret.py"),
+                                                                  "symbol": "secret"})
+        with anyio.fail_after(30):
+            out["fifo"] = await session.call_tool("file_outline", {"path": "src/f3.py"})
+        out["after"] = await session.call_tool("read_symbol", {"path": "src/db.py", "symbol": "load_user"})
+        return out
+
+    out = run_session(repo, body)
+    for name in ("outline", "read", "absolute", "fifo"):
+        assert out[name].is_error, (name, text_of(out[name]))
+        assert "OUTSIDE" not in text_of(out[name])
+    assert "symbolic link" in text_of(out["read"])
+    assert not out["after"].is_error and "def load_user" in text_of(out["after"])
+
+
 def test_code_search_and_find_related_tools(repo):
     async def body(session):
         names = {t.name for t in (await session.list_tools()).tools}
