@@ -11,7 +11,8 @@ best lines) goes through this module:
   without blocking (``O_NOFOLLOW | O_NONBLOCK``: a FIFO returns at once
   instead of waiting for a writer), and refused unless it is a regular file
   (:func:`open_file`, :func:`read_bytes`);
-- a directory is entered the same way (:func:`check_directory`).
+- a directory is entered the same way (:func:`check_directory`) and listed
+  from the descriptor so opened (:func:`list_directory`).
 
 Intermediate components are checked on the open descriptor itself: on Linux
 one ``readlink`` of ``/proc/self/fd/N`` must give back the path asked for
@@ -35,6 +36,7 @@ __all__ = [
     "check_directory",
     "check_relative",
     "contained_relative",
+    "list_directory",
     "open_file",
     "read_bytes",
 ]
@@ -228,6 +230,38 @@ def check_directory(root: str | os.PathLike[str], rel: str) -> None:
         os.close(fd)
         return
     _check_components(root_s, rel + "/x", full)
+
+
+def list_directory(root: str | os.PathLike[str], rel: str) -> list[tuple[str, bool]]:
+    """The entries of the directory ``rel`` under root (``""``: the root), as ``(name, is_directory)``.
+
+    The directory is opened as :func:`check_directory` checks it (no
+    symbolic link in any component) and listed from that descriptor, so a
+    rename in between cannot make it list another directory.  A symbolic
+    link among the entries is reported as not a directory: a caller that
+    descends only into directories never follows one.
+
+    Raises
+    ------
+    codelex.UnsafePathError
+        A component of ``rel`` is a symbolic link, or ``rel`` is not clean.
+    OSError
+        ``NotADirectoryError``, ``FileNotFoundError``, ``PermissionError``.
+    """
+    root_s = os.fspath(root)
+    if rel:
+        check_relative(rel)
+    full = os.path.join(root_s, rel) if rel else root_s
+    if _CAN_WALK and os.scandir in os.supports_fd:
+        fd = _open_walk(root_s, rel, full, _O_DIR) if rel else os.open(root_s, _O_DIR & ~getattr(os, "O_NOFOLLOW", 0))
+        try:
+            with os.scandir(fd) as it:
+                return [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in it]
+        finally:
+            os.close(fd)
+    check_directory(root_s, rel)
+    with os.scandir(full) as it:
+        return [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in it]
 
 
 def contained_relative(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> str:

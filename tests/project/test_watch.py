@@ -151,3 +151,157 @@ def test_lost_events_mean_a_stat_check(watched):
         assert time.monotonic() < deadline, "no refresh after the overflow"
         time.sleep(0.02)
     assert files_for(project, "capybaralate") == ["src/late.py"]
+
+
+# --- issue 27: a hostile checkout ------------------------------------------------------
+
+needs_posix = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs and symbolic links (POSIX)")
+
+
+def _returns_within(fn, seconds: float):
+    """``fn()`` on a daemon thread; its result, or a failure when it is still running after ``seconds``."""
+    import threading
+
+    out = []
+    thread = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"{fn} did not return within {seconds} s"
+    return out[0] if out else None
+
+
+def _unblock_readers(fifo: Path) -> None:
+    """Give whatever opened ``fifo`` for reading an end of file (so a failed run does not hang its teardown)."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:  # ENXIO: no reader is waiting
+        pass
+
+
+@needs_posix
+@pytest.mark.timeout(60)
+def test_a_fifo_never_blocks_the_watcher(tmp_path):
+    """Regression (issue 27, 4a): ``mkfifo src/f3.py`` blocked the watcher; later edits never arrived and
+    sync() and close() never returned."""
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src/app.py").write_text("def zephyrquux():\n    return 1\n")
+    fifo = root / "src/f3.py"
+    project = Project(root, watch=True, build_structure=False)
+    try:
+        project.open()
+        assert project.watching, project.watch_status
+        os.mkfifo(fifo)
+        assert _returns_within(project.sync, 15)
+        assert "src/f3.py" not in project.index
+        (root / "src/app.py").write_text("def brontowhale():\n    return 3\n")
+        assert _returns_within(project.sync, 15)
+        assert files_for(project, "brontowhale") == ["src/app.py"] and project.watch_status["state"] == "watching"
+        _returns_within(project.close, 15)
+    finally:
+        for _ in range(3):
+            _unblock_readers(fifo)
+        _returns_within(project.close, 15)
+
+
+@pytest.mark.timeout(60)
+def test_sync_and_stop_wait_a_bounded_time_for_a_batch_that_hangs(tmp_path):
+    """A batch that never finishes (whatever blocks it) cannot hold sync() or stop() past their time limits."""
+    import threading
+
+    from codelex.project.watch import ProjectWatcher
+
+    root = tmp_path / "repo"
+    (root / ".codelex").mkdir(parents=True)
+    entered, release = threading.Event(), threading.Event()
+
+    def apply(changes) -> None:
+        entered.set()
+        release.wait(120)
+
+    watcher = ProjectWatcher(root, lambda rel, is_dir: True, apply, sentinel_dir=root / ".codelex")
+    assert watcher.start() is None
+    try:
+        (root / "a.py").write_text("x = 1\n")
+        assert entered.wait(10), "the batch was never applied"
+        (root / "b.py").write_text("y = 2\n")
+        started = time.monotonic()
+        assert _returns_within(lambda: watcher.sync(timeout=1.0), 10) is False
+        assert time.monotonic() - started < 5
+        _returns_within(watcher.stop, 20)
+    finally:
+        release.set()
+        watcher.stop()
+
+
+@needs_posix
+@pytest.mark.timeout(60)
+def test_a_directory_replaced_by_a_symlink_is_not_followed(watched, tmp_path):
+    """Regression (issue 27, 6): a watched directory replaced by a link to a tree outside indexed the outside
+    files."""
+    root, project = watched
+    (root / "src/pkg").mkdir()
+    (root / "src/pkg/mod.py").write_text("def quokkamod():\n    pass\n")
+    assert project.sync()
+    assert files_for(project, "quokkamod") == ["src/pkg/mod.py"]
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "secret.py").write_text("def secretoutside():\n    pass\n")
+    (outside / "deep" / "more.py").write_text("def deepoutside():\n    pass\n")
+    shutil.rmtree(root / "src/pkg")
+    os.symlink(outside, root / "src/pkg")
+    # And a directory created, then replaced by a link before its batch is applied (within the debounce).
+    (root / "src/fresh").mkdir()
+    (root / "src/fresh/mine.py").write_text("def freshmine():\n    pass\n")
+    shutil.rmtree(root / "src/fresh")
+    os.symlink(outside, root / "src/fresh")
+    assert project.sync()
+    time.sleep(0.2)  # (any straggling batch)
+    assert project.sync()
+    assert not any(f.startswith(("src/pkg", "src/fresh")) for f in project.index.files), sorted(project.index.files)
+    assert files_for(project, "secretoutside") == [] and files_for(project, "deepoutside") == []
+
+
+@needs_posix
+def test_new_directories_are_walked_without_following_links(tmp_path, monkeypatch):
+    """A directory reported as new that is (by now) a link, or holds one, is not entered: no path through a
+    link reaches per-edit upkeep."""
+    from codelex.ingest.ignore import GitignoreOracle
+    from codelex.project import edits
+    from codelex.project.watch import Changes
+
+    root = tmp_path / "repo"
+    (root / "src/real/sub").mkdir(parents=True)
+    (root / "src/real/a.py").write_text("a = 1\n")
+    (root / "src/real/sub/b.py").write_text("b = 1\n")
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "x.py").write_text("x = 1\n")
+    (outside / "deep" / "y.py").write_text("y = 1\n")
+    os.symlink(outside, root / "src/linked")
+    os.symlink(outside, root / "src/real/inner")
+    with Project(root, build_structure=False) as project:
+        project.open()
+        seen = []
+        monkeypatch.setattr(edits, "edit", lambda state, rel, content, debounce_ms: seen.append(rel))
+        changes = Changes()
+        changes.new_dirs.update({"src/linked", "src/real", "src/gone"})
+        edits.apply_changes(project._state, changes, GitignoreOracle(root), None)
+    assert sorted(seen) == ["src/real/a.py", "src/real/sub/b.py"], seen
+
+
+@pytest.mark.timeout(60)
+def test_a_directory_turned_into_a_file_leaves_no_ghosts(watched):
+    """Regression (issue 27, 8): ``rm -rf d2; echo x > d2`` kept the ``d2/*`` entries (ENOTDIR read as
+    "unreadable", which keeps old content); the file ``d2`` is indexed when admissible."""
+    root, project = watched
+    (root / "d2.py").mkdir()
+    for i in range(30):
+        (root / "d2.py" / f"f{i}.py").write_text(f"def ghost{i}():\n    pass\n")
+    assert project.sync()
+    assert sum(f.startswith("d2.py/") for f in project.index.files) == 30
+    shutil.rmtree(root / "d2.py")
+    (root / "d2.py").write_text("def filenowhere():\n    pass\n")
+    assert project.sync()
+    assert [f for f in project.index.files if f.startswith("d2.py")] == ["d2.py"]
+    assert files_for(project, "ghost3") == [] and files_for(project, "filenowhere") == ["d2.py"]

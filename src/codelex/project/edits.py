@@ -9,6 +9,7 @@ from codelex.ingest import Document, content_skip_reason, path_skip_reason, read
 from codelex.ingest.rules import BINARY_PROBE_BYTES
 from codelex.lexical import WordIndex
 from codelex.project.state import RootState
+from codelex.safefs import contained_relative, list_directory
 
 __all__ = ["apply_changes", "apply_edit", "edit", "relative_path", "schedule_save", "watch_admits"]
 
@@ -16,23 +17,16 @@ __all__ = ["apply_changes", "apply_edit", "edit", "relative_path", "schedule_sav
 def relative_path(root: Path, path: str | os.PathLike[str]) -> str:
     """``path`` (absolute, or relative to ``root``) as a root-relative ``/`` path.
 
+    The containment rule of :func:`codelex.safefs.contained_relative`
+    (lexical: what the path names is checked when it is opened).
+
     Raises
     ------
-    ValueError
-        When ``path`` is outside ``root`` or contains NUL.
+    codelex.UnsafePathError
+        A ``ValueError``: ``path`` is outside ``root``, is ``root`` itself
+        or contains NUL.
     """
-    text = os.fspath(path)
-    if "\x00" in text:
-        raise ValueError("path contains a NUL character")
-    p = Path(text)
-    if not p.is_absolute():
-        p = root / p
-    p = Path(os.path.normpath(p))
-    try:
-        rel = p.relative_to(root)
-    except ValueError:
-        raise ValueError(f"{path} is outside the project root {root}") from None
-    return rel.as_posix()
+    return contained_relative(root, path)
 
 
 def apply_edit(state: RootState, index: WordIndex, rel: str, content: str | bytes | None) -> bool:
@@ -130,10 +124,21 @@ def apply_changes(state: RootState, changes, oracle, debounce_ms: float | None) 
             files.update(f for f in index.files if f.startswith(prefix))
     root = str(state.root)
     for new in changes.new_dirs:
-        for directory, dirnames, filenames in os.walk(os.path.join(root, new)):
-            rel_dir = os.path.relpath(directory, root).replace(os.sep, "/")
-            dirnames[:] = [d for d in dirnames if watch_admits(state, oracle, f"{rel_dir}/{d}", True)]
-            files.update(f"{rel_dir}/{name}" for name in filenames
-                         if watch_admits(state, oracle, f"{rel_dir}/{name}", False))
+        # Walked from descriptors (safefs): a new directory that is, or turned into, a symbolic link is not
+        # entered, nor is one below it; its files reach edit() as paths, which read_file refuses.
+        stack = [new]
+        while stack:
+            rel_dir = stack.pop()
+            try:
+                entries = list_directory(root, rel_dir)
+            except (OSError, ValueError):  # gone, no longer a directory, or a link: nothing to walk
+                continue
+            for name, is_dir in entries:
+                rel = f"{rel_dir}/{name}"
+                if is_dir:
+                    if watch_admits(state, oracle, rel, True):
+                        stack.append(rel)
+                elif watch_admits(state, oracle, rel, False):
+                    files.add(rel)
     for rel in sorted(files):
         edit(state, rel, None, debounce_ms)

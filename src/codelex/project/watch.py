@@ -31,6 +31,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from codelex.errors import UnsafePathError
+from codelex.safefs import contained_relative
+
 log = logging.getLogger("codelex")
 
 __all__ = ["DEBOUNCE_S", "MAX_DELAY_S", "Changes", "ProjectWatcher"]
@@ -187,7 +190,7 @@ class ProjectWatcher:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
         self._thread = None
-        self._flush()
+        self._flush(timeout=5)  # (a batch still being applied keeps its changes for the next stat check)
         if self.state == "watching":
             self.state = "stopped"
 
@@ -198,14 +201,13 @@ class ProjectWatcher:
     # --- events -----------------------------------------------------------------
 
     def _relative(self, path) -> str | None:
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
+        """An event's path as a clean root-relative path, by the one containment rule; None outside the root."""
         if not path:
             return None
-        rel = os.path.relpath(path, self._root_s)
-        if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
+        try:
+            return contained_relative(self._root_s, path)
+        except (UnsafePathError, ValueError):
             return None
-        return rel.replace(os.sep, "/")
 
     def _on_event(self, event) -> None:
         kind = event.event_type
@@ -217,29 +219,36 @@ class ProjectWatcher:
         if kind == "moved" and dest:
             paths.append((dest, False))
         now = time.monotonic()
+        sentinels: list[str] = []
+        wanted: list[tuple[str, bool]] = []
+        # Admission (which may read ignore files) runs before the lock is taken: sync() and stop() only
+        # ever wait for short sections under it.
+        for path, gone in paths:
+            rel = self._relative(path)
+            if rel is None:
+                continue
+            if rel.split("/", 1)[0] in self._skip:
+                name = rel.rsplit("/", 1)[-1]
+                if name.startswith(_SENTINEL_PREFIX) and not gone:
+                    sentinels.append(name)
+                continue
+            if event.is_directory:
+                if kind != "modified" and self._admit(rel, True):
+                    wanted.append((rel, gone))
+            elif self._admit(rel, False):
+                wanted.append((rel, gone))
+        if not sentinels and not wanted:
+            return
         with self._lock:
-            added = False
-            for path, gone in paths:
-                rel = self._relative(path)
-                if rel is None:
-                    continue
-                top = rel.split("/", 1)[0]
-                if top in self._skip:
-                    name = rel.rsplit("/", 1)[-1]
-                    if name.startswith(_SENTINEL_PREFIX) and not gone:
-                        self._seen_sentinels.add(name)
-                        self._wake.notify_all()
-                    continue
+            self._seen_sentinels.update(sentinels)
+            for rel, gone in wanted:
                 if event.is_directory:
-                    if kind == "modified" or not self._admit(rel, True):
-                        continue
                     (self._pending.gone_dirs if gone else self._pending.new_dirs).add(rel)
-                elif self._admit(rel, False):
-                    self._pending.files.add(rel)
                 else:
-                    continue
-                added = True
-            if added:
+                    self._pending.files.add(rel)
+            if sentinels:
+                self._wake.notify_all()
+            if wanted:
                 if not self._first_at:
                     self._first_at = now
                 self._last_at = now
@@ -277,42 +286,50 @@ class ProjectWatcher:
                 except Exception:
                     log.exception("codelex: the refresh after lost file events failed")
 
-    def _flush(self) -> None:
-        with self._apply_lock:
+    def _flush(self, timeout: float | None = None) -> bool:
+        """Apply what is pending; False when another batch still held the apply lock after ``timeout`` s."""
+        if not self._apply_lock.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
+            return False
+        try:
             with self._lock:
                 batch, self._pending = self._pending, Changes()
                 self._first_at = self._last_at = 0.0
             if not batch:
-                return
+                return True
             try:
                 self._apply(batch)
                 self.applied += 1
             except Exception:  # the watcher must outlive a bad batch; the next stat check repairs it
                 log.exception("codelex: applying watched changes failed")
+            return True
+        finally:
+            self._apply_lock.release()
 
     # --- sync -------------------------------------------------------------------
 
     def sync(self, timeout: float = 5.0) -> bool:
-        """Apply every change reported up to now; True when the watcher's queue was drained.
+        """Apply every change reported up to now; True when the watcher's queue was drained and applied.
 
-        With a sentinel directory this waits (at most ``timeout`` seconds)
-        for the event of a file written now, so every earlier event has
-        arrived; without one it waits one debounce window.
+        With a sentinel directory this waits for the event of a file written
+        now, so every earlier event has arrived; without one it waits one
+        debounce window.  Never longer than ``timeout`` seconds in all: False
+        when the event did not come, or a batch being applied on the
+        watcher's thread did not finish, in time.
         """
         if not self.watching:
             return False
+        deadline = time.monotonic() + timeout
         drained = True
         sentinel = None
         if self._sentinel_dir is not None:
             name = f"{_SENTINEL_PREFIX}{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
             sentinel = self._sentinel_dir / name
-            try:
-                with open(sentinel, "w"):
-                    pass
+            try:  # created, never opened if something is there already (a FIFO would block an open for writing)
+                os.close(os.open(sentinel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                                 | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), 0o600))
             except OSError:
                 sentinel = None
         if sentinel is not None:
-            deadline = time.monotonic() + timeout
             with self._lock:
                 while sentinel.name not in self._seen_sentinels and self.watching:
                     left = deadline - time.monotonic()
@@ -327,5 +344,5 @@ class ProjectWatcher:
                 pass
         else:
             time.sleep(self._debounce * 2)
-        self._flush()
-        return drained
+        # Bounded: a batch the watcher's thread is applying (however slow) cannot hold the caller past timeout.
+        return self._flush(deadline - time.monotonic()) and drained
