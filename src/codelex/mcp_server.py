@@ -14,7 +14,9 @@ about 20 ms, so answers carry no staleness note (when the watcher cannot start,
 the note and the background refresh of an index ten minutes old come back).
 Before each call it checks (one ``stat``) whether another process wrote a
 newer index, and adopts it; the original could serve a stale copy for up to
-20 minutes.
+20 minutes.  The project's configuration files are followed the same way (and
+by the watcher): a changed one re-lists the tree, a broken one makes each call
+an error result naming the file and the key until it is fixed.
 
 Requires the ``mcp`` extra: ``pip install 'codelex[mcp]'``.
 """
@@ -33,7 +35,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
 from codelex.defaults import DEFAULT_LIMIT, DEFAULT_RANKING, MAX_LIMIT, RANKINGS, STALE_AFTER_S, VERSION
-from codelex.errors import QueryError
+from codelex.errors import ConfigError, QueryError
 from codelex.project import Project, SearchResult, refusal_reason
 from codelex.query import SearchOptions
 from codelex.render import best_line_text, display_path, display_text, echo_query, error_text, format_age, wire_text
@@ -75,6 +77,11 @@ def _project_for(cwd: str | None) -> Project:
             except (OSError, ValueError) as exc:  # e.g. a bad [tool.codelex] table: an error result
                 raise ToolError(f"Cannot open {display_path(str(root))}: {error_text(exc)}") from None
             _projects[root] = project
+            return project
+    try:  # edited since: a valid change re-lists the tree (in the background), a broken file is this call's error
+        project.reload_config(wait=False)
+    except ConfigError as exc:
+        raise ToolError(f"Cannot open {display_path(str(root))}: {error_text(exc)}") from None
     return project
 
 

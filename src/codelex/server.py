@@ -267,6 +267,10 @@ class _Pool:
             if fresh:
                 project = Project(root, watch=True, **options)
                 self.projects[key] = project
+        if not fresh:
+            # The configuration files as they are now: a change re-lists the tree before this answer, a broken
+            # file is this command's one-line error (ConfigError), never silently the old settings.
+            project.reload_config()
         if fresh or project.status != "ready":
             project.open()  # load, check by stat, start watching: once
         elif not project.watching:  # the watcher could not start: check files by stat on every request

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,13 @@ def test_bad_patterns_are_configuration_errors(repo, key, pattern):
     assert "\n" not in message
 
 
+def test_bad_pattern_arguments_are_value_errors(repo):
+    with pytest.raises(ValueError, match=r"ignore: bad pattern '\[z-a\]'"):
+        Project(repo, ignore=["[z-a]"])
+    with pytest.raises(ValueError, match="include: bad pattern"):
+        Project(repo, include=["\\"])
+
+
 @pytest.mark.parametrize("text", ["x = " + "[" * 20000 + "]" * 20000 + "\n",
                                   "x = " + "{a=" * 20000 + "}" * 20000 + "\n"])
 def test_deep_nesting_is_a_configuration_error(repo, text):
@@ -94,3 +102,64 @@ def test_codelexignore_lines_git_would_accept_never_fail_a_build(repo):
         project.open()
         assert project.status == "ready", project.status_reason
         assert files(project) == ["src/auth.py"]
+
+
+# --- changes followed ---------------------------------------------------------------------------------------
+
+
+def test_configuration_changes_are_followed_by_an_open_project(repo):
+    with Project(repo, build_structure=False) as project:
+        project.open()
+        assert files(project) == ["src/auth.py", "src/gen.py"]
+        (repo / ".codelexignore").write_text("src/gen.py\n")
+        assert project.reload_config()
+        assert files(project) == ["src/auth.py"] and "src/gen.py" not in project.index
+        assert project.config["ignore"] == ["src/gen.py"]
+        os.unlink(repo / ".codelexignore")
+        (repo / "pyproject.toml").write_text('[tool.codelex]\ninclude = ["src/gen.py"]\n')
+        project.refresh()  # a refresh re-reads the configuration as well
+        assert files(project) == ["src/gen.py"]
+        (repo / "pyproject.toml").write_text('[tool.codelex]\ninclude = ["[z-a]"]\n')
+        with pytest.raises(ConfigError, match="include: bad pattern"):
+            project.search("authenticate")
+        with pytest.raises(ConfigError):
+            project.reload_config()
+        (repo / "pyproject.toml").write_text('[tool.codelex]\nmax_files = 5\n')
+        assert project.reload_config()
+        assert files(project) == ["src/auth.py", "src/gen.py"]
+        assert not project.reload_config()  # unchanged: nothing to do
+
+
+def test_arguments_still_override_a_changed_configuration(repo):
+    with Project(repo, build_structure=False, include=["src/auth.py"]) as project:
+        project.open()
+        (repo / ".codelex.toml").write_text('include = ["src/gen.py"]\n')
+        assert not project.reload_config()  # the argument wins: admission did not change
+        assert files(project) == ["src/auth.py"]
+
+
+def test_a_watched_project_follows_configuration_and_ignore_files(repo):
+    pytest.importorskip("watchdog")
+    (repo / "src/sub").mkdir()
+    (repo / "src/sub/deep.py").write_text("def authenticate_deep():\n    pass\n")
+    with Project(repo, build_structure=False, watch=True, use_git=False) as project:
+        project.open()
+        assert project.watching, project.watch_status
+        assert files(project) == ["src/auth.py", "src/gen.py", "src/sub/deep.py"]
+        (repo / ".codelexignore").write_text("gen.py\n")
+        deadline = time.monotonic() + 20  # the watcher alone (no sync, no search) adopts it
+        while sorted(project.index.files) != ["src/auth.py", "src/sub/deep.py"]:
+            assert time.monotonic() < deadline, sorted(project.index.files)
+            time.sleep(0.02)
+        (repo / "src/sub/.gitignore").write_text("deep.py\n")
+        assert project.sync()
+        assert sorted(project.index.files) == ["src/auth.py"]
+        (repo / "src/sub/.gitignore").write_text("other.py\n")
+        (repo / ".codelex").mkdir(exist_ok=True)
+        (repo / ".codelex/config.toml").write_text('languages = ["rust"]\n')
+        assert project.sync()
+        assert sorted(project.index.files) == []
+        os.unlink(repo / ".codelex/config.toml")
+        os.unlink(repo / ".codelexignore")
+        assert project.sync()
+        assert sorted(project.index.files) == ["src/auth.py", "src/gen.py", "src/sub/deep.py"]

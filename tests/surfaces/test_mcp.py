@@ -352,3 +352,44 @@ def test_symbol_search_mentions_importer_counts(tmp_path):
         project.importers("core.py")  # the graph is ready
         results = fenced_json(symbol_search_text(project, "authenticate"))["results"]
         assert results[0]["file"] == "core.py" and results[0]["importers"] == 2
+
+
+@pytest.mark.timeout(300)
+def test_configuration_changes_reach_the_tools(repo):
+    """Regression (issue 27): the MCP server kept the settings it first read and never reported a broken file;
+    a FIFO configuration file hung it."""
+    query = {"query": "authenticate user load", "cwd": str(repo)}
+
+    async def body(session):
+        async def files_until(expected):
+            found = None
+            for _ in range(600):
+                result = await session.call_tool("symbol_search", query)
+                found = sorted(r["file"] for r in fenced_json(text_of(result)).get("results", []))  # (building)
+                if found == expected:
+                    break
+                await anyio.sleep(0.05)
+            return found
+
+        out = {"first": await files_until(["src/auth.ts", "src/db.py"])}
+        (repo / ".codelexignore").write_text("src/db.py\n")
+        out["ignored"] = await files_until(["src/auth.ts"])
+        (repo / "pyproject.toml").write_text('[tool.codelex]\ninclude = ["[z-a]"]\n')
+        out["broken"] = await session.call_tool("symbol_search", query)
+        out["broken_outline"] = await session.call_tool("file_outline", {"path": "src/db.py", "cwd": str(repo)})
+        (repo / "pyproject.toml").unlink()
+        os.mkfifo(repo / ".codelex.toml")
+        with anyio.fail_after(30):
+            out["fifo"] = await session.call_tool("symbol_search", query)
+        (repo / ".codelex.toml").unlink()
+        (repo / ".codelexignore").unlink()
+        out["fixed"] = await files_until(["src/auth.ts", "src/db.py"])
+        return out
+
+    out = run_session(repo, body)
+    assert out["first"] == ["src/auth.ts", "src/db.py"]
+    assert out["ignored"] == ["src/auth.ts"]
+    for name in ("broken", "broken_outline"):
+        assert out[name].is_error and "pyproject.toml: include: bad pattern '[z-a]'" in text_of(out[name])
+    assert out["fifo"].is_error and ".codelex.toml: not a regular file" in text_of(out["fifo"])
+    assert out["fixed"] == ["src/auth.ts", "src/db.py"]

@@ -93,6 +93,38 @@ def test_errors_come_back_as_one_line(served):
     assert r.returncode == 2 and "not a directory" in r.stderr
 
 
+@pytest.mark.timeout(240)
+def test_served_search_follows_configuration_changes(served, tmp_path):
+    """Regression (issue 27): the server kept the settings it first read, and a FIFO hung every root."""
+    root, env, _ = served
+
+    def served_files():
+        r = run("search", "authenticate connect", "-l", "--root", root, env=env, timeout=60)
+        return r.returncode, sorted(r.stdout.split()), r.stderr.strip().splitlines()
+
+    assert served_files()[1] == ["src/auth.py", "src/db.py"]
+    (root / ".codelexignore").write_text("src/db.py\n")
+    assert served_files()[1] == ["src/auth.py"]
+    (root / "pyproject.toml").write_text('[tool.codelex]\nignore = ["[z-a]"]\n')
+    status, _, err = served_files()
+    assert status == 2 and err == [f"codelex: {root / 'pyproject.toml'}: ignore: bad pattern '[z-a]': "
+                                   "bad character range z-a"]
+    (root / "pyproject.toml").write_text('[tool.codelex]\ninclude = ["src/db.py"]\n')
+    (root / ".codelexignore").unlink()
+    assert served_files()[1] == ["src/db.py"]
+    (root / "pyproject.toml").unlink()
+    os.mkfifo(root / ".codelex.toml")
+    status, _, err = served_files()
+    assert status == 2 and err == [f"codelex: {root / '.codelex.toml'}: not a regular file"]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "main.py").write_text("def authenticate_other():\n    pass\n")
+    r = run("search", "authenticate", "-l", "--root", other, env=env, timeout=60)
+    assert r.stdout.split() == ["main.py"], r.stderr  # the same server goes on serving other roots
+    (root / ".codelex.toml").unlink()
+    assert served_files()[1] == ["src/auth.py", "src/db.py"]
+
+
 def test_socket_is_private(served):
     _, env, runtime = served
     directory = runtime / "codelex"

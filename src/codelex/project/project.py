@@ -18,9 +18,10 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from codelex.defaults import DEFAULT_MAX_BYTES, STRUCTURE_FILE
-from codelex.errors import IndexFormatError
+from codelex.errors import ConfigError, IndexFormatError
 from codelex.ingest import list_files
 from codelex.lexical import WordIndex
 from codelex.persist.layout import probe_index
@@ -150,6 +151,83 @@ def _make_dir(state, directory: Path) -> bool:
 ProgressCallback = Callable[[int, int, int], object]
 
 
+class _Request(NamedTuple):
+    """What a :class:`Project` was asked for; :data:`CONFIGURED` (or None) where the configuration decides.
+
+    Handles of one request share a root's state, whose options follow the
+    configuration files (:func:`_settings`).
+    """
+
+    root: Path
+    index_dir: Path | None
+    use_git: bool | None
+    max_files: object  # int, None or CONFIGURED
+    max_bytes: object
+    ignore: tuple[str, ...]  # added to the configuration's
+    include: tuple[str, ...] | None  # None: the configuration's
+    kinds: tuple[str, ...] | None  # None: the configuration's languages
+
+
+def _settings(request: _Request, config: dict) -> tuple[RootOptions, dict]:
+    """The options a root is indexed with, and the effective settings, from the request and the configuration."""
+    max_files = config.get("max_files") if request.max_files is CONFIGURED else request.max_files
+    max_bytes = config.get("max_bytes", DEFAULT_MAX_BYTES) if request.max_bytes is CONFIGURED else request.max_bytes
+    patterns = tuple(config.get("ignore", ())) + request.ignore
+    included = request.include if request.include is not None else tuple(config.get("include", ()))
+    kinds = request.kinds
+    if kinds is None and "languages" in config:
+        kinds = tuple(config["languages"])
+    effective = dict(config, ignore=list(patterns), include=list(included), max_bytes=max_bytes,
+                     max_files=max_files, languages=list(kinds) if kinds is not None else None)
+    options = RootOptions(request.root, request.index_dir, max_files, max_bytes, request.use_git, patterns, included,
+                          kinds)
+    return options, effective
+
+
+def _follow_config(state, request: _Request, *, start: bool, wait: bool = False,
+                   progress: ProgressCallback | None = None, structure: bool = True) -> bool:
+    """Adopt the configuration files when they changed since ``state``'s options were derived from them.
+
+    Cheap when they did not (an ``lstat`` per file).  When the options
+    changed (which files are indexed) and ``start``, the tree is listed
+    again: a refresh, waited for when ``wait``.  Returns whether the options
+    changed; raises ConfigError for a broken file (the options held stay).
+    """
+    from codelex.project.config import config_signature, load_config
+
+    signature = config_signature(state.root)
+    held = state.config
+    if held is not None and held[0] == signature:
+        return False
+    options, effective = _settings(request, load_config(state.root))
+    with state.lock:
+        state.config = (signature, effective)
+        changed = options != state.options
+        if changed:
+            state.options = options
+            state.structure.max_bytes = state.code.max_bytes = options.max_bytes
+        status = state.status
+    if changed and start and status not in ("idle", "refused", "closed"):
+        # A refresh of the index held: files now left out are removed, files now admitted are read.
+        lifecycle.start(state, full=False, wait_for_it=wait, reason=None, supersede=True, progress=progress,
+                        structure=structure)
+    return changed
+
+
+def _settings_changed(state, request: _Request, paths: set[str], progress: ProgressCallback | None,
+                      structure: bool) -> None:
+    """A watcher saw configuration or ignore files change (on its thread): follow them, list the tree again."""
+    try:
+        changed = _follow_config(state, request, start=True, wait=True, progress=progress, structure=structure)
+    except ConfigError as exc:  # the next request through the project reports it
+        log.warning("codelex: %s (the previous settings stay until it is fixed)", exc)
+        return
+    if not changed and any(p.rsplit("/", 1)[-1] == ".gitignore" for p in paths):
+        # The walk's (or git's) own rules changed: the listing may differ.
+        lifecycle.start(state, full=False, wait_for_it=True, reason=None, supersede=True, progress=progress,
+                        structure=structure)
+
+
 class _Configured:
     """The default of the settings a project's configuration files may give (:mod:`codelex.project.config`)."""
 
@@ -271,32 +349,32 @@ class Project:
             os.scandir(resolved).close()
         except OSError as exc:
             raise PermissionError(f"cannot read the project directory {resolved}: {exc.strerror or exc}") from None
-        from codelex.project.config import load_config
+        from codelex.project.config import check_patterns, config_signature, load_config
 
-        config = load_config(resolved)  # ConfigError for a bad file
-        if max_files is CONFIGURED:
-            max_files = config.get("max_files")
-        if max_bytes is CONFIGURED:
-            max_bytes = config.get("max_bytes", DEFAULT_MAX_BYTES)
-        if max_files is not None and (isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 0):
-            raise ValueError(f"max_files must be a non-negative int or None, not {max_files!r}")
-        if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0):
-            raise ValueError(f"max_bytes must be a non-negative int or None, not {max_bytes!r}")
-        self.root = resolved
-        explicit = Path(index_dir).expanduser().resolve() if index_dir is not None else None
-        patterns = tuple(config.get("ignore", ())) + _strings(ignore, "ignore patterns")
-        included = _strings(include, "include patterns") if include is not None else tuple(config.get("include", ()))
+        for name, value in (("max_files", max_files), ("max_bytes", max_bytes)):
+            if value is not CONFIGURED and value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                                                  or value < 0):
+                raise ValueError(f"{name} must be a non-negative int or None, not {value!r}")
+        ignored = _strings(ignore, "ignore patterns")
+        check_patterns(ignored, "ignore")
+        included = _strings(include, "include patterns") if include is not None else None
+        check_patterns(included or (), "include")
+        kinds: tuple[str, ...] | None = None
         if languages is not None:
             from codelex.query.parse import resolve_kind
 
-            kinds: tuple[str, ...] | None = tuple(sorted({resolve_kind(k, inline=False)
-                                                           for k in _strings(languages, "languages")}))
-        else:
-            kinds = tuple(config["languages"]) if "languages" in config else None
-        self.config = dict(config, ignore=list(patterns), include=list(included), max_bytes=max_bytes,
-                           max_files=max_files, languages=list(kinds) if kinds is not None else None)
-        self._state = state_for(RootOptions(resolved, explicit, max_files, max_bytes, use_git, patterns, included,
-                                            kinds))
+            kinds = tuple(sorted({resolve_kind(k, inline=False) for k in _strings(languages, "languages")}))
+        self.root = resolved
+        explicit = Path(index_dir).expanduser().resolve() if index_dir is not None else None
+        # What was asked for; the configuration fills in the rest, now and whenever it changes (reload_config).
+        self._request = _Request(resolved, explicit, use_git, max_files, max_bytes, ignored, included, kinds)
+        signature = config_signature(resolved)
+        config = load_config(resolved)  # ConfigError for a bad file
+        options, effective = _settings(self._request, config)
+        self._state = state_for(options, key=self._request)
+        with self._state.lock:
+            if self._state.config is None:
+                self._state.config = (signature, effective)
         self.progress = progress
         self.debounce_ms = debounce_ms
         self.build_structure = bool(build_structure)
@@ -328,6 +406,15 @@ class Project:
         the previous index answers queries.
         """
         return self._state.status
+
+    @property
+    def config(self) -> dict:
+        """The effective settings: the configuration files as last read, overridden by the arguments.
+
+        With ``sources``, the files read.  Followed as the files change (see
+        :meth:`reload_config`).
+        """
+        return self._state.config[1]
 
     @property
     def status_reason(self) -> str | None:
@@ -372,6 +459,7 @@ class Project:
         in the background.  A build already running for this root is joined,
         not repeated.
         """
+        self._follow_config(start=False)  # the build below lists with the settings as they are now
         if self.watch:  # before the build lists the tree: no edit falls between the listing and the watch
             self._start_watching()
         if not wait:
@@ -382,12 +470,14 @@ class Project:
 
     def rebuild(self, wait: bool = True) -> Project:
         """Build from scratch, superseding any running build."""
+        self._follow_config(start=False)
         lifecycle.start(self._state, full=True, wait_for_it=wait, reason="requested", supersede=True,
                         progress=self.progress, structure=self.build_structure)
         return self
 
     def refresh(self) -> RefreshReport | None:
-        """Bring the index in line with the files on disk now (synchronously)."""
+        """Bring the index in line with the files on disk, and with the configuration files, now (synchronously)."""
+        self._follow_config(start=False)
         lifecycle.start(self._state, full=False, wait_for_it=True, reason=None, supersede=True,
                         progress=self.progress, structure=self.build_structure)
         return self._state.report
@@ -395,6 +485,46 @@ class Project:
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for a background build; True when none is running (any more)."""
         return lifecycle.wait(self._state, timeout)
+
+    def reload_config(self, wait: bool = True) -> bool:
+        """Adopt the configuration files as they are now, when they changed since they were read.
+
+        Their settings (``ignore``, ``include``, ``languages``,
+        ``max_bytes``, ``max_files``, ``.codelexignore``) decide which files
+        are indexed: when that changed, the tree is listed again (a refresh),
+        so newly ignored files leave the index and newly admitted ones enter.
+        Arguments given to the constructor still override the files.
+        :meth:`search`, :meth:`code_search`, :meth:`open`, :meth:`refresh`
+        and :meth:`sync` call this first (a search without waiting), and a
+        watched project follows these files, and every ``.gitignore``, as
+        they change.  Cheap when nothing changed (an ``lstat`` per file).
+
+        Parameters
+        ----------
+        wait : bool, default True
+            Return once the index reflects the settings (a running build
+            waited for); False: the refresh runs in the background.
+
+        Returns
+        -------
+        bool
+            True when the settings changed which files are indexed.
+
+        Raises
+        ------
+        codelex.ConfigError
+            When a configuration file is now invalid (one line naming the
+            file and the key); the project keeps its previous settings until
+            it is fixed.
+        """
+        changed = self._follow_config(start=True, wait=wait)
+        if wait:
+            lifecycle.wait(self._state)  # (also a re-listing a watcher started for the same change)
+        return changed
+
+    def _follow_config(self, *, start: bool, wait: bool = False) -> bool:
+        return _follow_config(self._state, self._request, start=start, wait=wait, progress=self.progress,
+                              structure=self.build_structure)
 
     # --- freshness -----------------------------------------------------------------
 
@@ -410,6 +540,7 @@ class Project:
             ``unreadable_dirs`` (candidate index locations that could not be
             examined, with the reason) and ``config`` (:attr:`config`).
         """
+        self._follow_config(start=False)
         state = self._state
         index = state.index
         directory = state.saved_dir
@@ -455,9 +586,14 @@ class Project:
         ------
         TypeError, codelex.QueryError
             As :meth:`codelex.WordIndex.search` does, also while unavailable.
+        codelex.ConfigError
+            When a configuration file changed and is now invalid (see
+            :meth:`reload_config`; a valid change starts a re-listing in the
+            background and this answer comes from the index held).
         """
         state = self._state
         _, opts = parse_request(query, options, kwargs)  # a malformed request raises, available or not
+        self._follow_config(start=True)
         index = state.index
         start_graph = False
         if index is not None and self.import_graph and opts.centrality is None and "centrality" not in kwargs:
@@ -723,6 +859,7 @@ class Project:
             if value < 1:
                 raise ValueError(f"{name} must be at least 1, not {value}")
         opts = SearchOptions(paths=paths, lang=lang)
+        self._follow_config(start=True)
         config = load_config(self.root)
         fusion = fusion or config.get("fusion", "shape")
         if fusion not in FUSIONS:
@@ -1019,7 +1156,9 @@ class Project:
         """
         watcher = self._state.watcher
         if watcher is not None and watcher.watching:
-            return watcher.sync(timeout)
+            drained = watcher.sync(timeout)  # (configuration and ignore files changed are followed on the way)
+            self._follow_config(start=True, wait=True)
+            return drained
         self.refresh()
         return True
 
@@ -1057,16 +1196,32 @@ class Project:
             oracle = GitignoreOracle(state.root)
             sentinel = _sentinel_dir(state)
             debounce_ms = self.debounce_ms
-            progress, structure = self.progress, self.build_structure
+            progress, structure, request = self.progress, self.build_structure, self._request
 
             def recheck() -> None:  # events were lost: a stat check, as refresh() does
+                try:
+                    _follow_config(state, request, start=False)
+                except ConfigError as exc:
+                    log.warning("codelex: %s (the previous settings stay until it is fixed)", exc)
                 lifecycle.start(state, full=False, wait_for_it=True, reason=None, supersede=True,
                                 progress=progress, structure=structure)
 
+            from codelex.project.config import CONFIG_FILES, is_settings_file
+
+            def settings(rel: str) -> bool:  # a file whose change may change what is indexed
+                if not is_settings_file(rel):
+                    return False
+                parent = rel.rpartition("/")[0]  # a nested .gitignore counts where its directory is walked
+                return rel in CONFIG_FILES or not parent or watch_admits(state, oracle, parent, True)
+
+            def apply(changes) -> None:
+                if changes.settings:  # first: the edits below are then admitted by the settings now in force
+                    _settings_changed(state, request, changes.settings, progress, structure)
+                apply_changes(state, changes, oracle, debounce_ms)
+
             watcher = ProjectWatcher(
-                state.root, lambda rel, is_dir: watch_admits(state, oracle, rel, is_dir),
-                lambda changes: apply_changes(state, changes, oracle, debounce_ms), sentinel_dir=sentinel,
-                on_overflow=recheck)
+                state.root, lambda rel, is_dir: watch_admits(state, oracle, rel, is_dir), apply,
+                sentinel_dir=sentinel, on_overflow=recheck, settings=settings)
             failure = watcher.start()
             if failure is None:
                 state.watcher = watcher

@@ -1,6 +1,6 @@
 """The state shared by every handle on one root: its index, status, running build and saver.
 
-Projects of the same root and options share one :class:`RootState`, so one
+Projects of the same root and arguments share one :class:`RootState`, so one
 build runs per root however many handles exist; the registry holds the
 states weakly, so a root nobody holds is forgotten.
 """
@@ -113,6 +113,9 @@ class RootState:
         self.graph_seed: tuple | None = None
         self.saved_prior: tuple | None = None  # (index directory, CentralityMap | None) read from graph.clx
         self.watch_failure: str | None = None  # why the watcher could not start
+        # (signature of the configuration files, effective settings) that ``options`` were derived from: the
+        # project compares the signature on each request and re-derives the options when it moved.
+        self.config: tuple[tuple, dict] | None = None
         self.structure = StructureUpkeep(self.root, options.max_bytes, self.writable_dir)
         self.code = CodeUpkeep(self.root, options.max_bytes, self.writable_dir)
 
@@ -139,11 +142,17 @@ _states: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _states_lock = threading.Lock()
 
 
-def state_for(options: RootOptions, factory: Callable[[], RootState] | None = None) -> RootState:
-    """The live state of ``options``' root (a new one when none is open, or it was closed)."""
+def state_for(options: RootOptions, factory: Callable[[], RootState] | None = None, key=None) -> RootState:
+    """The live state of ``options``' root (a new one when none is open, or it was closed).
+
+    States are shared by ``key`` (default: the options themselves); a
+    project passes what it was asked for, since the options it derives
+    from the configuration files change with them.
+    """
+    key = options if key is None else key
     with _states_lock:
-        state = _states.get(options)
+        state = _states.get(key)
         if state is None or state.status == "closed":
             state = factory() if factory is not None else RootState(options)
-            _states[options] = state
+            _states[key] = state
         return state

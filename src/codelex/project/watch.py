@@ -6,7 +6,9 @@ hands changed paths, debounced, to a callback: edits, creations, deletions
 and renames of files, and whole directories created, moved in, deleted or
 moved out.  Paths the project would not index (its admission rules, its
 ignore files and settings, ``.git/`` and the index directory itself) never
-trigger work.
+trigger work, except the settings files themselves (configuration and ignore
+files): their changes are handed over apart, so that the project re-reads its
+settings and lists the tree again.
 
 Debouncing: a batch is applied once no event arrived for
 :data:`DEBOUNCE_S` (20 ms), or once its oldest event is :data:`MAX_DELAY_S`
@@ -46,17 +48,19 @@ _SENTINEL_PREFIX = ".sync-"
 
 
 class Changes:
-    """A debounced batch: files changed (any kind of change), directories that appeared and that went."""
+    """A debounced batch: files changed (any kind of change), directories that appeared and that went,
+    and settings files (configuration, ignore files) that changed."""
 
-    __slots__ = ("files", "new_dirs", "gone_dirs")
+    __slots__ = ("files", "new_dirs", "gone_dirs", "settings")
 
     def __init__(self) -> None:
         self.files: set[str] = set()
         self.new_dirs: set[str] = set()
         self.gone_dirs: set[str] = set()
+        self.settings: set[str] = set()
 
     def __bool__(self) -> bool:
-        return bool(self.files or self.new_dirs or self.gone_dirs)
+        return bool(self.files or self.new_dirs or self.gone_dirs or self.settings)
 
 
 class ProjectWatcher:
@@ -74,13 +78,20 @@ class ProjectWatcher:
     sentinel_dir : Path, optional
         A writable directory under ``root`` whose events are otherwise
         ignored (the index directory): :meth:`sync` writes its sentinel there.
+    settings : callable, optional
+        ``settings(rel) -> bool``: whether a file is a settings file (a
+        configuration or ignore file) whose change may change what is
+        indexed; its changes go to :attr:`Changes.settings`, wherever it is
+        (in ``skip_dirs`` too), whether or not ``admit`` takes it.
     """
 
     def __init__(self, root: Path, admit: Callable[[str, bool], bool], apply: Callable[[Changes], None], *,
                  sentinel_dir: Path | None = None, debounce_s: float = DEBOUNCE_S,
                  max_delay_s: float = MAX_DELAY_S, skip_dirs: tuple[str, ...] = (".git",),
-                 on_overflow: Callable[[], None] | None = None) -> None:
+                 on_overflow: Callable[[], None] | None = None,
+                 settings: Callable[[str], bool] | None = None) -> None:
         self.root = root
+        self._settings = settings
         self._root_s = os.fspath(root)
         self._admit = admit
         self._apply = apply
@@ -221,12 +232,15 @@ class ProjectWatcher:
         now = time.monotonic()
         sentinels: list[str] = []
         wanted: list[tuple[str, bool]] = []
+        settings: list[str] = []
         # Admission (which may read ignore files) runs before the lock is taken: sync() and stop() only
         # ever wait for short sections under it.
         for path, gone in paths:
             rel = self._relative(path)
             if rel is None:
                 continue
+            if not event.is_directory and self._settings is not None and self._settings(rel):
+                settings.append(rel)  # (also in the index directory, skipped below)
             if rel.split("/", 1)[0] in self._skip:
                 name = rel.rsplit("/", 1)[-1]
                 if name.startswith(_SENTINEL_PREFIX) and not gone:
@@ -237,10 +251,11 @@ class ProjectWatcher:
                     wanted.append((rel, gone))
             elif self._admit(rel, False):
                 wanted.append((rel, gone))
-        if not sentinels and not wanted:
+        if not sentinels and not wanted and not settings:
             return
         with self._lock:
             self._seen_sentinels.update(sentinels)
+            self._pending.settings.update(settings)
             for rel, gone in wanted:
                 if event.is_directory:
                     (self._pending.gone_dirs if gone else self._pending.new_dirs).add(rel)
@@ -248,7 +263,7 @@ class ProjectWatcher:
                     self._pending.files.add(rel)
             if sentinels:
                 self._wake.notify_all()
-            if wanted:
+            if wanted or settings:
                 if not self._first_at:
                     self._first_at = now
                 self._last_at = now
