@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import os
 import sys
 import threading
+import time
+import weakref
 from collections.abc import Iterator
 
-__all__ = ["child_import_path", "collector_paused", "neutral_cwd", "python_command", "trusted_executable"]
+__all__ = ["CLOSE_JOIN_S", "EXIT_JOIN_S", "child_import_path", "collector_paused", "interpreter_exiting", "join_bounded", "neutral_cwd",
+           "python_command", "stop_at_exit", "trusted_executable"]
 
 _lock = threading.Lock()
 _pausers = 0  # pauses in progress, in any thread
@@ -103,3 +107,74 @@ def trusted_executable(name: str) -> str | None:
 
     path = os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p))
     return shutil.which(name, path=path) if path else None
+
+
+# --- background work at interpreter exit ---------------------------------------------------
+
+#: At interpreter exit, how long background work gets to reach a stopping point.  A daemon thread still
+#: inside native code (a model, a native build) when the interpreter finalizes aborts the process
+#: ("terminate called without an active exception"), so exit waits for the step in progress, up to this.
+EXIT_JOIN_S = 60.0
+#: Longest ``close()`` waits for a background thread before giving up on it (logged).
+CLOSE_JOIN_S = 60.0
+
+_exit_jobs: weakref.WeakSet = weakref.WeakSet()
+_exit_lock = threading.Lock()
+_exit_hook = False
+
+
+def stop_at_exit(job) -> None:
+    """Stop and join ``job`` at interpreter exit (it has ``stop()`` and ``join(timeout) -> bool``).
+
+    Held weakly: a job nobody holds needs no stopping.  Registered with
+    :mod:`atexit`, which runs while daemon threads still run, before the
+    interpreter finalizes.
+    """
+    global _exit_hook
+    with _exit_lock:
+        _exit_jobs.add(job)
+        if not _exit_hook:
+            # Before the thread pools shut down (concurrent.futures registers the same way, earlier, and these
+            # run last-registered first), so a stopped job reaches its own stopping point, not their refusal.
+            register = getattr(threading, "_register_atexit", None)
+            try:
+                (register or atexit.register)(_stop_all_at_exit)
+            except RuntimeError:  # already shutting down
+                atexit.register(_stop_all_at_exit)
+            _exit_hook = True
+
+
+def interpreter_exiting() -> bool:
+    """Whether the interpreter is shutting down (the main thread has finished): background errors then are
+    the shutdown's, not the work's."""
+    return not threading.main_thread().is_alive() or sys.is_finalizing()
+
+
+def _stop_all_at_exit() -> None:
+    deadline = time.monotonic() + EXIT_JOIN_S
+    with _exit_lock:
+        jobs = list(_exit_jobs)
+    for job in jobs:
+        try:
+            job.stop()
+        except Exception:  # pragma: no cover - best effort at exit
+            pass
+    for job in jobs:
+        try:
+            job.join(max(0.0, deadline - time.monotonic()))
+        except Exception:  # pragma: no cover
+            pass
+
+
+def join_bounded(thread, timeout: float = CLOSE_JOIN_S, what: str = "a background thread") -> bool:
+    """Join ``thread`` (None or the current thread: nothing to do) for at most ``timeout`` s; False if it runs on."""
+    if thread is None or thread is threading.current_thread():
+        return True
+    thread.join(timeout)
+    if thread.is_alive():
+        import logging
+
+        logging.getLogger("codelex").warning("codelex: %s did not stop within %.0f s; not waiting for it", what,
+                                             timeout)
+        return False
+    return True

@@ -284,9 +284,13 @@ def contained_relative(root: str | os.PathLike[str], path: str | os.PathLike[str
     full = text if os.path.isabs(text) else os.path.join(root_s, text)
     full = os.path.normpath(full)
     base = os.path.normpath(root_s)
-    for candidate_root in (base, _real_root(base)):
+    real_base = _real_root(base)
+    # Lexically under the root as given or as resolved; else, when the path itself resolves under the
+    # resolved root (it was written through an alias of the root, such as /tmp for /private/tmp), its
+    # resolved form, which holds no link at all.
+    for candidate, candidate_root in ((full, base), (full, real_base), (os.path.realpath(full), real_base)):
         try:
-            rel = os.path.relpath(full, candidate_root)
+            rel = os.path.relpath(candidate, candidate_root)
         except ValueError:  # another drive (Windows)
             continue
         if rel != os.curdir and rel != os.pardir and not rel.startswith(os.pardir + os.sep):

@@ -168,9 +168,10 @@ def test_a_dot_codelex_that_is_a_file_or_a_link_falls_back_to_the_user_cache(tmp
         (root / INDEX_DIR_NAME).write_text("not a directory\n")
     else:
         (root / INDEX_DIR_NAME).symlink_to(elsewhere)
+        (elsewhere / "config.toml").write_text("not = [valid\n")  # never read: not an index directory of ours
     assert dir_refusal(root / INDEX_DIR_NAME) is not None
     assert _files(root, "parse config") == ["src/util.py", "src/app.py"]
-    assert list(elsewhere.iterdir()) == []  # a link out of the root is never followed
+    assert [p.name for p in elsewhere.iterdir()] == ([] if kind == "file" else ["config.toml"])  # nothing written
     usable, refused = index_locations(root.resolve(), None)
     assert str(root.resolve() / INDEX_DIR_NAME) in refused and len(usable) == 1
 

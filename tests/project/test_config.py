@@ -163,3 +163,15 @@ def test_a_watched_project_follows_configuration_and_ignore_files(repo):
         os.unlink(repo / ".codelexignore")
         assert project.sync()
         assert sorted(project.index.files) == ["src/auth.py", "src/gen.py", "src/sub/deep.py"]
+
+
+def test_new_settings_are_saved_even_when_no_file_changes(repo):
+    with Project(repo, build_structure=False) as project:
+        project.open()
+        (repo / ".codelexignore").write_text("nothing_is_called_this_*\n")  # admits exactly the same files
+        project.reload_config(wait=True)
+        files = sorted(project.index.files)
+    with Project(repo, build_structure=False) as project:  # a later process: loads, no rebuild for its options
+        project.open()
+        assert project.last_report.mode == "incremental", project.last_report
+        assert sorted(project.index.files) == files

@@ -148,8 +148,11 @@ def _load_cache(cache_file: Path) -> dict:
     """
     import xxhash
 
+    from codelex.persist.container import open_regular
+
     try:
-        raw = cache_file.read_bytes()
+        with open_regular(cache_file) as f:  # (never a FIFO left where the cache should be)
+            raw = f.read()
         head, sep, body = raw.partition(b"\n")
         meta = json.loads(head)
         if not sep or not isinstance(meta, dict) or meta.get("version") != _CACHE_VERSION \

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from codelex.runtime import join_bounded
 from codelex.defaults import PERSIST_DEBOUNCE_ENV, PERSIST_DEBOUNCE_MS
 
 __all__ = ["PersistScheduler", "Saveable"]
@@ -205,9 +206,7 @@ class PersistScheduler:
         finally:
             self._state.stop()
             self._finalizer.detach()
-            thread = self._thread
-            if thread is not None and thread is not threading.current_thread():
-                thread.join()
+            join_bounded(self._thread, what="the index saver")
 
     def __enter__(self) -> PersistScheduler:
         return self

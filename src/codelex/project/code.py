@@ -11,11 +11,9 @@ queries answer from the lexical ranking and say how much is embedded.
 
 from __future__ import annotations
 
-import atexit
 import logging
 import threading
 import time
-import weakref
 from pathlib import Path
 from typing import Callable
 
@@ -25,6 +23,7 @@ from codelex.dense import Embedder, VectorCache, embed_checked, embedder_loader
 from codelex.defaults import EMBED_BATCH
 from codelex.errors import EmbedderError
 from codelex.ingest import Document, read_file
+from codelex.runtime import stop_at_exit
 from codelex.rank import ChunkCorpus, ChunkLexicalIndex, HybridSearcher, chunk_rows, embedding_text
 
 __all__ = ["CodeUpkeep"]
@@ -34,36 +33,9 @@ log = logging.getLogger("codelex")
 #: The background embedder saves what it has at least this often.
 SAVE_EVERY_S = 30.0
 
-#: At interpreter exit, how long the background work of every upkeep gets to reach a stopping point.
-#: A thread still inside a model when the interpreter finalizes aborts the process (torch: "terminate
-#: called without an active exception"), so the exit waits for the batch in progress, up to this.
-EXIT_JOIN_S = 60.0
-
-_live: weakref.WeakSet = weakref.WeakSet()  # upkeeps that have started a thread
-_live_lock = threading.Lock()
-_exit_hook = False
-
-
-def _stop_all_at_exit() -> None:
-    deadline = time.monotonic() + EXIT_JOIN_S
-    with _live_lock:
-        upkeeps = list(_live)
-    for upkeep in upkeeps:
-        upkeep.stop()
-    for upkeep in upkeeps:
-        upkeep.join(max(0.0, deadline - time.monotonic()))
-
-
 def _track(upkeep: CodeUpkeep) -> None:
-    """Remember ``upkeep``: its threads are stopped and joined at exit (registered on the first thread)."""
-    global _exit_hook
-    with _live_lock:
-        _live.add(upkeep)
-        if not _exit_hook:
-            # atexit, not threading's own hook: these threads are daemons, which the interpreter does not
-            # join; its atexit callbacks run while they still run, before it finalizes.
-            atexit.register(_stop_all_at_exit)
-            _exit_hook = True
+    """Remember ``upkeep``: its threads are stopped and joined at exit (see :func:`codelex.runtime.stop_at_exit`)."""
+    stop_at_exit(upkeep)
 
 
 class CodeUpkeep:

@@ -45,6 +45,7 @@ import sys
 from pathlib import Path
 
 from codelex.defaults import INDEX_DIR_NAME
+from codelex.persist.layout import local_dir_refusal
 from codelex.errors import ConfigError, UnsafePathError
 from codelex.safefs import NotRegularFileError, read_bytes
 
@@ -193,6 +194,8 @@ def _parse(root: Path) -> dict:
     sources: list[str] = []
     for rel in CONFIG_FILES[:-1]:
         file, table = root / rel, _TABLES.get(rel, ())
+        if rel.startswith(INDEX_DIR_NAME + "/") and local_dir_refusal(root) is not None:
+            continue  # an index directory codelex will not use (another user's, a link, a file): not ours to read
         data = _read(root, rel)
         if data is None:
             continue

@@ -17,6 +17,7 @@ from codelex.errors import IndexFormatError
 from codelex.ingest import WalkResult, list_files
 from codelex.lexical import WordIndex
 from codelex.persist.layout import index_signature, probe_index
+from codelex.runtime import interpreter_exiting, join_bounded, stop_at_exit
 from codelex.persist.listing import load_listing, save_listing
 from codelex.project.edits import apply_edit
 from codelex.project.refresh import content_skipped, full_build, refresh
@@ -54,6 +55,7 @@ def start(state: RootState, *, full: bool, wait_for_it: bool, reason: str | None
                 thread = threading.Thread(target=_run, args=(state, job, full, reason, progress, structure), daemon=True,
                                           name=f"codelex-build-{state.root.name}")
                 state.thread = thread
+                stop_at_exit(state)
                 thread.start()
     if wait_for_it:
         if running and not supersede:
@@ -82,6 +84,8 @@ def _run(state: RootState, job: int, full: bool, reason: str | None, progress: P
     except Cancelled:
         return
     except Exception as exc:  # reported through status; never raised into a query
+        if interpreter_exiting() or state.job != job:  # (superseded at exit: thread pools refuse work then)
+            return
         log.warning("codelex: building the index of %s failed: %s", state.root, exc, exc_info=True)
         with state.lock:
             if state.job == job:
@@ -122,12 +126,13 @@ def _build(state: RootState, job: int, full: bool, reason: str | None,
     if index is None:
         index, report = full_build(state, job, walk, reason or "no-index", progress)
     state.check_job(job)
+    settings = dict(max_files=opts.max_files, max_bytes=opts.max_bytes, ignore=list(opts.ignore),
+                    include=list(opts.include), kinds=list(opts.kinds) if opts.kinds is not None else None)
     changed = report.mode == "full" or report.refreshed or report.added or report.dropped \
-        or index.metadata.get("truncated") != walk.truncated or content_skipped(index) != skips_before
+        or index.metadata.get("truncated") != walk.truncated or content_skipped(index) != skips_before \
+        or any(index.metadata.get(k) != v for k, v in settings.items())  # (new settings: saved with them)
     index.metadata.update(root=str(state.root), truncated=walk.truncated, generated_at=time.time(),
-                          max_files=opts.max_files, max_bytes=opts.max_bytes, ignore=list(opts.ignore),
-                          include=list(opts.include), kinds=list(opts.kinds) if opts.kinds is not None else None,
-                          writer=state.writer)
+                          writer=state.writer, **settings)
     _publish(state, job, index, walk, changed)
     if changed:
         report.save_error = save(state, index)
@@ -279,8 +284,7 @@ def close(state: RootState) -> None:
         state.done.notify_all()
         thread, saver = state.thread, state.saver
         state.saver = None
-    if thread is not None and thread is not threading.current_thread():
-        thread.join()
+    join_bounded(thread, what="the index build")  # (cancelled above: it stops at its next check)
     if saver is not None:
         saver.close()
     state.structure.close()

@@ -35,6 +35,7 @@ from codelex.project.roots import discover_root, refusal_reason
 from codelex.project.state import RootOptions, state_for
 from codelex.project.symbols import Outline, SymbolSource, find_definition, outline_of
 from codelex.query.options import SearchOptions, parse_request
+from codelex.runtime import stop_at_exit
 
 log = logging.getLogger("codelex")
 
@@ -1138,6 +1139,7 @@ class Project:
                     and not state.graph_info.get("error"):
                 thread = threading.Thread(target=_build_graph, args=(state,), name="codelex-graph", daemon=True)
                 state.graph_thread = thread
+                stop_at_exit(state)
                 thread.start()
         if wait and thread is not None:
             thread.join(timeout)

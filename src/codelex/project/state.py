@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -131,6 +132,21 @@ class RootState:
     def writable_dir(self) -> Path:
         """Where to save: where the last save went, else the first writable candidate."""
         return self.saved_dir or writable_dir(self.root, self.options.index_dir)
+
+    def stop(self) -> None:
+        """Supersede the running build and graph (at interpreter exit): they stop at their next check."""
+        with self.lock:
+            self.job += 1
+            self.done.notify_all()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the build and graph threads (all within ``timeout``); True when neither runs any more."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        threads = [self.thread, self.graph_thread]
+        for thread in threads:
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return not any(t is not None and t.is_alive() and t is not threading.current_thread() for t in threads)
 
     def check_job(self, job: int) -> None:
         """Raise :class:`Cancelled` when ``job`` is no longer the current build."""

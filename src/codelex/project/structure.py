@@ -20,6 +20,7 @@ from codelex.defaults import STRUCTURE_FILE
 from codelex.errors import IndexFormatError
 from codelex.ingest import Document, SourceFile, read_file
 from codelex.persist.layout import probe_index
+from codelex.runtime import join_bounded, stop_at_exit
 from codelex.structure import FileStructure, analyze
 from codelex.structure.pool import analyze_files, content_hash
 from codelex.structure.store import FileRecord, StructureIndex
@@ -92,6 +93,7 @@ class StructureUpkeep:
                                   name="codelex-structure")
         with self.lock:
             self.thread = thread
+        stop_at_exit(self)
         thread.start()
 
     def _refresh(self, job: int, files: list[SourceFile], directory) -> None:
@@ -269,7 +271,21 @@ class StructureUpkeep:
             self.done.notify_all()
         if timer is not None:
             timer.cancel()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
+        join_bounded(thread, what="the structure stage")
         if saver is not None:
             saver.close()
+
+    def stop(self) -> None:
+        """Stop the background analysis at its next batch (at interpreter exit); nothing new starts."""
+        with self.lock:
+            self.closed = True
+            self.job += 1
+            self.done.notify_all()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the analysis thread for at most ``timeout`` s; True when it no longer runs."""
+        thread = self.thread
+        if thread is None or thread is threading.current_thread():
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()
