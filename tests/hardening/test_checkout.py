@@ -101,3 +101,33 @@ def test_child_command_is_isolated_from_the_current_directory(tmp_path, monkeypa
 
     assert Path(own).resolve() == Path(codelex.__file__).resolve()
     assert cwd == neutral_cwd() and not json_file.startswith(str(tmp_path))
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script as the fsmonitor hook")
+def test_the_checkouts_git_config_runs_nothing(tmp_path):
+    import shutil
+
+    from codelex.ingest import list_files
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("no git")
+    root = tmp_path / "checkout"
+    root.mkdir()
+    marker = tmp_path / "fsmonitor-ran"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\necho ''\n")
+    hook.chmod(0o755)
+    (root / "a.py").write_text("def listed():\n    pass\n")
+    env = dict(os.environ, GIT_AUTHOR_NAME="a", GIT_AUTHOR_EMAIL="a@b", GIT_COMMITTER_NAME="a",
+               GIT_COMMITTER_EMAIL="a@b")
+    for args in (["init", "-q"], ["add", "a.py"], ["commit", "-qm", "x"], ["config", "core.fsmonitor", str(hook)]):
+        subprocess.run([git, *args], cwd=root, check=True, env=env, capture_output=True, timeout=60)
+    subprocess.run([git, "ls-files", "--cached", "--others", "--exclude-standard"], cwd=root, env=env,
+                   capture_output=True, timeout=60)
+    if not marker.exists():
+        pytest.skip("this git does not run core.fsmonitor for ls-files")
+    marker.unlink()
+    walk = list_files(root, use_git=True)
+    assert walk.source == "git" and [f.path for f in walk.files] == ["a.py"]
+    assert not marker.exists()
