@@ -164,8 +164,6 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
   out.doc_len.reserve(n_docs);
   out.field_len.clear();
   out.field_len.reserve(n_docs * kExtraFields);
-  out.fwd_ptr.clear();
-  out.fwd_term.clear();
   // The offsets themselves serve as fill cursors (no copies: they hold one
   // entry per term, millions on a large tree); term_ptr is shifted back after.
   std::vector<int64_t>& fill_post = out.term_ptr;
@@ -480,22 +478,6 @@ void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, B
     out.term_ptr[i + 1] = q_post;
   }
   out.line_ckpt.back() = q_line;
-}
-
-void derive_forward(const SegmentView& seg, size_t n_docs, std::vector<int64_t>& fwd_ptr,
-                    std::vector<uint32_t>& fwd_term) {
-  seg.verify_all();
-  const int64_t n_post = seg.n_postings();
-  fwd_ptr.assign(n_docs + 1, 0);
-  for (int64_t p = 0; p < n_post; ++p) ++fwd_ptr[seg.post_doc[p] + 1];
-  for (size_t d = 0; d < n_docs; ++d) fwd_ptr[d + 1] += fwd_ptr[d];
-  fwd_term.resize(static_cast<size_t>(n_post));
-  std::vector<int64_t> fill(fwd_ptr.begin(), fwd_ptr.end() - 1);
-  // Terms ascending in the outer loop, so each document's list comes out sorted.
-  for (size_t t = 0; t < seg.n_terms; ++t) {
-    const SegmentView::Range r = seg.postings(static_cast<uint32_t>(t));
-    for (int64_t p = r.begin; p < r.end; ++p) fwd_term[fill[seg.post_doc[p]]++] = static_cast<uint32_t>(t);
-  }
 }
 
 }  // namespace codelex

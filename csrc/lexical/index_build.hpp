@@ -95,8 +95,6 @@ struct BuiltSegment {
   std::vector<uint8_t> line_data;      // varint line deltas, tf per posting, in posting order
   std::vector<uint32_t> doc_len;       // token occurrences per document (repeats counted)
   std::vector<uint32_t> field_len;     // n_docs * kExtraFields: dir, name, defs token counts per document
-  std::vector<int64_t> fwd_ptr;        // n_docs + 1: distinct terms of document d are fwd_term[fwd_ptr[d]...]
-  std::vector<uint32_t> fwd_term;
 
   // Appends a posting whose lines the caller appends to line_data next.
   void append_posting(uint32_t doc, uint32_t tf) {
@@ -148,6 +146,65 @@ class LineDeduper {
   uint32_t serial_ = 0, line_ = 0;
 };
 
+// LineDeduper's answers (the same, token for token) from a table sized by the
+// distinct terms of a line rather than by the vocabulary: the per-edit
+// encoder's, whose terms are ids of a vocabulary of millions.
+class SparseLineDeduper {
+ public:
+  SparseLineDeduper() { next_serial(); }
+  bool first_on_line(uint32_t line, uint32_t term) {
+    if (line != line_) {
+      line_ = line;
+      next_serial();
+    }
+    for (size_t i = slot_of(term);; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.serial != serial_) {  // empty for this serial: the term is new on the line
+        s = Slot{term, serial_};
+        if (++count_ * 2 > slots_.size()) grow();
+        return true;
+      }
+      if (s.term == term) return false;
+    }
+  }
+  void reset() {
+    line_ = 0;
+    next_serial();
+  }
+
+ private:
+  struct Slot {
+    uint32_t term, serial;
+  };
+  size_t slot_of(uint32_t term) const noexcept { return (term * 0x9E3779B1u) >> shift_; }
+  void next_serial() {
+    count_ = 0;
+    if (slots_.empty()) slots_.assign(size_t{1} << (32 - shift_), Slot{0, 0});
+    if (++serial_ == 0) {  // wrapped: forget every slot
+      std::fill(slots_.begin(), slots_.end(), Slot{0, 0});
+      serial_ = 1;
+    }
+  }
+  void grow() {  // twice the slots, the current serial's terms kept
+    std::vector<Slot> old(slots_.size() * 2, Slot{0, 0});
+    old.swap(slots_);
+    --shift_;
+    mask_ = slots_.size() - 1;
+    for (const Slot& s : old)
+      if (s.serial == serial_)
+        for (size_t i = slot_of(s.term);; i = (i + 1) & mask_)
+          if (slots_[i].serial != serial_) {
+            slots_[i] = s;
+            break;
+          }
+  }
+  std::vector<Slot> slots_;
+  unsigned shift_ = 32 - 8;  // 256 slots to start with
+  size_t mask_ = 255;
+  size_t count_ = 0;
+  uint32_t serial_ = 0, line_ = 0;
+};
+
 // The segment of a batch of consecutive documents, over the terms it uses
 // only (sparse), with batch-local document ids.  Batches are built in parallel
 // and concatenated into one BuiltSegment.
@@ -196,8 +253,7 @@ class SegmentBuilder {
   uint64_t cur_len_ = 0;
 };
 
-// Concatenates batches (in document order) into one dense segment, without a
-// forward index.  remaps[c] maps batch c's term ids to the output's (null:
+// Concatenates batches (in document order) into one dense segment.  remaps[c] maps batch c's term ids to the output's (null:
 // the same ids); n_terms is at least the output vocabulary size.  Frees each
 // batch as soon as it is copied.
 void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const std::vector<uint32_t>*>& remaps,
@@ -224,7 +280,7 @@ class DocumentEncoder {
               const DefinitionList* defs, EncodedDocument& out);
 
  private:
-  LineDeduper lines_;
+  SparseLineDeduper lines_;
   std::vector<uint64_t> pairs_;  // (term << 32) | line, one per distinct token per line
 };
 
@@ -240,11 +296,6 @@ const char* validate_segment(const SegmentView& seg, size_t n_docs);
 // (order is a permutation of the terms).  Postings, tfs and lines move with
 // their terms; documents keep their ids.
 void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, BuiltSegment& out);
-
-// Derives the forward index (per document, its distinct terms ascending) by
-// transposing the postings of a valid segment.
-void derive_forward(const SegmentView& seg, size_t n_docs, std::vector<int64_t>& fwd_ptr,
-                    std::vector<uint32_t>& fwd_term);
 
 // Bytes taken by `count` varints starting at p (bounded by end); -1 when
 // malformed or truncated.

@@ -11,9 +11,16 @@
 //     the new postings to the delta, stamped with the generation: a delta
 //     posting is current iff its stamp equals the slot's generation.  Older
 //     postings stay in place, dead, until the merge.
-//   - df, the live document count and the total token count are running
-//     counters, kept exact at every step, so no stored value depends on
-//     global statistics and scores equal those of a fresh build.
+//   - The live document count and the total token count are running
+//     counters; a term's df is its base postings, less those of removed base
+//     documents (counted when df is read: the sorted list of removed base
+//     documents intersected with the term's postings, cached per term and
+//     brought up to date with the documents removed since), plus its current
+//     delta postings (a running count).  Every statistic is exact at every
+//     step, so scores equal those of a fresh build, and no edit needs a
+//     removed document's old terms: no forward index, nothing derived over
+//     the whole base, so the first edit after a build, a load or a merge
+//     costs what later ones cost.
 //
 // Concurrency: one writer, many readers.  Writers (add_slot, put, remove,
 // merge, install) must be serialized by the caller.  Readers (search and the
@@ -29,9 +36,12 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string_view>
+#include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "lexical/index_build.hpp"
+#include "text/vocabulary.hpp"
 
 namespace codelex {
 
@@ -42,10 +52,6 @@ struct BaseArrays {
   SegmentView seg;
   const uint32_t* doc_len = nullptr;  // n_docs
   const uint32_t* field_len = nullptr;  // n_docs * kExtraFields (dir, name, defs token counts)
-  // Forward index (n_docs + 1 offsets into the terms); optional: when null it
-  // is derived from the postings the first time a base document changes.
-  const int64_t* fwd_ptr = nullptr;
-  const uint32_t* fwd_term = nullptr;
   size_t n_docs = 0;
 };
 
@@ -78,6 +84,28 @@ struct MergedIndex {
   std::vector<uint64_t> size;
 };
 
+// term -> uint32 (0 = none) in pages of 1,024 allocated as terms are first
+// set: a table over a vocabulary of millions costs nothing until the delta
+// holds some of its terms, and growing the vocabulary never copies it.
+class TermTable {
+ public:
+  uint32_t get(uint32_t t) const noexcept {
+    const size_t p = t >> kPageBits;
+    return p < pages_.size() && pages_[p] ? pages_[p][t & kPageMask] : 0;
+  }
+  // Makes set(t, v) allocation-free (may throw; nothing is set).
+  void reserve(uint32_t t);
+  void set(uint32_t t, uint32_t v) noexcept { pages_[t >> kPageBits][t & kPageMask] = v; }
+  void clear() noexcept { pages_.clear(); }
+  void swap(TermTable& o) noexcept { pages_.swap(o.pages_); }
+  size_t bytes() const noexcept;
+
+ private:
+  static constexpr unsigned kPageBits = 10;
+  static constexpr uint32_t kPageMask = (1u << kPageBits) - 1;
+  std::vector<std::unique_ptr<uint32_t[]>> pages_;
+};
+
 struct IndexCounts {
   uint64_t live_docs = 0;
   uint64_t total_tokens = 0;
@@ -86,13 +114,14 @@ struct IndexCounts {
   uint64_t line_postings = 0;  // current (body term, document, line) postings
   uint64_t field_terms = 0;    // field terms (dir, name, defs) with df > 0
   uint64_t base_bytes = 0;     // base arrays
-  uint64_t delta_bytes = 0;    // delta postings, lines and forward lists (capacity)
-  uint64_t table_bytes = 0;    // slot table and df
+  uint64_t delta_bytes = 0;    // delta postings, lines, per-term and per-document lists (capacity)
+  uint64_t table_bytes = 0;    // slot table, removed base documents
 };
 
 class LiveIndex {
  public:
   LiveIndex();
+  // Stops and joins the warm-up thread, if any.
   ~LiveIndex();
   LiveIndex(const LiveIndex&) = delete;
   LiveIndex& operator=(const LiveIndex&) = delete;
@@ -101,8 +130,7 @@ class LiveIndex {
   // over and must be the storage behind base.  n_terms is the vocabulary size
   // (at least the segment's).  Returns null on success, else a static reason
   // (the index is then unchanged).  Unless trusted (built here), validates
-  // every invariant that reading relies on, and ignores a supplied forward
-  // index (it is derived from the postings when first needed).
+  // every invariant that reading relies on.
   // checks (may be null) are the lazily verified regions of base.seg, taken
   // over: such a segment is verified chunk by chunk as readers touch it.
   const char* install(const BaseArrays& base, std::unique_ptr<BuiltSegment> owned, const SlotArrays& slots,
@@ -123,10 +151,15 @@ class LiveIndex {
   void install_merged(MergedIndex& m);
 
   // Postings that a merge would drop or rewrite: delta postings (dead ones
-  // included) plus the dead base postings.
-  uint64_t pending_postings() const noexcept { return delta_postings_ + dead_base_pairs_; }
+  // included) plus the dead base postings.  Writer only: may count every
+  // base document's postings once (one pass over the base's documents).
+  uint64_t pending_postings();
   uint64_t base_postings() const noexcept { return base_postings_; }
-  bool needs_merge(double ratio, uint64_t min_postings) const noexcept;
+  // Whether pending_postings() > max(min_postings, ratio * live postings); a
+  // negative ratio: hard limits only.  Writer only: decided from bounds on
+  // the removed base documents' postings (their token counts) when they
+  // suffice, which they do until the pending postings near the threshold.
+  bool needs_merge(double ratio, uint64_t min_postings);
   // True when the base alone holds every document (nothing for a merge to do).
   bool is_compact() const noexcept;
 
@@ -163,14 +196,36 @@ class LiveIndex {
   // Token occurrences of an extra field over the live documents (f: 0 dir, 1 name, 2 defs).
   uint64_t field_total_unlocked(int f) const noexcept { return field_total_[f]; }
   const uint32_t* field_len_data() const noexcept { return field_len_.data(); }
-  // (May throw CorruptIndex: before the first edit df is read from the base.)
+  // The term's live documents: its base postings less those of removed base
+  // documents, plus its current delta postings.  O(1) while no base document
+  // is removed; else an intersection of the term's postings with the removed
+  // ones.  (May throw CorruptIndex: the postings are read from the base.)
   uint32_t df_unlocked(uint32_t term) const;
+  // The slot of a path (a removed document's slot still names its path), or
+  // -1.  The first call after an install or a merge hashes every path.
+  int64_t find_slot(std::string_view path) const;
+  // Base documents removed since the base was installed (tests).
+  uint64_t dead_base_docs() const;
+
+  // Readies the index for edits off the caller's thread: one thread builds
+  // the path table find_slot() uses and verifies every chunk of vocab's
+  // sorted base (the dictionary an edit's tokens are looked up in; a first
+  // edit would otherwise verify, and fault in, the chunks its lookups touch),
+  // checking between chunks whether to stop.  Nothing on the edit path waits
+  // for it: readers and writers verify what they touch themselves (a chunk
+  // verified twice at once gets the same answer), and the path table is
+  // built by whichever needs it first (a few ms for 100,000 paths).  vocab must outlive the thread (the destructor
+  // joins it).  A no-op while one runs; returns false then.
+  bool start_warmup(const Vocabulary* vocab);
+  // 0: never started, 1: running, 2: done (3: stopped early, or a chunk did not match).
+  int warmup_state() const noexcept { return warmup_state_.load(std::memory_order_acquire); }
   const uint32_t* doc_len_data() const noexcept { return doc_len_.data(); }
   const uint32_t* gen_data() const noexcept { return gen_.data(); }
   // null when every base document is live (the common, merged state)
   const uint8_t* base_live_or_null() const noexcept { return dead_base_docs_ ? base_live_.data() : nullptr; }
   const std::vector<DeltaPosting>* delta_list(uint32_t term) const noexcept {
-    return term < delta_head_.size() && delta_head_[term] ? &delta_lists_[delta_head_[term] - 1] : nullptr;
+    const uint32_t h = delta_head_.get(term);
+    return h ? &delta_lists_[h - 1] : nullptr;
   }
   const uint8_t* delta_lines() const noexcept { return delta_lines_.data(); }
   size_t delta_line_bytes() const noexcept { return delta_lines_.size(); }
@@ -193,13 +248,16 @@ class LiveIndex {
   };
 
   void clear_locked();
+  // Makes retire_locked(slot) allocation-free (may throw; nothing changes).
+  void reserve_retire(uint32_t slot);
   void retire_locked(uint32_t slot);
-  // Derives the base's forward index if it has none (writer only: readers never use it).
-  void ensure_forward();
-  // Materializes df from the base if it is not yet (writer only, before the first change of df).
-  void ensure_df();
-  void grow_df(size_t n);
   void reset_line_starts_locked();
+  // Counts every base document's postings (writer only), making the removed
+  // ones' count exact.
+  void count_doc_terms();
+  // needs_merge's test for a given count of removed base postings.
+  bool over_threshold(double ratio, uint64_t min_postings, uint64_t dead_pairs) const noexcept;
+  void insert_slot_map(uint32_t slot) const;
 
   mutable std::shared_mutex rw_;
 
@@ -209,16 +267,26 @@ class LiveIndex {
   uint64_t base_postings_ = 0;
   std::vector<uint8_t> base_live_;  // n_base
   uint64_t dead_base_docs_ = 0;
-  uint64_t dead_base_pairs_ = 0;
   mutable std::mutex line_starts_mu_;  // serializes the derivation of line_starts_
   mutable std::vector<uint32_t> line_starts_;
   mutable std::atomic<const uint32_t*> line_starts_ptr_{nullptr};
   mutable std::atomic<bool> line_starts_done_{false};  // derived, or not to be (a large base)
   int64_t line_starts_max_ = kLineStartsMax;
-  const int64_t* fwd_ptr_ = nullptr;  // the base's forward index, or null until derived
-  const uint32_t* fwd_term_ = nullptr;
-  std::vector<int64_t> fwd_ptr_owned_;
-  std::vector<uint32_t> fwd_term_owned_;
+  std::vector<uint32_t> dead_base_;  // removed base documents, ascending (dead_base_docs_ of them)
+  std::vector<uint32_t> dead_order_;  // the same, in the order they were removed
+  // term -> its postings among dead_order_'s first `seen` documents (readers
+  // fill it under df_cache_mu_; emptied whenever the base changes).
+  struct DeadCount {
+    uint32_t seen, dead;
+  };
+  mutable std::mutex df_cache_mu_;
+  mutable std::unordered_map<uint32_t, DeadCount> df_cache_;
+  uint32_t dead_postings(uint32_t term, int64_t begin, int64_t end) const;
+  // Postings of the removed base documents: exact once doc_terms_ is counted;
+  // before, between 0 and the sum of their token counts (an upper bound: every
+  // posting comes from a token).
+  uint64_t dead_pairs_lo_ = 0, dead_pairs_hi_ = 0;
+  std::vector<uint32_t> doc_terms_;  // per base document, its postings (writer only; empty until counted)
 
   // slot table
   std::vector<uint32_t> doc_len_;
@@ -230,23 +298,32 @@ class LiveIndex {
   std::vector<char> path_arena_;
   std::vector<uint64_t> path_off_{0};
   std::vector<uint32_t> delta_doc_of_;  // slot -> 1 + index into delta_docs_, 0 = none
+  // path -> slot: open addressing over (hash32 << 32) | (1 + slot) (0 =
+  // empty), a power of two long; empty until find_slot() first needs it
+  // (then built under slot_map_mu_).
+  mutable std::mutex slot_map_mu_;
+  mutable std::vector<uint64_t> slot_map_;
 
   // delta segment
-  std::vector<uint32_t> delta_head_;  // term -> 1 + index into delta_lists_, 0 = none
+  TermTable delta_head_;  // term -> 1 + index into delta_lists_, 0 = none
   std::vector<std::vector<DeltaPosting>> delta_lists_;
+  std::vector<uint32_t> delta_term_;  // per delta list: its term
+  std::vector<uint32_t> delta_df_;    // per delta list: its current postings
   std::vector<uint8_t> delta_lines_;
   std::vector<DeltaDoc> delta_docs_;
   uint64_t delta_postings_ = 0;
   uint32_t max_gen_ = 0;
 
   // running statistics
-  std::vector<uint32_t> df_;
-  bool df_ready_ = true;  // false: df is the base's, read from its term offsets
   uint64_t n_live_ = 0;
   uint64_t total_tokens_ = 0;
   uint64_t field_total_[kExtraFields] = {0, 0, 0};
   uint64_t generation_ = 0;
   uint64_t stats_version_ = 0;
+
+  std::thread warmup_;
+  std::atomic<bool> stop_warmup_{false};
+  std::atomic<int> warmup_state_{0};
 };
 
 }  // namespace codelex

@@ -63,7 +63,7 @@ void CheckedRegion::reset(const void* data, size_t bytes, const uint64_t* digest
   if (!state_) digests_ = nullptr;
 }
 
-void CheckedRegion::verify(size_t c) const {
+uint8_t CheckedRegion::check(size_t c) const noexcept {
   // Two readers may verify the same chunk at once: both compute the same answer.
   uint8_t s = state_[c].load(std::memory_order_acquire);
   if (s == kUnknown) {
@@ -71,6 +71,19 @@ void CheckedRegion::verify(size_t c) const {
     s = chunk_digest(data_ + begin, std::min(kCheckChunk, bytes_ - begin)) == digests_[c] ? kGood : kBad;
     state_[c].store(s, std::memory_order_release);
   }
+  return s;
+}
+
+bool CheckedRegion::verify_until(const std::atomic<bool>& stop) const noexcept {
+  for (size_t c = 0; digests_ && c < n_chunks_; ++c) {
+    if (stop.load(std::memory_order_acquire)) return false;
+    if (check(c) != kGood) return false;
+  }
+  return true;
+}
+
+void CheckedRegion::verify(size_t c) const {
+  const uint8_t s = check(c);
   if (s == kBad)
     throw CorruptIndex(std::string("corrupt index: checksum mismatch in ") + name_ + " (bytes " +
                        std::to_string(c * kCheckChunk) + "+" + std::to_string(kCheckChunk) + "); rebuild it");

@@ -49,6 +49,10 @@ class CheckedRegion {
       if (state_[c].load(std::memory_order_acquire) != kGood) verify(c);
   }
   void ensure_all() const { ensure(0, bytes_); }
+  // Verifies the chunks not verified yet, in order, until stop is set; false
+  // when stopped or a chunk does not match (never throws: the mismatch is
+  // recorded, and thrown to whichever reader touches the chunk).
+  bool verify_until(const std::atomic<bool>& stop) const noexcept;
   // Chunks verified so far, and in all.
   size_t verified_chunks() const noexcept;
   size_t chunks() const noexcept { return digests_ ? n_chunks_ : 0; }
@@ -56,6 +60,8 @@ class CheckedRegion {
  private:
   static constexpr uint8_t kUnknown = 0, kGood = 1, kBad = 2;
   void verify(size_t chunk) const;
+  // Verifies chunk c if not done yet; its state (kGood or kBad).
+  uint8_t check(size_t c) const noexcept;
   const uint8_t* data_ = nullptr;
   size_t bytes_ = 0;
   const uint64_t* digests_ = nullptr;

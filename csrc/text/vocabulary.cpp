@@ -74,9 +74,28 @@ size_t Vocabulary::memory_bytes() const noexcept {
   return arena_.capacity() + offsets_.capacity() * sizeof(uint64_t) + slots_.capacity() * sizeof(uint64_t);
 }
 
+namespace {
+
+// Reallocates v to capacity cap unless its capacity is already between cap
+// and 1.5 cap (capacity never touched is address space, not memory).
+template <class T>
+void fit_capacity(std::vector<T>& v, size_t cap) {
+  if (v.capacity() >= cap && v.capacity() <= cap + cap / 2) return;
+  std::vector<T> fitted;
+  fitted.reserve(cap);
+  fitted.assign(v.begin(), v.end());
+  v.swap(fitted);
+}
+
+}  // namespace
+
 void Vocabulary::shrink_to_fit() {
-  arena_.shrink_to_fit();
-  offsets_.shrink_to_fit();
+  // Headroom for the terms edits add: without it the first new term after a
+  // bulk build would copy the whole arena and offsets (hundreds of MB, a
+  // tenth of a second, on a large tree) and the table would rehash soon.
+  fit_capacity(arena_, arena_.size() + arena_.size() / 8 + 4096);
+  fit_capacity(offsets_, offsets_.size() + offsets_.size() / 8 + 512);
+  if ((count_ + count_ / 32 + 512) * 2 > slots_.size()) rehash(slots_.size() * 2);
 }
 
 void Vocabulary::rehash(size_t nslots) {

@@ -107,12 +107,20 @@ class Vocabulary {
     base_off_check_.ensure_all();
     base_filter_check_.ensure_all();
   }
+  // verify_base(), chunk by chunk until stop is set (see
+  // CheckedRegion::verify_until); false when stopped or a chunk mismatched.
+  // Readers may look terms up meanwhile.
+  bool verify_base_until(const std::atomic<bool>& stop) const noexcept {
+    return base_filter_check_.verify_until(stop) && base_off_check_.verify_until(stop) &&
+           base_blob_check_.verify_until(stop);
+  }
   // The ids of every term in byte order (identity when the overlay is empty).
   void sorted_order(std::vector<uint32_t>& order) const;
   // Base ids [first, last) of the terms that start with prefix.
   void base_prefix_range(const char* s, size_t n, size_t& first, size_t& last) const;
   void clear();
-  // Releases spare capacity (after a bulk build).
+  // Releases spare capacity (after a bulk build), keeping headroom for the
+  // terms that edits add (an eighth of the terms, a 32nd of the table).
   void shrink_to_fit();
   // Interns every term of other; remap[i] is the id here of other's term i.
   void intern_all(const Vocabulary& other, std::vector<uint32_t>& remap);

@@ -39,8 +39,6 @@ cdef extern from "lexical/index_build.hpp" namespace "codelex" nogil:
         vector[uint8_t] line_data
         vector[uint32_t] doc_len
         vector[uint32_t] field_len
-        vector[int64_t] fwd_ptr
-        vector[uint32_t] fwd_term
 
     cdef cppclass BatchSegment:
         vector[uint32_t] terms

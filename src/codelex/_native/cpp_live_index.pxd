@@ -2,17 +2,17 @@
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libcpp cimport bool
 from libcpp.memory cimport unique_ptr
+from libcpp.string_view cimport string_view
 from libcpp.vector cimport vector
 
 from codelex._native.cpp_index_build cimport BuiltSegment, EncodedDocument, SegmentChecks, SegmentView
+from codelex._native.cpp_vocabulary cimport Vocabulary as CVocabulary
 
 cdef extern from "lexical/live_index.hpp" namespace "codelex" nogil:
     cdef struct BaseArrays:
         SegmentView seg
         const uint32_t* doc_len
         const uint32_t* field_len
-        const int64_t* fwd_ptr
-        const uint32_t* fwd_term
         size_t n_docs
 
     cdef struct SlotArrays:
@@ -48,9 +48,9 @@ cdef extern from "lexical/live_index.hpp" namespace "codelex" nogil:
         bool remove(uint32_t slot) except +
         unique_ptr[MergedIndex] build_merged(size_t n_terms) except +
         void install_merged(MergedIndex& m) except +
-        uint64_t pending_postings()
+        uint64_t pending_postings() except +
         uint64_t base_postings()
-        bool needs_merge(double ratio, uint64_t min_postings)
+        bool needs_merge(double ratio, uint64_t min_postings) except +
         bool is_compact()
         void set_line_starts_max(int64_t n) except +
         uint64_t generation() except +
@@ -63,5 +63,9 @@ cdef extern from "lexical/live_index.hpp" namespace "codelex" nogil:
         IndexCounts counts(const vector[uint8_t]& is_field_term) except +
         void live_slots(vector[uint32_t]& out) except +
         void file_table(vector[int64_t]& mtime, vector[uint64_t]& size, vector[uint8_t]& alive) except +
+        int64_t find_slot(string_view path) except +
+        uint64_t dead_base_docs() except +
+        bool start_warmup(const CVocabulary* vocab) except +
+        int warmup_state()
         const BaseArrays& base()
         const SegmentChecks* checks()

@@ -7,6 +7,7 @@ Python arguments before native memory is touched, and releases the GIL
 around loops whose cost grows with the input.
 """
 
+cimport cython
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from cython.operator cimport dereference as deref
 from libcpp.memory cimport unique_ptr
@@ -326,6 +327,7 @@ cdef class BatchBuilder:
         return batch
 
 
+@cython.no_gc_clear  # __dealloc__ joins the warm-up thread, which reads the vocabulary: keep it until then
 cdef class LiveIndex:
     """The native live index (private; see :class:`codelex.WordIndex`).
 
@@ -449,6 +451,8 @@ cdef class LiveIndex:
             base = base_arrays_of(deref(seg))  # before seg is moved from
             with nogil:
                 err = self.c.install(base, move(seg), slots, n_terms, True, move(no_checks))
+                if err == NULL:
+                    self.c.find_slot(string_view())  # the path table edits use, built with the rest
             self.base_refs = None
             if err != NULL:
                 raise ValueError(err.decode("ascii"))
@@ -557,8 +561,6 @@ cdef class LiveIndex:
         base.seg.checks = NULL
         base.doc_len = u32_ptr(dl)
         base.field_len = u32_ptr(fl)
-        base.fwd_ptr = NULL
-        base.fwd_term = NULL
         base.n_docs = n_docs
         slots.path_blob = <const char*>&pb[0] if pb.shape[0] else NULL
         slots.path_bytes = pb.shape[0]
@@ -696,6 +698,7 @@ cdef class LiveIndex:
             with nogil:
                 self.c.install_merged(deref(merged))
                 merged.reset()
+                self.c.find_slot(string_view())  # the path table, for the slots' new order
             self.base_refs = None
         finally:
             self.write_lock.unlock()
@@ -726,6 +729,44 @@ cdef class LiveIndex:
 
     def alive(self, uint32_t slot):
         return self.c.alive(slot)
+
+    def find_slot(self, str path not None):
+        """The slot of ``path`` (removed documents' slots included), or -1.
+
+        The first call after a load hashes every path (about 5 ms per 100,000,
+        the GIL released; a build or a merge does it as it ends); later ones cost a probe.
+        """
+        cdef bytes encoded = path.encode("utf-8", "surrogatepass")
+        cdef string_view view = string_view(encoded, len(encoded))
+        cdef int64_t slot
+        with nogil:
+            slot = self.c.find_slot(view)
+        return slot
+
+    @property
+    def dead_base_docs(self):
+        """Base documents removed or replaced since the base was installed (tests)."""
+        return self.c.dead_base_docs()
+
+    def prepare_edits(self):
+        """Start readying the index for edits on a native thread (see ``LiveIndex::start_warmup``).
+
+        Builds the path table and verifies the vocabulary's mapped base chunk
+        by chunk; nothing waits for it, and the index's destruction stops and
+        joins it.  False when one is already running.
+        """
+        cdef bint started
+        self._lock_writer()
+        try:
+            started = self.c.start_warmup(&self.vocab.c)
+        finally:
+            self.write_lock.unlock()
+        return started
+
+    @property
+    def warmup_state(self):
+        """``"none"``, ``"running"``, ``"done"`` or ``"stopped"`` (stopped early, or a chunk did not match)."""
+        return ("none", "running", "done", "stopped")[self.c.warmup_state()]
 
     def doc_len(self, uint32_t slot):
         return self.c.doc_len(slot)

@@ -39,10 +39,11 @@ class PathTable:
     """The slots' paths: a saved table's decoded on demand (one by one, or all at the first slice), new ones appended.
 
     A loaded index thus opens without decoding its file table; a search
-    decodes only the paths of its hits.
+    decodes only the paths of its hits, and an edit none (new paths are
+    appended after the saved ones, still undecoded).
     """
 
-    __slots__ = ("_blob", "_offsets", "_list", "_lock", "_decoded")
+    __slots__ = ("_blob", "_offsets", "_list", "_lock", "_decoded", "_tail")
 
     def __init__(self, paths: list[str] | None = None, blob: np.ndarray | None = None,
                  offsets: np.ndarray | None = None) -> None:
@@ -53,9 +54,14 @@ class PathTable:
             self._list = []
         self._lock = threading.Lock()
         self._decoded: dict[int, str] = {}  # slot -> path, for the saved table's paths decoded one by one
+        self._tail: list[str] = []  # paths appended while the saved ones are undecoded
 
     def __len__(self) -> int:
-        return len(self._list) if self._list is not None else len(self._offsets) - 1
+        lst = self._list
+        if lst is not None:
+            return len(lst)
+        offsets = self._offsets
+        return len(self.as_list()) if offsets is None else len(offsets) - 1 + len(self._tail)
 
     def __getitem__(self, i):
         lst = self._list
@@ -63,22 +69,24 @@ class PathTable:
             return lst[i]
         if isinstance(i, slice):
             return self.as_list()[i]
-        path = self._decoded.get(i)
-        if path is not None:
-            return path
-        offsets, blob = self._offsets, self._blob
+        offsets, blob, tail = self._offsets, self._blob, self._tail
         if offsets is None:  # materialized meanwhile
             return self.as_list()[i]
         n = len(offsets) - 1
-        j = i + n if i < 0 else i
+        j = i + n + len(tail) if i < 0 else i
+        if n <= j < n + len(tail):
+            return tail[j - n]
         if not 0 <= j < n:
             raise IndexError("slot out of range")
+        path = self._decoded.get(j)
+        if path is not None:
+            return path
         a, b = int(offsets[j]), int(offsets[j + 1])
         try:
             path = blob[a:b].tobytes().decode("utf-8", "surrogatepass")
         except UnicodeDecodeError:
             raise IndexFormatError("corrupt index: a path is not valid UTF-8") from None
-        self._decoded[i] = path
+        self._decoded[j] = path
         return path
 
     def __iter__(self):
@@ -90,7 +98,10 @@ class PathTable:
         lst = self._list
         if lst is not None:
             return lst
-        return self.as_list() if len(self._offsets) - 1 <= decode_all_below else self
+        offsets = self._offsets
+        if offsets is None or len(offsets) - 1 + len(self._tail) <= decode_all_below:
+            return self.as_list()
+        return self
 
     def as_list(self) -> list[str]:
         """Every path, decoded once."""
@@ -100,14 +111,18 @@ class PathTable:
                 if self._list is None:
                     from codelex.persist.lexical import decode_paths
 
-                    self._list = decode_paths(self._blob, self._offsets)
+                    self._list = decode_paths(self._blob, self._offsets) + self._tail
                     self._blob = self._offsets = None
                     self._decoded = {}
                 lst = self._list
         return lst
 
     def append(self, path: str) -> None:
-        self.as_list().append(path)
+        with self._lock:  # (not while as_list() decodes: it takes the tail)
+            if self._list is None:
+                self._tail.append(path)
+                return
+        self._list.append(path)
 
 
 class DocTable:
@@ -148,9 +163,9 @@ class DocTable:
         self._kind[n] = kind_id(path)
         if self._ext is not None:
             self._ext.append(extname(path).lower())
-        slot_of = self.slot_of
         self.paths.append(path)
-        slot_of[path] = n
+        if self._slot_of is not None:  # (else built when first needed, with this path)
+            self._slot_of[path] = n
 
     def compacted(self, old_slots: np.ndarray) -> DocTable:
         """The table after a merge kept ``old_slots`` (in new slot order)."""

@@ -162,6 +162,8 @@ class WordIndex:
         self._live = _lexical.LiveIndex(self._vocab)
         self._write_lock = threading.RLock()
         self._view = _View(DocTable([]), 0, self._live.generation)
+        #: A loaded index whose dictionary has not been readied for edits yet (see :meth:`prepare_edits`).
+        self._cold = False
         #: Free-form JSON-compatible data saved with the index (see :meth:`save`).
         self.metadata: dict = {}
 
@@ -295,9 +297,11 @@ class WordIndex:
                definitions: Sequence[tuple[str, int]] | None = None) -> bool:
         """Replace (or add) the document at ``path``.
 
-        Costs O(the document's own postings): the old postings are found
-        through the forward index and retired, the new ones appended to the
-        delta segment.  A merge may follow (see :attr:`merge_ratio`).
+        Costs O(the document's own postings), from the first edit on: the
+        old document is retired (a bit cleared; its postings stop counting
+        where statistics are read), the new postings appended to the delta
+        segment; nothing is derived over the whole index.  A merge may follow
+        (see :attr:`merge_ratio`).
 
         Parameters
         ----------
@@ -332,7 +336,7 @@ class WordIndex:
         size = utf8_length(content)
         with self._write_lock, native_errors():
             view = self._view
-            slot = view.table.slot_of.get(path)
+            slot = self._slot(path)
             if self.max_bytes is not None and size > self.max_bytes:
                 if slot is not None:
                     self._live.remove(slot)
@@ -344,6 +348,8 @@ class WordIndex:
                 self._view = _View(view.table, slot + 1, self._live.generation)
             self._live.put(slot, content, mtime_ns, path, definitions)
             self._maybe_merge()
+        if self._cold:  # edits come in runs: ready the dictionary for the next ones
+            self.prepare_edits()
         return True
 
     def remove(self, path: str) -> bool:
@@ -358,7 +364,7 @@ class WordIndex:
         """
         path = check_path(path)
         with self._write_lock, native_errors():
-            slot = self._view.table.slot_of.get(path)
+            slot = self._slot(path)
             if slot is None or not self._live.remove(slot):
                 return False
             self._maybe_merge()
@@ -377,6 +383,27 @@ class WordIndex:
             old_slots = live.merge()
             self._view = _View(self._view.table.compacted(old_slots), len(old_slots), live.generation)
         return True
+
+    def prepare_edits(self) -> None:
+        """Ready a loaded index for edits in the background, for an index that expects them (a watched project).
+
+        Edits cost O(the edited document) from the first on; what a loaded
+        index's first edits would still pay is the first touch of the mapped
+        term dictionary their tokens are looked up in (each 64 KiB chunk
+        verified against its digest, and faulted in).  A native thread does
+        that for the whole dictionary now (about 40 ms on the Linux tree,
+        the GIL released; the dictionary's pages become resident) and builds
+        the path table edits use.  Nothing waits for it; the index stops and
+        joins it when it goes away.  The first :meth:`update` of a loaded
+        index calls this for the edits that follow; a built index needs none.
+        """
+        self._cold = False
+        self._live.prepare_edits()
+
+    def _slot(self, path: str) -> int | None:
+        """The slot of ``path``, or None: the native table's (no path decoded, no dict built on a first edit)."""
+        slot = self._live.find_slot(path)
+        return None if slot < 0 else slot
 
     def _maybe_merge(self) -> None:
         ratio = -1.0 if self.merge_ratio is None else float(self.merge_ratio)
@@ -459,6 +486,7 @@ class WordIndex:
         except (ValueError, KeyError) as exc:
             raise IndexFormatError(f"corrupt index: {exc}") from None
         index._view = _View(table, n, index._live.generation)
+        index._cold = bool(digests)
         index.metadata = dict(snapshot.metadata)
         index.metadata["saved_at"] = snapshot.saved_at
         return index
@@ -531,7 +559,7 @@ class WordIndex:
     def __contains__(self, path: object) -> bool:
         if not isinstance(path, str):
             return False
-        slot = self._view.table.slot_of.get(path)
+        slot = self._slot(path)
         return slot is not None and self._live.alive(slot)
 
     def __repr__(self) -> str:
@@ -556,7 +584,7 @@ class WordIndex:
 
     def file_info(self, path: str) -> FileInfo:
         """What was recorded when ``path`` was indexed (``KeyError`` when absent)."""
-        slot = self._view.table.slot_of.get(path) if isinstance(path, str) else None
+        slot = self._slot(path) if isinstance(path, str) else None
         if slot is None or not self._live.alive(slot):
             raise KeyError(path)
         mtime, size = self._live.file_info(slot)
