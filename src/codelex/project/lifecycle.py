@@ -177,8 +177,16 @@ def load_saved(state: RootState) -> tuple[WordIndex | None, str | None]:
             return None, "options-changed"
         state.saved_dir = directory
         state.disk_signature = index_signature(directory)
+        _expect_edits(state, index)
         return index, None
     return None, None
+
+
+def _expect_edits(state: RootState, index: WordIndex) -> None:
+    """A watched root's loaded index will receive edits: ready it for them off this thread (a native thread
+    verifies the term dictionary the first edits would touch; see WordIndex.prepare_edits)."""
+    if state.watcher is not None:
+        index.prepare_edits()
 
 
 def adopt_saved(state: RootState) -> None:
@@ -265,6 +273,7 @@ def reload_if_changed(state: RootState) -> bool:
             state.saver.cancel()
             state.saver.close()
             state.saver = None
+    _expect_edits(state, index)
     return True
 
 
