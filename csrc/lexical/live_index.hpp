@@ -84,7 +84,7 @@ struct MergedIndex {
   std::vector<uint64_t> size;
 };
 
-// term -> uint32 (0 = none) in pages of 1,024 allocated as terms are first
+// term -> uint32 (0 = none) in pages of 256 allocated as terms are first
 // set: a table over a vocabulary of millions costs nothing until the delta
 // holds some of its terms, and growing the vocabulary never copies it.
 class TermTable {
@@ -101,7 +101,7 @@ class TermTable {
   size_t bytes() const noexcept;
 
  private:
-  static constexpr unsigned kPageBits = 10;
+  static constexpr unsigned kPageBits = 8;
   static constexpr uint32_t kPageMask = (1u << kPageBits) - 1;
   std::vector<std::unique_ptr<uint32_t[]>> pages_;
 };
