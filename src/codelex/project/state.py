@@ -55,6 +55,8 @@ class RootOptions:
 
         if self.kinds is not None and kind_of(rel) not in self.kinds:
             return False
+        if not self.ignore and not self.include:  # (no patterns: no pathspec import on a first edit)
+            return True
         specs = _specs(self.ignore, self.include)
         if specs[0] is not None and ignored_by(specs[0], rel):
             return False
