@@ -14,12 +14,16 @@ best lines) goes through this module:
 - a directory is entered the same way (:func:`check_directory`) and listed
   from the descriptor so opened (:func:`list_directory`).
 
-Intermediate components are checked on the open descriptor itself: on Linux
-one ``readlink`` of ``/proc/self/fd/N`` must give back the path asked for
-(the kernel's own name of what was opened); elsewhere the path is walked one
-component at a time with ``openat(O_NOFOLLOW | O_DIRECTORY)``, which no
-rename in between can redirect.  Either way what is read is the file the path
-names inside the root, or nothing.
+Intermediate components are checked before anything is opened for reading:
+on Linux the path is first taken as a handle (``O_PATH``, which opens
+nothing: no FIFO writer is woken, no device sees an open), one ``readlink``
+of ``/proc/self/fd/N`` must give back the path asked for (the kernel's own
+name of what was reached) and its type must be a regular file, and only then
+is it reopened for reading through that handle; elsewhere the path is walked
+one component at a time with ``openat(O_NOFOLLOW | O_DIRECTORY)``, which no
+rename in between can redirect, and the last component's type is checked
+before it is opened.  Either way what is read is the file the path names
+inside the root, or nothing.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ _O_DIR = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW"
 _WINDOWS = os.name == "nt"
 _PROC_FD = "/proc/self/fd"
 _CAN_WALK = hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
+_O_PATH = getattr(os, "O_PATH", 0)
 
 
 class NotRegularFileError(OSError):
@@ -139,6 +144,15 @@ def _open_walk(root: str, rel: str, full: str, last_flags: int) -> int:
                 raise
             os.close(dir_fd)
             dir_fd = nxt
+        if last_flags == _O_READ:  # a file: never opened unless it is a regular one (a FIFO's writer not woken)
+            try:
+                st = os.stat(parts[-1], dir_fd=dir_fd, follow_symlinks=False)
+            except OSError as exc:
+                raise _classify_open_error(exc, full) from None
+            if stat.S_ISLNK(st.st_mode):
+                raise UnsafePathError(f"a symbolic link (not followed): {full}")
+            if not stat.S_ISREG(st.st_mode):
+                raise NotRegularFileError(errno.EINVAL, "not a regular file", full)
         try:
             return os.open(parts[-1], last_flags, dir_fd=dir_fd)
         except OSError as exc:
@@ -167,7 +181,9 @@ def open_file(root: str | os.PathLike[str], rel: str) -> tuple[int, os.stat_resu
     root_s = os.fspath(root)
     check_relative(rel)
     full = os.path.join(root_s, rel)
-    if _CAN_WALK and not os.path.isdir(_PROC_FD):
+    if _O_PATH and _proc_fd():
+        return _open_by_path_handle(root_s, rel, full)
+    if _CAN_WALK:
         fd = _open_walk(root_s, rel, full, _O_READ)
         walked = True
     else:
@@ -188,6 +204,42 @@ def open_file(root: str | os.PathLike[str], rel: str) -> tuple[int, os.stat_resu
     except BaseException:
         os.close(fd)
         raise
+
+
+def _open_by_path_handle(root: str, rel: str, full: str) -> tuple[int, os.stat_result]:
+    """Linux: a path handle first (``O_PATH``: nothing is opened, so a FIFO's writer is not woken and a device
+    sees no open), checked for containment and type, then reopened for reading through ``/proc/self/fd``."""
+    try:
+        handle = os.open(full, _O_PATH | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if "/" in rel:  # through a link, "missing" would say what exists outside the root: refuse instead
+            _check_components(root, rel, full)
+        raise _classify_open_error(exc, full) from None
+    try:
+        st = os.fstat(handle)
+        if stat.S_ISLNK(st.st_mode):  # (O_PATH | O_NOFOLLOW hands back the link itself)
+            raise UnsafePathError(f"a symbolic link (not followed): {full}")
+        if "/" in rel:
+            _check_fd_path(handle, root, rel, full)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFileError(errno.EINVAL, "not a regular file", full)
+        fd = os.open(f"{_PROC_FD}/{handle}", _O_READ & ~getattr(os, "O_NOFOLLOW", 0))
+    finally:
+        os.close(handle)
+    try:
+        opened = os.fstat(fd)
+        if (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino):  # (cannot happen: the handle pins the inode)
+            raise UnsafePathError(f"changed while being opened: {full}")
+        os.set_blocking(fd, True)
+        return fd, opened
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+@functools.lru_cache(maxsize=1)
+def _proc_fd() -> bool:
+    return os.path.isdir(_PROC_FD)
 
 
 def read_bytes(root: str | os.PathLike[str], rel: str, max_bytes: int | None = None) -> tuple[bytes, os.stat_result]:

@@ -124,3 +124,53 @@ def test_outline_and_read_symbol_refuse_a_fifo_at_once(tmp_path):
             project.outline("nope.py")
         with pytest.raises(UnsafePathError):
             project.outline("../outside.py")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("path_handles", [True, False], ids=["O_PATH", "openat-walk"])
+def test_nothing_outside_or_non_regular_is_ever_opened(tmp_path, monkeypatch, path_handles):
+    """A FIFO behind a symlinked directory (or inside the root) is refused before it is opened: a writer
+    waiting on it stays blocked, and the refusal says 'symbolic link', not whether the file exists."""
+    import codelex.safefs as safefs
+
+    if not path_handles:
+        if not safefs._CAN_WALK:
+            pytest.skip("no openat on this platform")
+        monkeypatch.setattr(safefs, "_O_PATH", 0)
+    elif not (safefs._O_PATH and os.path.isdir("/proc/self/fd")):
+        pytest.skip("O_PATH and /proc are Linux's")
+    root = tmp_path / "repo"
+    root.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.mkfifo(outside / "pipe")
+    os.mkfifo(root / "pipe")
+    os.symlink(outside, root / "linkdir")
+    woken = []
+    writers = []
+
+    def writer(fifo: Path) -> None:
+        fd = os.open(fifo, os.O_WRONLY)  # blocks until a reader opens the FIFO
+        woken.append(fifo)
+        os.close(fd)
+
+    for fifo in (outside / "pipe", root / "pipe"):
+        t = threading.Thread(target=writer, args=(fifo,), daemon=True)
+        t.start()
+        writers.append(t)
+    try:
+        with pytest.raises(UnsafePathError):
+            _bounded(lambda: safefs.open_file(root, "linkdir/pipe"))
+        with pytest.raises(UnsafePathError):
+            _bounded(lambda: safefs.open_file(root, "linkdir/absent.py"))  # the same answer as for the pipe
+        with pytest.raises(safefs.NotRegularFileError):
+            _bounded(lambda: safefs.open_file(root, "pipe"))
+        for t in writers:
+            t.join(0.3)
+        assert woken == []  # neither FIFO was opened
+    finally:
+        for fifo in (outside / "pipe", root / "pipe"):  # release the writers
+            fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+            os.close(fd)
+        for t in writers:
+            t.join(5)

@@ -99,3 +99,48 @@ def test_a_fifo_gitignore_in_a_git_work_tree_never_hangs_the_listing(tree):
     os.mkfifo(tree / "src/.gitignore")  # git itself would wait for a writer
     walked = list_files(tree)
     assert sorted(f.path for f in walked.files) == ["a.py", "src/b.py", "src/c.py"]
+
+
+HOSTILE_PATTERN = "*a*a*a*a*a*a*a*a*b"  # Python's backtracking matcher takes ~forever on a long name of 'a's
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("re2", [True, False], ids=["re2", "backtracking-fallback"])
+def test_a_hostile_pattern_never_makes_matching_slow(tree, monkeypatch, re2):
+    import codelex.ingest.ignore as ignore
+
+    if not re2:
+        monkeypatch.setattr(ignore, "_RE2", None)  # (a broken install without google-re2)
+    elif ignore._re2() is None:
+        pytest.skip("google-re2 is not importable")
+    long_name = "a" * 200 + ".py"
+    write(tree, long_name)
+    write(tree, "src/" + long_name)
+    write(tree, ".gitignore", HOSTILE_PATTERN + "\n*.log\n")
+    write(tree, "src/.gitignore", HOSTILE_PATTERN + "\n")
+    walk = list_files(tree, use_git=False, ignore=[HOSTILE_PATTERN])
+    assert {f.path for f in walk.files} >= {long_name, "src/" + long_name, "a.py"}
+    spec = ignore.compile_lines([HOSTILE_PATTERN, "*.log"])
+    assert spec.check_file("x.log").include and not spec.check_file(long_name).include
+    assert spec.check_file("a" * 8 + "b").include is (True if re2 else None)  # the fallback drops the hostile pattern
+    assert (ignore.pattern_error(HOSTILE_PATTERN) is None) is re2
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(not HAS_GIT, reason="needs git")
+def test_a_git_that_spins_on_a_hostile_gitignore_is_not_waited_on(tree, monkeypatch):
+    import time
+
+    import codelex.ingest.listing as listing
+
+    monkeypatch.setattr(listing, "GIT_LIST_TIMEOUT_S", 2.0)
+    git(tree, "init", "-q")
+    write(tree, "a" * 200 + ".py")
+    write(tree, ".gitignore", HOSTILE_PATTERN + "\n")
+    started = time.monotonic()
+    walk = list_files(tree)
+    assert time.monotonic() - started < 30
+    assert walk.source == "walk" and walk.record is not None and "a" * 200 + ".py" in {f.path for f in walk.files}
+    started = time.monotonic()
+    again = list_files(tree, previous=walk.record)  # the record says git failed: walked, git not asked again
+    assert again.source == "walk" and time.monotonic() - started < 1.5

@@ -23,7 +23,7 @@ import warnings
 from codelex.errors import UnsafePathError
 from codelex.safefs import read_bytes
 
-__all__ = ["MAX_IGNORE_BYTES", "GitignoreOracle", "IgnoreChain", "any_pattern", "compile_lines", "ignored_by",
+__all__ = ["MAX_BACKTRACKING_WILDCARDS", "MAX_IGNORE_BYTES", "GitignoreOracle", "IgnoreChain", "any_pattern", "compile_lines", "ignored_by",
            "pattern_error", "read_ignore_lines", "usable_lines"]
 
 #: Larger ignore files are skipped, as git does (its PATTERN_MAX_FILE_SIZE).
@@ -36,27 +36,81 @@ warnings.filterwarnings("ignore", message="Possible nested set", category=Future
                         module=r"(pathspec\.|codelex\.ingest\.ignore$)")
 
 
-def _compile_one(line: str):
-    """The compiled pathspec pattern of one line (None for a blank one), or the exception compiling it raised."""
+def _re2():
+    """The google-re2 module (linear-time matching), or None where it cannot be imported."""
+    global _RE2
+    if _RE2 is False:
+        try:
+            import re2 as module
+        except ImportError:  # pragma: no cover - a dependency; absent only from a broken install
+            module = None
+        _RE2 = module
+    return _RE2
+
+
+_RE2 = False  # not looked up yet
+
+
+def _compile_errors() -> tuple[type[BaseException], ...]:
+    module = _re2()
+    return (ValueError, re.error, RecursionError) + ((module.error,) if module is not None else ())
+
+
+#: Without RE2, a pattern whose regex holds more unbounded repetitions than this is dropped: Python's
+#: backtracking engine can take time exponential in their number on a long name (``*a*a*a*a*b``).
+MAX_BACKTRACKING_WILDCARDS = 2
+
+
+def _too_slow_to_backtrack(pattern) -> bool:
+    regex = getattr(pattern, "regex", None)
+    text = getattr(regex, "pattern", "")
+    return isinstance(text, str) and text.count("*") + text.count("+") > MAX_BACKTRACKING_WILDCARDS
+
+
+def _spec(patterns_or_lines, *, lines: bool):
+    """A ``GitIgnoreSpec`` matched by RE2 (linear time, whatever a hostile ignore file holds), else by
+    pathspec's backtracking backend without the patterns that could make it take exponential time."""
     from pathspec import GitIgnoreSpec
 
+    backend = "re2" if _re2() is not None else "simple"
+    if backend == "simple":
+        patterns = GitIgnoreSpec.from_lines(patterns_or_lines, backend="simple").patterns if lines \
+            else list(patterns_or_lines)
+        return GitIgnoreSpec([p for p in patterns if not _too_slow_to_backtrack(p)], backend="simple")
+    if lines:
+        return GitIgnoreSpec.from_lines(patterns_or_lines, backend=backend)
+    return GitIgnoreSpec(list(patterns_or_lines), backend=backend)
+
+
+def _compile_one(line: str):
+    """The compiled pathspec pattern of one line (None for a blank one), or the exception compiling it raised."""
     try:
-        patterns = GitIgnoreSpec.from_lines([line]).patterns
-    except (ValueError, re.error, RecursionError) as exc:  # GitIgnorePatternError is a ValueError
+        patterns = _spec([line], lines=True).patterns
+        if not patterns and line.strip() and not line.startswith("#"):
+            from pathspec import GitIgnoreSpec
+
+            # (dropped by the backtracking guard: say why)
+            if GitIgnoreSpec.from_lines([line], backend="simple").patterns:
+                return ValueError(f"more than {MAX_BACKTRACKING_WILDCARDS} wildcards (too slow to match)")
+    except _compile_errors() as exc:  # GitIgnorePatternError is a ValueError
         return exc
     return patterns[0] if patterns else None
 
 
 def compile_lines(lines):
-    """A ``GitIgnoreSpec`` of ``lines``, without the lines pathspec cannot compile (git accepts them)."""
-    from pathspec import GitIgnoreSpec
+    """A ``GitIgnoreSpec`` of ``lines``, without the lines that cannot be compiled (git accepts them).
 
+    The one way codelex compiles gitignore-style patterns (ignore files,
+    configuration, arguments): matched by RE2, so no pattern and no file
+    name can make matching take more than linear time.
+    """
     lines = list(lines)
     try:
-        return GitIgnoreSpec.from_lines(lines)
-    except (ValueError, re.error, RecursionError):
+        return _spec(lines, lines=True)
+    except _compile_errors():
         pass
-    return GitIgnoreSpec([p for p in map(_compile_one, lines) if p is not None and not isinstance(p, BaseException)])
+    return _spec([p for p in map(_compile_one, lines) if p is not None and not isinstance(p, BaseException)],
+                 lines=False)
 
 
 def usable_lines(lines) -> list[str]:
@@ -168,6 +222,14 @@ def any_pattern(spec) -> re.Pattern | None:
         parts.append("(?:" + _NAMED_GROUP.sub("(?:", regex.pattern) + ")")
     if not parts:
         return re.compile(r"(?!)")  # matches nothing
+    module = _re2()
+    if module is not None:  # linear time, as the spec's own matching
+        options = module.Options()
+        options.log_errors = False
+        try:
+            return module.compile("|".join(parts), options)
+        except module.error:
+            return None
     try:
         return re.compile("|".join(parts), flags or 0)
     except re.error:

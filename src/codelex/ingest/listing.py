@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from codelex._native import ingest as _native_ingest
 from codelex.defaults import DEFAULT_MAX_BYTES
-from codelex.ingest.ignore import IgnoreChain, ignored_by
+from codelex.ingest.ignore import IgnoreChain, compile_lines, ignored_by
 from codelex.ingest.rules import dir_reason, file_skip_reason, is_twin
 from codelex.kinds import NON_CODE_KINDS, kind_of
 from codelex.errors import UnsafePathError
@@ -165,7 +165,13 @@ def _git_files(root: Path) -> list[str] | None:
 _FIFO_WAITS = frozenset({"wait_for_partner", "fifo_open"})
 
 
-def _run_git(argv: list[str], timeout: float = 300.0) -> bytes | None:
+#: The longest git may take to list a work tree before the tree is walked instead: git's own ignore matching
+#: backtracks, and a hostile ``.gitignore`` (``*a*a*a*a*a*a*b`` beside long names) keeps it busy for hours;
+#: the walk matches with RE2.  (The Linux tree lists in well under a second.)
+GIT_LIST_TIMEOUT_S = 30.0
+
+
+def _run_git(argv: list[str], timeout: float | None = None) -> bytes | None:
     """git's standard output; None when it fails, times out, or waits to open a FIFO.
 
     git opens ignore files (and its own configuration) with a blocking
@@ -178,7 +184,7 @@ def _run_git(argv: list[str], timeout: float = 300.0) -> bytes | None:
                                 cwd=neutral_cwd())
     except (OSError, subprocess.SubprocessError):
         return None
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + (GIT_LIST_TIMEOUT_S if timeout is None else timeout)
     step = 0.05
     with proc:
         while True:
@@ -332,7 +338,10 @@ def list_files(
         The ``record`` of an earlier walk of this root: when none of its
         directories and ignore files changed, the walk is skipped and only
         the candidates are ``lstat``-ed again (``cached`` is then True).
-        Walks without git and without ``accept`` return a record.
+        Walks without git and without ``accept`` return a record.  With a
+        record and ``use_git=None`` the tree is walked, not listed by git (a
+        record means git was absent, failed, or took longer than
+        :data:`GIT_LIST_TIMEOUT_S` last time).
 
     Returns
     -------
@@ -354,18 +363,14 @@ def list_files(
         raise TypeError("ignore patterns must be str")
     extra = None
     if patterns:
-        from pathspec import GitIgnoreSpec
-
-        extra = GitIgnoreSpec.from_lines(patterns)
+        extra = compile_lines(patterns)
     include_patterns = [p for p in include]
     if any(not isinstance(p, str) for p in include_patterns):
         raise TypeError("include patterns must be str")
     keep_kinds = frozenset(kinds) if kinds is not None else None
     included = None
     if include_patterns:
-        from pathspec import GitIgnoreSpec
-
-        included = GitIgnoreSpec.from_lines(include_patterns)
+        included = compile_lines(include_patterns)
     listed: list[tuple[str, os.stat_result | None]]
     key = listing_key(patterns, include_patterns, sorted(keep_kinds) if keep_kinds is not None else None) \
         if accept is None else None
@@ -373,7 +378,10 @@ def list_files(
         # No directory or ignore file changed since the recorded walk (git
         # mode is never recorded, so a record means the root is walked).
         return _from_record(root, previous, max_bytes, max_files)
-    git_paths = _git_files(root) if use_git is not False else None
+    # A record exists only when the last listing walked: git was absent, failed or ran out of time there, so
+    # walk again rather than wait for it once more (use_git=True still insists).
+    ask_git = use_git is True or (use_git is None and previous is None)
+    git_paths = _git_files(root) if ask_git else None
     if use_git and git_paths is None:
         raise RuntimeError(f"git cannot list the files of {root}")
     if git_paths is not None:

@@ -71,10 +71,9 @@ def _specs(ignore: tuple[str, ...], include: tuple[str, ...]) -> tuple:
     key = (ignore, include)
     found = _SPEC_CACHE.get(key)
     if found is None:
-        from pathspec import GitIgnoreSpec
+        from codelex.ingest.ignore import compile_lines
 
-        found = (GitIgnoreSpec.from_lines(ignore) if ignore else None,
-                 GitIgnoreSpec.from_lines(include) if include else None)
+        found = (compile_lines(ignore) if ignore else None, compile_lines(include) if include else None)
         if len(_SPEC_CACHE) > 64:
             _SPEC_CACHE.clear()
         _SPEC_CACHE[key] = found
