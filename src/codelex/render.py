@@ -49,7 +49,7 @@ def _escape(text: str, *, backslash: bool, keep_tab: bool, keep_breaks: bool = F
     if _NEEDS_WORK.search(text) is None:
         return text
     out = []
-    for ch in text:
+    for i, ch in enumerate(text):
         o = ord(ch)
         if 0x20 <= o < 0x7F:
             out.append("\\\\" if ch == "\\" and backslash else ch)
@@ -57,8 +57,8 @@ def _escape(text: str, *, backslash: bool, keep_tab: bool, keep_breaks: bool = F
             out.append(f"\\x{o - 0xDC00:02x}")
         elif 0xD800 <= o <= 0xDFFF:  # any other lone surrogate (surrogatepass)
             out.append("".join(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogatepass")))
-        elif (ch == "\t" and keep_tab) or (keep_breaks and ch in "\n\r"):
-            out.append(ch)
+        elif (ch == "\t" and keep_tab) or (keep_breaks and (ch == "\n" or text.startswith("\r\n", i))):
+            out.append(ch)  # (a lone CR is escaped: it could hide what precedes it on a terminal)
         elif ch in _SHORT:
             out.append(_SHORT[ch])
         elif ch.isprintable():
@@ -133,7 +133,9 @@ def error_text(exc: BaseException, max_chars: int = 5 * ECHO_MAX_CHARS) -> str:
 def wire_text(text: str) -> str:
     """``text`` as it leaves in JSON and MCP answers: always encodable as UTF-8, and as safe to print as plain output.
 
-    Line breaks and tabs stay (JSON escapes them); every other control or
+    Line breaks (``\\n``, ``\\r\\n``) and tabs stay (JSON escapes them); a lone
+    carriage return becomes ``\\r`` as in plain output (printed, it would
+    return to the line's start and hide what precedes it); every other control or
     non-printable character (C0 and C1 controls such as U+009B, bidi
     overrides such as U+202E) and every lone surrogate becomes ``\\xHH``
     per UTF-8 byte, as in :func:`display_text`.
@@ -143,7 +145,7 @@ def wire_text(text: str) -> str:
     return _escape(text, backslash=False, keep_tab=True, keep_breaks=True)
 
 
-_WIRE_WORK = re.compile(r"[^\x20-\x7e\n\t\r]")
+_WIRE_WORK = re.compile(r"[^\x20-\x7e\n\t\r]|\r(?!\n)")
 
 
 def format_age(seconds: float) -> str:

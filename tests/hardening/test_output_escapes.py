@@ -73,3 +73,29 @@ def test_an_unreadable_root_is_named_as_such(tmp_path):
         root.chmod(0o755)
     err = r.stderr.decode()
     assert r.returncode == 2 and "cannot read the project directory" in err and "pyproject" not in err
+
+
+def test_a_lone_carriage_return_is_escaped_on_the_wire_as_in_plain_output(tmp_path):
+    """Regression (review finding 12): MCP read_symbol and code_search kept a lone CR, which returns a terminal to
+    the line's start and hides what precedes it; only CR LF stays a line break."""
+    from codelex import Project
+    from codelex.render import display_text, wire_text
+
+    assert wire_text("a\r\nb") == "a\r\nb"
+    assert wire_text("safe()\revil()") == "safe()\\revil()" == display_text("safe()\revil()")
+    assert wire_text("x\r") == "x\\r" and wire_text("\u009b\r\n") == "\\xc2\\x9b\r\n"
+    pytest.importorskip("mcp")
+    pytest.importorskip("tree_sitter_python")
+    from codelex.mcp_server import _result, code_search_text, read_symbol_text
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_bytes(b"def hidden_payload():\n    looks_fine = 1  \r    rm_rf_everything()\r\n    return 0\n")
+    with Project(root) as project:
+        project.open()
+        project.wait_structure()
+        for text in (read_symbol_text(project, "a.py", "hidden_payload"),
+                     code_search_text(project, "hidden payload")):
+            sent = _result(text).content[0].text
+            assert "looks_fine = 1  \\r    rm_rf_everything()" in sent, sent
+            assert "\r" not in sent.replace("\r\n", ""), sent
