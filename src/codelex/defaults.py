@@ -70,6 +70,9 @@ STEM_MAX_WORD = 24
 DEFAULT_LIMIT = 20
 #: Larger limits are clamped to this (no index holds more files; native code counts in 32 bits).
 MAX_LIMIT = 2**31 - 1
+#: Longest path glob accepted (``paths``, ``--path``), and most globs in one request: a QueryError beyond.
+MAX_GLOB_CHARS = 1024
+MAX_PATH_GLOBS = 64
 
 # --- incremental upkeep and persistence ------------------------------------------------
 
@@ -134,7 +137,9 @@ __all__ = [
     "INDEX_DIR_NAME",
     "INDEX_FILE",
     "LOCK_FILE",
+    "MAX_GLOB_CHARS",
     "MAX_LIMIT",
+    "MAX_PATH_GLOBS",
     "MERGE_MIN_POSTINGS",
     "MERGE_RATIO",
     "NAME_BOOST",

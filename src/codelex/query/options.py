@@ -102,7 +102,8 @@ class SearchOptions:
     TypeError
         For an argument of the wrong type (a bool limit included).
     codelex.QueryError
-        For an unknown ``lang``.
+        For an unknown ``lang``, or a bad or oversized glob in ``paths``
+        (see :func:`codelex.query.globs.glob_regex`).
 
     Examples
     --------
@@ -139,6 +140,8 @@ class SearchOptions:
                 if not isinstance(pattern, str):
                     raise TypeError(f"paths must be strings, not {type(pattern).__name__}")
             set_("paths", paths)
+            # Compiled now (the cached property's slot): a bad glob is a QueryError before any search.
+            self.__dict__["paths_predicate"] = paths_predicate(paths)
         if self.lang is not None:
             if not isinstance(self.lang, str):
                 raise TypeError(f"lang must be str, not {type(self.lang).__name__}")
