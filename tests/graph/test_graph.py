@@ -69,6 +69,23 @@ def test_js_ts_relative_index_extensions_tsconfig_and_workspaces():
     assert g.unresolved == 1  # react
 
 
+def test_a_manifest_nested_too_deeply_is_skipped_not_a_failed_graph():
+    """Regression (review finding 10): a deeply nested package.json made the import graph fail (a RecursionError
+    from json, logged with its traceback); that manifest is skipped, the rest resolves."""
+    deep = '{"name": "@org/deep", "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    files = {
+        "packages/deep/package.json": deep,
+        "packages/deep/index.js": "exports.deep = 1\n",
+        "tsconfig.json": '{"compilerOptions": ' + "{" * 50_000 + "}" * 50_000 + "}\n",
+        "packages/shared/package.json": '{"name": "@org/shared", "main": "lib/index.js"}\n',
+        "packages/shared/lib/index.js": "exports.shared = 1\n",
+        "src/main.js": "import { shared } from '@org/shared'\nimport { deep } from '@org/deep'\nimport './util'\n",
+        "src/util.js": "module.exports = {}\n",
+    }
+    g = from_mapping(files)
+    assert g.imports("src/main.js") == ["packages/shared/lib/index.js", "src/util.js"]
+
+
 # --- Go -------------------------------------------------------------------------------
 
 

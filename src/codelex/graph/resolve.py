@@ -55,11 +55,12 @@ def _strip_json_comments(text: str) -> str:
 
 
 def _json(text: str | None):
+    """A manifest's JSON, or None when it is not JSON (or nested too deeply to parse: that manifest is skipped)."""
     if not text:
         return None
     try:
         return json.loads(_strip_json_comments(text))
-    except ValueError:
+    except (ValueError, RecursionError):  # (json recurses once per nested array or object)
         return None
 
 
