@@ -557,16 +557,11 @@ def _cmd_outline(args) -> int:
     if not outline.available:
         raise _Failure(f"no outline for {display_path(outline.path)}: {outline.reason}")
     style = _Style(_use_colour(args.color, sys.stdout))
-
-    def walk(index: int, depth: int) -> None:
-        for i in outline.children(index):
-            d = outline.definitions[i]
-            signature = outline.signatures[i] if i < len(outline.signatures) else ""
-            print(f"{'  ' * depth}{style.dim(d.kind)} {style.path(display_text(d.name))}  "
-                  f"{style.line_no(f'{d.start_line}-{d.end_line}')}  {display_text(signature)}")
-            walk(i, depth + 1)
-
-    walk(-1, 0)
+    for i, depth in outline.order():  # (iterative: no nesting depth overflows the stack)
+        d = outline.definitions[i]
+        signature = outline.signatures[i] if i < len(outline.signatures) else ""
+        print(f"{'  ' * depth}{style.dim(d.kind)} {style.path(display_text(d.name))}  "
+              f"{style.line_no(f'{d.start_line}-{d.end_line}')}  {display_text(signature)}")
     return EXIT_FOUND if outline.definitions else EXIT_NONE
 
 

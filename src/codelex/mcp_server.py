@@ -234,16 +234,11 @@ def file_outline_text(project: Project, path) -> str:
         lines = [f"No outline for {shown}: {outline.reason}."]
     else:
         lines = [f"Outline of {shown} ({outline.language}, {len(outline.definitions)} definition(s)):"]
-
-        def walk(index: int, depth: int) -> None:
-            for i in outline.children(index):
-                d = outline.definitions[i]
-                signature = outline.signatures[i] if i < len(outline.signatures) else ""
-                lines.append(f"{'  ' * (depth + 1)}{d.kind} {display_text(d.qualified_name)}  "
-                             f"(lines {d.start_line}-{d.end_line})  {display_text(signature)}")
-                walk(i, depth + 1)
-
-        walk(-1, 0)
+        for i, depth in outline.order():  # (iterative: no nesting depth overflows the stack)
+            d = outline.definitions[i]
+            signature = outline.signatures[i] if i < len(outline.signatures) else ""
+            lines.append(f"{'  ' * (depth + 1)}{d.kind} {display_text(d.qualified_name)}  "
+                         f"(lines {d.start_line}-{d.end_line})  {display_text(signature)}")
         if not outline.definitions:
             lines.append("  (no definitions)")
         lines.append("Use read_symbol with a name above to read its source.")

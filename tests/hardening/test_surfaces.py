@@ -134,3 +134,36 @@ def test_mcp_bad_roots_types_and_sizes_are_error_results_and_the_server_stays_up
         assert by_call[i][1], (calls[i], by_call[i])
     for name, _, size in outcomes:
         assert size < 200_000, (name, size)  # a huge input is never echoed back whole
+
+
+@pytest.mark.timeout(300)
+def test_deeply_nested_definitions_outline_in_every_surface(tmp_path):
+    """Regression (review finding 10): 3,000 nested JavaScript functions made `codelex outline` print a
+    RecursionError traceback (exit 1) and MCP file_outline fail; qualified names grew to 17 KB each."""
+    import json
+
+    pytest.importorskip("tree_sitter_javascript")
+    from codelex import Project
+    from codelex.mcp_server import file_outline_text
+    from codelex.structure import analyze
+    from codelex.structure.extract import MAX_NESTING
+
+    root = tmp_path / "home" / "deep"
+    root.mkdir(parents=True)
+    n = 3000
+    source = "".join(f"function f{i}() {{\n" for i in range(n)) + "}\n" * n
+    (root / "deep.js").write_text(source)
+    structure = analyze("deep.js", source.encode())
+    assert len(structure.definitions) == n
+    assert max(len(d.qualified_name) for d in structure.definitions) < 8 * (MAX_NESTING + 2)
+    env = {"HOME": str(tmp_path / "home")}
+    r = _cli("outline", "deep.js", cwd=root, env=env)
+    assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr[-2000:]
+    lines = r.stdout.decode().splitlines()
+    assert len(lines) == n and lines[0].startswith("function f0") and lines[1].startswith("  function f1")
+    r = _cli("outline", "deep.js", "--json", cwd=root, env=env)
+    assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr[-2000:]
+    assert json.loads(r.stdout)["definitions"][0]["name"] == "f0"
+    with Project(root, build_structure=False) as project:
+        text = file_outline_text(project, "deep.js")
+    assert text.startswith("Outline of deep.js (javascript, 3000 definition(s)):")

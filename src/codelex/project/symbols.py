@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 from dataclasses import dataclass
 
 from codelex.errors import AmbiguousSymbolError, SymbolNotFoundError
@@ -31,22 +32,57 @@ class Outline:
 
     def children(self, index: int = -1) -> list[int]:
         """Indices of the definitions directly inside definition ``index`` (-1: the top level)."""
-        return [i for i, d in enumerate(self.definitions) if d.parent == index]
+        return list(self._nesting[1].get(index, ()))
+
+    @functools.cached_property
+    def _nesting(self) -> tuple[list[int], dict[int, list[int]]]:
+        """(each definition's depth, parent -> children in source order), in one pass.
+
+        Parents come before their children; a parent that does not (a crafted store) is ignored.  A
+        definition deeper than :data:`~codelex.structure.extract.MAX_NESTING` (a store saved before
+        extraction capped nesting) is listed beside its parent, so no walk and no JSON nests without bound.
+        """
+        from codelex.structure.extract import MAX_NESTING
+
+        depth: list[int] = []
+        parent_of: list[int] = []
+        kids: dict[int, list[int]] = {}
+        for i, d in enumerate(self.definitions):
+            p = d.parent if 0 <= d.parent < i else -1
+            if p >= 0 and depth[p] >= MAX_NESTING:
+                p = parent_of[p]
+            parent_of.append(p)
+            depth.append(depth[p] + 1 if p >= 0 else 0)
+            kids.setdefault(p, []).append(i)
+        return depth, kids
+
+    def order(self) -> list[tuple[int, int]]:
+        """``(definition index, depth)`` of every definition, parents first, children in source order
+        (iterative and linear, however deep the nesting)."""
+        depth, kids = self._nesting
+        out: list[tuple[int, int]] = []
+        stack = list(reversed(kids.get(-1, ())))
+        while stack:
+            i = stack.pop()
+            out.append((i, depth[i]))
+            stack.extend(reversed(kids.get(i, ())))
+        return out
 
     def to_dict(self) -> dict:
         """``{path, language, status, available, reason?, definitions: [..., children: [...]]}``, nested."""
-
-        def node(i: int) -> dict:
+        _, kids = self._nesting
+        entries: dict[int, dict] = {}
+        top: list[dict] = []
+        for i, _depth in self.order():
             entry = self.definitions[i].to_dict()
             if i < len(self.signatures):
                 entry["signature"] = self.signatures[i]
-            kids = self.children(i)
-            if kids:
-                entry["children"] = [node(k) for k in kids]
-            return entry
-
+            entries[i] = entry
+        for parent, children in kids.items():
+            target = top if parent < 0 else entries[parent].setdefault("children", [])
+            target.extend(entries[k] for k in children)
         out = {"path": self.path, "language": self.language, "status": self.status, "available": self.available,
-               "definitions": [node(i) for i in self.children()]}
+               "definitions": top}
         if self.reason:
             out["reason"] = self.reason
         return out

@@ -23,7 +23,7 @@ from codelex.defaults import STRUCTURE_MAX_BYTES
 from codelex.structure.languages import LanguageSpec, grammar_for, language, node_text, set_source, spec_for
 from codelex.structure.model import CHUNK_MAX_CHARS, CHUNK_MAX_LINES, Chunk, Definition, FileStructure
 
-__all__ = ["PARSE_BUDGET_S", "analyze", "line_windows", "structure_available"]
+__all__ = ["MAX_NESTING", "PARSE_BUDGET_S", "analyze", "line_windows", "structure_available"]
 
 log = logging.getLogger("codelex")
 
@@ -31,6 +31,9 @@ log = logging.getLogger("codelex")
 PARSE_BUDGET_S = 5.0
 #: Files up to this size are parsed without the time budget (see ``_parse``).
 UNBUDGETED_PARSE_BYTES = 256 * 1024
+#: Definitions nest at most this deep: a deeper one is a child of its ancestor at this depth (3,000 nested
+#: functions made qualified names of megabytes and outlines, JSON and the tools' walks overflow the stack).
+MAX_NESTING = 64
 
 
 def structure_available() -> str | None:
@@ -317,6 +320,7 @@ def _candidates(grammar: str, tree, lines: _Lines) -> list[_Candidate]:
 
 
 def _nest(cands: list[_Candidate]) -> None:
+    """Each candidate's parent: the innermost enclosing one, or its ancestor at depth :data:`MAX_NESTING`."""
     stack: list[int] = []
     for i, c in enumerate(cands):
         while stack and cands[stack[-1]].node.end_byte <= c.node.start_byte:
@@ -324,7 +328,7 @@ def _nest(cands: list[_Candidate]) -> None:
         while stack and not (cands[stack[-1]].node.start_byte <= c.node.start_byte
                              and c.node.end_byte <= cands[stack[-1]].node.end_byte):
             stack.pop()
-        c.parent = stack[-1] if stack else -1
+        c.parent = stack[min(len(stack), MAX_NESTING) - 1] if stack else -1
         stack.append(i)
 
 
