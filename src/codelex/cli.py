@@ -354,6 +354,9 @@ def _cmd_index(args) -> int:
             project.wait_structure()  # `index` is the build command: it finishes the structure too
         structure = project.structure_status
         structure_s = time.perf_counter() - structure_started
+        if structure.get("save_error"):  # analyzed, but nothing on disk: a failure, as the word index's
+            raise _Failure(f"{structure['save_error']}; the structure of the {len(project.index):,} files "
+                           "indexed was not kept")
         info = project.check() if args.json else None
         index_file = project.index_dir / "index.clx"
         size = index_file.stat().st_size if index_file.is_file() else None

@@ -204,6 +204,25 @@ def test_an_index_that_cannot_be_saved_is_a_failure_not_a_success(tmp_path):
     assert "index.clx" not in status.stdout or "not a regular file" in status.stdout
 
 
+def test_a_structure_that_cannot_be_saved_is_a_failure_not_a_success(tmp_path):
+    """Regression (review finding 9): with `.codelex/structure.clx/` a directory holding a file, `codelex index`
+    printed "structure: 2 files analyzed" and exited 0; the save's failure was only a log line."""
+    pytest.importorskip("tree_sitter_python")
+    root = _tree(tmp_path)
+    (root / INDEX_DIR_NAME / "structure.clx").mkdir(parents=True)  # in the way of the save
+    (root / INDEX_DIR_NAME / "structure.clx" / "keep").write_text("x")
+    r = _cli("index", "--root", str(root))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "structure:" not in r.stdout
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "could not save the structure" in lines[0] and "not kept" in lines[0], r.stderr
+    assert "Is a directory" in lines[0] or "directory" in lines[0].lower()
+    (root / INDEX_DIR_NAME / "structure.clx" / "keep").unlink()
+    (root / INDEX_DIR_NAME / "structure.clx").rmdir()
+    r = _cli("index", "--root", str(root), "--rebuild")
+    assert r.returncode == 0 and "structure: 2 files analyzed" in r.stdout, r.stdout + r.stderr
+
+
 def test_a_full_disk_at_save_is_reported(tmp_path, monkeypatch, capsys):
     import errno
 

@@ -757,10 +757,12 @@ class Project:
 
     @property
     def structure_status(self) -> dict:
-        """``{status, reason, stats}`` of the structure store (``idle``, ``building``, ``ready``, ``failed``)."""
+        """``{status, reason, stats, save_error}`` of the structure store (``idle``, ``building``, ``ready``,
+        ``failed``); ``save_error`` says why its last save failed (None when it did not)."""
         upkeep = self._state.structure
         with upkeep.lock:
-            return {"status": upkeep.status, "reason": upkeep.reason, "stats": dict(upkeep.stats)}
+            return {"status": upkeep.status, "reason": upkeep.reason, "stats": dict(upkeep.stats),
+                    "save_error": upkeep.save_error}
 
     # --- per-edit upkeep ----------------------------------------------------------
 

@@ -47,6 +47,7 @@ class StructureUpkeep:
         self.status = "idle"  # idle | building | ready | failed
         self.reason: str | None = None
         self.stats: dict[str, int] = {}
+        self.save_error: str | None = None  # why the last save of the store failed (None: it did not)
         self.job = 0
         self.thread: threading.Thread | None = None
         self.stale: dict[str, bytes | str | None] = {}  # path -> new content (None: read it from disk)
@@ -149,13 +150,21 @@ class StructureUpkeep:
         return True
 
     def _save(self, directory) -> None:
+        """Save the store to ``directory``; a failure is logged and kept in :attr:`save_error` (``codelex index``
+        reports it as a failure), cleared by the next save that works."""
         index = self.index
         if index is None or directory is None:
             return
         try:
             index.save(directory)
         except OSError as exc:
-            log.warning("codelex: could not save the structure of %s: %s", self.root, exc)
+            # (info, as the word index's: the failure is reported where it matters, by save_error)
+            log.info("codelex: could not save the structure of %s: %s", self.root, exc)
+            with self.lock:
+                self.save_error = f"could not save the structure in {directory}: {exc.strerror or exc}"
+            return
+        with self.lock:
+            self.save_error = None
 
     # --- edits -------------------------------------------------------------------
 
