@@ -36,8 +36,12 @@ INDEX_DIR_NAME = ".codelex"
 INDEX_FILE = "index.clx"
 #: The advisory lock serializing writers of an index directory.
 LOCK_FILE = "index.lock"
-#: Longest a save waits for that lock (a writer hung holding it fails the save instead of blocking it).
-LOCK_TIMEOUT_S = 60.0
+#: Longest a save waits for that lock: then the save is skipped (the answer stands, with one warning line;
+#: ``codelex index`` fails naming the lock; debounced saves try again later).  A few seconds, not a minute:
+#: a one-shot command saves the index, the listing cache and the structure, each behind this wait, and a
+#: held ``index.lock`` (another writer hung, or a hostile ``flock``) must not stall it for minutes.  An
+#: honest writer holds it for the length of one save.
+LOCK_TIMEOUT_S = 2.0
 #: The parsed-documentation cache inside an index directory.
 DOCS_CACHE_FILE = "docs.json"
 #: The structure store (definitions and chunks per file) inside an index directory.

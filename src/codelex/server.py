@@ -267,14 +267,19 @@ class _Pool:
             if fresh:
                 project = Project(root, watch=True, **options)
                 self.projects[key] = project
+        # Every build below runs on the project's own thread and is waited for only until it publishes its
+        # index: the save that follows (bounded by defaults.LOCK_TIMEOUT_S, a held index.lock included) never
+        # holds this command, nor the server's run lock, hence no other root's command.
         if not fresh:
             # The configuration files as they are now: a change re-lists the tree before this answer, a broken
             # file is this command's one-line error (ConfigError), never silently the old settings.
-            project.reload_config()
-        if fresh or project.status != "ready":
-            project.open()  # load, check by stat, start watching: once
-        elif not project.watching:  # the watcher could not start: check files by stat on every request
-            project.refresh()
+            project.reload_config(wait=False)
+            project.wait()
+        if fresh or project.status != "ready" or not project.watching:
+            # Load, check by stat, start watching: once (again on every request when the watcher could not
+            # start: the files are checked by stat instead).
+            project.open(wait=False)
+            project.wait()
         return project
 
     def close(self) -> None:

@@ -223,6 +223,40 @@ def test_a_structure_that_cannot_be_saved_is_a_failure_not_a_success(tmp_path):
     assert r.returncode == 0 and "structure: 2 files analyzed" in r.stdout, r.stdout + r.stderr
 
 
+@pytest.mark.timeout(90)
+@pytest.mark.skipif(os.name != "posix", reason="flock")
+def test_a_held_index_lock_delays_a_one_shot_command_by_seconds_not_minutes(tmp_path):
+    """Regression (review finding 8): `flock .codelex/index.lock sleep 400 &` stalled `codelex search` for 120 s
+    (a 60 s wait for the word index's save, another for the structure's).  Each save now waits
+    defaults.LOCK_TIMEOUT_S; the answer stands with one warning line, and `codelex index` fails naming the lock."""
+    import fcntl
+    import time
+
+    from codelex.defaults import LOCK_FILE, LOCK_TIMEOUT_S
+
+    root = _tree(tmp_path)
+    assert _cli("index", "--root", str(root)).returncode == 0
+    fd = os.open(root / INDEX_DIR_NAME / LOCK_FILE, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        (root / "src/new.py").write_text("def handle_new_request(req):\n    return req\n")
+        started = time.monotonic()
+        r = _cli("search", "handle request", "--root", str(root))
+        assert time.monotonic() - started < 4 * LOCK_TIMEOUT_S + 8, r.stderr
+        assert r.returncode == 0 and "src/new.py" in r.stdout, r.stderr
+        warnings = [x for x in r.stderr.splitlines() if "warning" in x]
+        assert len(warnings) == 1 and "could not save the index" in warnings[0] and "lock" in warnings[0]
+        (root / "src/newer.py").write_text("def handle_newer(req):\n    return req\n")
+        started = time.monotonic()
+        r = _cli("index", "--root", str(root))
+        assert time.monotonic() - started < 4 * LOCK_TIMEOUT_S + 8, r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1 and "lock" in lines[0] and "not kept" in lines[0], r.stderr
+    finally:
+        os.close(fd)
+    assert _cli("index", "--root", str(root)).returncode == 0
+
+
 def test_a_full_disk_at_save_is_reported(tmp_path, monkeypatch, capsys):
     import errno
 

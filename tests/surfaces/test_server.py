@@ -232,3 +232,42 @@ def test_a_server_starting_in_the_race_window_never_unlinks_the_live_socket(tmp_
         first._unlink_own_socket()
         os.close(first.lock_fd)
     assert server.holder_pid() is None and not os.path.exists(server.socket_path())
+
+
+@pytest.mark.timeout(120)
+def test_the_server_never_waits_for_a_save(tmp_path, monkeypatch):
+    """Regression (review finding 8): a served command opened (or refreshed) its project synchronously, save
+    included, under the server's run lock: a held `.codelex/index.lock` stalled every root's commands for the
+    lock's timeout.  Builds now run on the project's thread and a command waits only for their publication."""
+    import threading
+
+    from codelex import WordIndex, server
+
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src/auth.py").write_text("def authenticate_user(name):\n    return lookup(name)\n")
+    release, entered = threading.Event(), threading.Event()
+    real_save = WordIndex.save
+
+    def held_save(self, directory, *args, **kwargs):  # as a save that waits on another writer's lock
+        entered.set()
+        release.wait(90)
+        return real_save(self, directory, *args, **kwargs)
+
+    monkeypatch.setattr(WordIndex, "save", held_save)
+    pool = server._Pool()
+    try:
+        started = time.monotonic()
+        project = pool.project(root, {})
+        assert project.status == "ready" and entered.wait(30)
+        assert [h.file for h in project.search("authenticate").results] == ["src/auth.py"]
+        (root / "src/quetzal.py").write_text("def quetzalcoatl():\n    pass\n")
+        deadline = time.monotonic() + 20
+        while not pool.project(root, {}).search("quetzalcoatl").results:
+            assert time.monotonic() < deadline, "the edit never reached the served index"
+            time.sleep(0.05)
+        assert time.monotonic() - started < 30  # (a save waited for would have taken 90 s)
+        assert not release.is_set()
+    finally:
+        release.set()
+        pool.close()
