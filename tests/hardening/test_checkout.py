@@ -131,3 +131,62 @@ def test_the_checkouts_git_config_runs_nothing(tmp_path):
     walk = list_files(root, use_git=True)
     assert walk.source == "git" and [f.path for f in walk.files] == ["a.py"]
     assert not marker.exists()
+
+
+def _model_folder(folder: Path, make_static_model) -> Path:
+    make_static_model().save_pretrained(str(folder))
+    return folder
+
+
+@pytest.mark.parametrize("where", ["pyproject.toml", ".codelex.toml", ".codelex/config.toml"])
+@pytest.mark.parametrize("spec", ["model2vec:model", "st:model", "sentence-transformers:/opt/models/x",
+                                  "model2vec:/dev", "st:../elsewhere", "./model"])
+def test_a_repository_configuration_names_no_model_folder(tmp_path, where, spec):
+    """Regression (review finding 3): `embedder = "model2vec:model"` in a committed configuration chose the model
+    folder (a config.json linked to /dev/stdin hung `codelex code` and the MCP server; `st:` folders load code
+    of their own).  A repository may name only an installed model; a path is a one-line ConfigError."""
+    from codelex import ConfigError
+    from codelex.project.config import load_config
+
+    root = tmp_path / "repo"
+    (root / ".codelex").mkdir(parents=True, mode=0o700)
+    text = f'embedder = "{spec}"\n'
+    (root / where).write_text("[tool.codelex]\n" + text if where == "pyproject.toml" else text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(root)
+    message = str(caught.value)
+    assert where in message and "embedder" in message and "--embedder" in message and "CODELEX_EMBEDDER" in message
+    assert "\n" not in message
+    (root / where).write_text('[tool.codelex]\nembedder = "minilm"\n' if where == "pyproject.toml"
+                              else 'embedder = "minilm"\n')
+    assert load_config(root)["embedder"] == "minilm"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(os.name != "posix", reason="FIFOs and /dev/stdin")
+def test_a_model_folder_holding_a_fifo_or_a_device_link_is_refused_not_read(tmp_path, make_static_model):
+    """Regression (review finding 3): a model folder whose config.json is a FIFO or a link to /dev/stdin blocked
+    the loading thread forever (with the MCP server, reading its own stdin).  A folder the user names must hold
+    regular files (links to regular files allowed): anything else is an EmbedderError before the library reads."""
+    pytest.importorskip("model2vec")
+    from codelex import EmbedderError
+    from codelex.dense import embedder_loader
+
+    good = _model_folder(tmp_path / "good", make_static_model)
+    assert embedder_loader(f"model2vec:{good}")().dimensions > 0
+    linked = tmp_path / "linked"  # a Hugging Face cache's layout: links to blobs elsewhere
+    linked.mkdir()
+    for f in good.iterdir():
+        (linked / f.name).symlink_to(f)
+    assert embedder_loader(f"model2vec:{linked}")().dimensions > 0
+    for name, plant in (("fifo", lambda p: os.mkfifo(p)), ("stdin", lambda p: p.symlink_to("/dev/stdin")),
+                        ("zero", lambda p: p.symlink_to("/dev/zero"))):
+        bad = _model_folder(tmp_path / name, make_static_model)
+        (bad / "config.json").unlink()
+        plant(bad / "config.json")
+        with pytest.raises(EmbedderError, match="not a regular file"):
+            embedder_loader(f"model2vec:{bad}")
+        r = subprocess.run([*_command(), "code", "hello world", "--root", str(tmp_path / "good"), "--embedder",
+                            f"model2vec:{bad}"], capture_output=True, text=True, timeout=60, stdin=subprocess.PIPE,
+                           env=dict(os.environ, CODELEX_NO_SERVER="1"))
+        assert r.returncode == 2 and "not a regular file" in r.stderr and "Traceback" not in r.stderr, r.stderr

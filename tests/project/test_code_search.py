@@ -100,20 +100,25 @@ def test_filters_stop_words_and_related(project_root, make_static_model):
     p.close()
 
 
-def test_embedder_choice_and_config(project_root, make_static_model):
+def test_embedder_choice_and_config(project_root, make_static_model, monkeypatch):
     p = _open(project_root)
     with pytest.raises(EmbedderError, match="no model2vec model"):
         p.code_search("parse", embedder="model2vec:/nonexistent")
     lexical = p.code_search("parse", embedder=False)
     assert lexical.mode == "lexical" and lexical.hits[0].path == "conf.py"
     make_static_model().save_pretrained(str(project_root / "models" / "tiny"))
+    # A model folder is the user's choice ($CODELEX_EMBEDDER, --embedder, embedder=), never the repository's.
     (project_root / "pyproject.toml").write_text('[tool.codelex]\nembedder = "model2vec:models/tiny"\n')
+    with pytest.raises(ConfigError, match=r"pyproject.toml: embedder: .* is a model path.*--embedder"):
+        p.code_search("parse")
+    (project_root / "pyproject.toml").write_text('[tool.codelex]\nembedder = "minilm"\nfusion = "shape"\n')
+    monkeypatch.setenv("CODELEX_EMBEDDER", f"model2vec:{project_root / 'models' / 'tiny'}")
     r = p.code_search("register routes", wait=True)
     assert r.mode == "hybrid" and r.hits[0].path == "web/router.py"
     (project_root / "pyproject.toml").write_text('[tool.codelex\n')
     with pytest.raises(ConfigError, match="not valid TOML"):
         p.code_search("parse")
     (project_root / "pyproject.toml").write_text('[tool.codelex]\nembedder = 3\n')
-    with pytest.raises(ConfigError, match="must be a str"):
+    with pytest.raises(ConfigError, match="embedder must be the name of an installed model"):
         p.code_search("parse")
     p.close()

