@@ -226,3 +226,36 @@ def test_status_shows_the_effective_configuration(repo):
     assert json.loads(r.stdout)["config"]["max_files"] == 50
     r = run("search", "authenticate", "--root", repo, "--max-bytes", "10", "-l")  # the option beats the file
     assert r.returncode == 1
+
+
+@pytest.mark.parametrize("how", ["world-writable", "sticky", "another user"])
+def test_discovery_never_adopts_a_directory_someone_else_could_have_planted(tmp_path, how):
+    """Regression (review finding 4): another local user's `.git` and `.codelex.toml` in a shared parent
+    (`/tmp/x`) made the victim's `codelex search` in `/tmp/x/victimdir` index /tmp/x with the planted settings
+    (hiding the victim's code).  Such an ancestor is never adopted, and discovery stops there."""
+    import os
+
+    if how == "another user" and (not hasattr(os, "geteuid") or os.geteuid() != 0):
+        pytest.skip("needs root to hand a directory to another user")
+    shared = tmp_path / "shared"
+    victim = shared / "victimdir"
+    (victim / "src").mkdir(parents=True)
+    (victim / "src/app.py").write_text("def hello_victim():\n    return 1\n")
+    (shared / ".git").mkdir()
+    (shared / ".codelex.toml").write_text('ignore = ["victimdir/"]\n')
+    (shared / ".codelex").mkdir()  # an index directory too, at the planted root
+    if how == "another user":
+        for path in (shared, shared / ".git", shared / ".codelex.toml", shared / ".codelex"):
+            os.chown(path, 65534, 65534)
+    else:
+        os.chmod(shared, 0o1777 if how == "sticky" else 0o777)
+    try:
+        assert discover_root(victim / "src") == (victim / "src").resolve()  # (nothing marks victimdir yet)
+        assert discover_root(victim) == victim.resolve()
+        assert discover_root(shared) == shared.resolve()  # the starting directory is the user's choice
+        (victim / ".git").mkdir()
+        assert discover_root(victim / "src") == victim.resolve()
+        r = run("search", "hello victim", "-l", cwd=victim / "src", env={"CODELEX_NO_SERVER": "1"})
+        assert r.returncode == 0 and r.stdout.split() == ["app.py"], r.stdout + r.stderr
+    finally:
+        os.chmod(shared, 0o755)

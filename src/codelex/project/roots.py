@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from codelex.persist.layout import candidate_dirs, probe_index
 
-__all__ = ["discover_root", "refusal_reason"]
+__all__ = ["adoption_refusal", "discover_root", "refusal_reason"]
 
 
 def refusal_reason(root: Path) -> str | None:
@@ -25,6 +26,30 @@ def refusal_reason(root: Path) -> str | None:
     return None
 
 
+def adoption_refusal(directory: Path) -> str | None:
+    """Why an ancestor ``directory`` holding an index or a ``.git`` must not be adopted as a root (None: it may).
+
+    As git's ``safe.directory`` rule: a directory owned by another user, or
+    that others may write (world-writable, sticky or not, as ``/tmp``; or
+    writable by a group that is not the user's), could have had its
+    ``.git``, index or configuration planted by someone else, who would
+    then choose what the user's search indexes and hides.
+    """
+    if not hasattr(os, "geteuid"):
+        return None
+    try:
+        st = os.stat(directory)
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror or type(exc).__name__})"
+    if st.st_uid != os.geteuid():
+        return f"owned by another user (uid {st.st_uid})"
+    if st.st_mode & stat.S_IWOTH:
+        return "writable by other users"
+    if st.st_mode & stat.S_IWGRP and st.st_gid != os.getegid():
+        return "writable by its group"
+    return None
+
+
 def discover_root(start: str | os.PathLike[str] = ".") -> Path:
     """The project root that ``start`` (a directory) belongs to, as git and ripgrep find theirs.
 
@@ -32,7 +57,12 @@ def discover_root(start: str | os.PathLike[str] = ".") -> Path:
     the root of the git work tree around ``start``, else ``start`` itself.
     Directories at or above the home directory are never discovered (an
     index or a ``.git`` there does not make the whole account a project);
-    ``start`` itself is returned as it is, to be refused when opened.
+    ``start`` itself is returned as it is, to be refused when opened.  An
+    ancestor holding an index or a ``.git`` that another user owns or others
+    may write is never adopted, and discovery stops there
+    (:func:`adoption_refusal`; another user's ``/tmp/x/.git`` does not make
+    ``/tmp/x/yours`` part of their project).  ``start`` itself, or an
+    explicit root, is the user's choice.
 
     Examples
     --------
@@ -47,8 +77,12 @@ def discover_root(start: str | os.PathLike[str] = ".") -> Path:
     for directory in (here, *here.parents):
         if refusal_reason(directory):
             break  # every further parent is above home too
-        if any(probe_index(d)[0] is not None for d in candidate_dirs(directory, None)):
+        indexed = any(probe_index(d)[0] is not None for d in candidate_dirs(directory, None))
+        has_git = git_root is None and os.path.lexists(directory / ".git")
+        if (indexed or has_git) and directory != here and adoption_refusal(directory) is not None:
+            break  # someone else's (or anyone's) directory: neither it nor anything above it
+        if indexed:
             return directory
-        if git_root is None and os.path.exists(directory / ".git"):
+        if has_git:
             git_root = directory
     return git_root or here
