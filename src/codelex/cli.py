@@ -301,7 +301,8 @@ def _human_bytes(n: int | None) -> str:
 
 
 def _verify_saved(project) -> int:
-    """``codelex index --verify``: every checksum of every saved file in the index directory, now."""
+    """``codelex index --verify``: every checksum of every saved file in the index directory, now, and that
+    this user wrote each (a committed or copied file's checksums match whatever it holds: it is reported)."""
     from codelex.errors import IndexFormatError
     from codelex.persist.container import verify_container_file
     from codelex.persist.lexical import verify_lexical
@@ -329,7 +330,7 @@ def _verify_saved(project) -> int:
 
 
 def _cmd_index(args) -> int:
-    from codelex.render import display_path
+    from codelex.render import display_path, display_text
 
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     project = _open_project(args, progress)
@@ -373,7 +374,8 @@ def _cmd_index(args) -> int:
             json.dump(summary, sys.stdout)
             sys.stdout.write("\n")
             return EXIT_FOUND
-        how = f"{report.mode} ({report.reason})" if report.reason else report.mode
+        # (A reason can quote what a saved file held: escaped, as everything printed.)
+        how = f"{report.mode} ({display_text(report.reason)})" if report.reason else report.mode
         print(f"{summary['files']:,} files indexed in {elapsed:.2f} s ({how}); "
               f"{report.refreshed:,} refreshed, {report.added:,} added, {report.dropped:,} dropped")
         skipped = ", ".join(f"{k} {v:,}" for k, v in sorted(report.skipped.items())) or "none"
@@ -388,7 +390,7 @@ def _cmd_index(args) -> int:
             print(f"structure: {structure['stats'].get('analyzed', 0):,} files analyzed in {structure_s:.2f} s "
                   f"({detail})")
         elif structure["status"] == "failed":
-            print(f"structure: failed ({structure['reason']})")
+            print(f"structure: failed ({display_text(str(structure['reason']))})")
     finally:
         project.close()
     return EXIT_FOUND

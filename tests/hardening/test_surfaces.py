@@ -77,11 +77,12 @@ def test_mcp_bad_roots_types_and_sizes_are_error_results_and_the_server_stays_up
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    from codelex import Project
-
-    with Project(repo) as project:  # indexed beforehand, as `codelex index` would
-        project.open()
     home = repo.parents[1]
+    env = dict(os.environ, HOME=str(home), CODELEX_PERSIST_DEBOUNCE_MS="0")
+    # Indexed beforehand by `codelex index`, as the same user (the same home: the same key, so the server
+    # trusts the index rather than rebuilding it).
+    subprocess.run([sys.executable, "-m", "codelex", "index", "--root", str(repo)], cwd=str(repo), env=env,
+                   check=True, capture_output=True, timeout=300)
     surrogate = "\x00\x1b[31m\ufffd\u202e"  # NUL, an escape sequence, a replacement char, a bidi override
     calls = [
         ("symbol_search", {"query": "user", "cwd": str(home)}),  # the home directory itself
@@ -120,8 +121,7 @@ def test_mcp_bad_roots_types_and_sizes_are_error_results_and_the_server_stays_up
         return outcomes
 
     async def run():
-        params = StdioServerParameters(command=sys.executable, args=["-m", "codelex", "mcp"], cwd=str(repo),
-                                       env=dict(os.environ, HOME=str(home), CODELEX_PERSIST_DEBOUNCE_MS="0"))
+        params = StdioServerParameters(command=sys.executable, args=["-m", "codelex", "mcp"], cwd=str(repo), env=env)
         with anyio.fail_after(300):
             async with stdio_client(params) as (read, write):
                 async with ClientSession(read, write) as session:

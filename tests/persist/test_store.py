@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import codelex
 from codelex import IndexFormatError, WordIndex
 from codelex.defaults import INDEX_FILE
+from codelex.persist.container import encode_header
 from codelex.persist.lexical import verify_lexical
 from codelex.persist.scheduler import PersistScheduler
 
@@ -196,17 +197,16 @@ def test_unverified_corruption_never_crashes(tmp_path_factory, edits):
 
 
 def _rewrite_header(file: Path, mutate) -> None:
-    """Apply mutate(header) and re-sign the header, keeping the layout."""
+    """Apply mutate(header) and re-sign the header (its digest, and this user's MAC: the file stays one this
+    user wrote, so its digests are believed), keeping the layout."""
     data = bytearray(file.read_bytes())
     magic, version, hlen, _ = struct.unpack_from("<8sIIQ", data)
     header = json.loads(bytes(data[24 : 24 + hlen]))
+    data_start = min(a["offset"] for a in header["arrays"])
     mutate(header)
-    blob = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
-    data_start = min(a["offset"] for a in json.loads(bytes(data[24 : 24 + hlen]))["arrays"])
+    blob = encode_header(header, version)
     assert 24 + len(blob) <= data_start, "mutation grew the header past its padding"
-    blob = blob.ljust(hlen, b" ") if len(blob) <= hlen else blob
-    data[24 : 24 + len(blob)] = blob
-    data[24 + len(blob) : data_start] = b"\x00" * (data_start - 24 - len(blob))
+    data[24:data_start] = blob + b"\x00" * (data_start - 24 - len(blob))
     struct.pack_into("<8sIIQ", data, 0, magic, version, len(blob), xxhash.xxh3_64_intdigest(blob))
     file.write_bytes(data)
 
@@ -316,6 +316,32 @@ def test_forged_arrays_are_caught_structurally_without_checksums(saved, name, fn
         pass
     try:
         loaded = WordIndex.load(d, verify=False)
+    except IndexFormatError:
+        return
+    assert results(loaded) == results(idx)
+    assert name in ("kind_id", "tf_big_pos")
+
+
+@pytest.mark.parametrize(("name", "fn"), _LIES)
+def test_forged_arrays_in_a_file_this_user_did_not_write_are_caught_structurally(saved, name, fn, monkeypatch):
+    """The same lies, every digest fixed up, signed with another key (a committed or copied file): the
+    default load believes none of the digests and validates the structure in full."""
+    from codelex.persist import trust
+
+    idx, d = saved
+    _replace_array(d / INDEX_FILE, name, fn)
+    try:
+        _replace_digests(d / INDEX_FILE, name)
+    except StopIteration:  # not a lazily checked array
+        pass
+    monkeypatch.setattr(trust, "_key", b"\x5a" * 32)
+    monkeypatch.setattr(trust, "_loaded", True)
+    _rewrite_header(d / INDEX_FILE, lambda h: None)
+    monkeypatch.undo()
+    with pytest.raises(IndexFormatError, match="untrusted"):
+        WordIndex.load(d, trusted_only=True)
+    try:
+        loaded = WordIndex.load(d)
     except IndexFormatError:
         return
     assert results(loaded) == results(idx)

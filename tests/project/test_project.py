@@ -403,14 +403,20 @@ def test_unreadable_index_location_is_skipped(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     (cache / "codelex").mkdir(parents=True)
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
-    real_stat = os.stat
+    real_stat, real_lstat = os.stat, os.lstat
 
     def stat(path, *args, **kwargs):
         if os.fspath(path).startswith(str(cache / "codelex") + os.sep):
             raise PermissionError(13, "Permission denied", os.fspath(path))
         return real_stat(path, *args, **kwargs)
 
+    def lstat(path, *args, **kwargs):  # (index files are examined, never followed: with lstat)
+        if os.fspath(path).startswith(str(cache / "codelex") + os.sep) and os.fspath(path).endswith(".clx"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
     monkeypatch.setattr(os, "stat", stat)
+    monkeypatch.setattr(os, "lstat", lstat)
     with Project(root) as p:
         assert p.open().status == "ready"
         assert (root / ".codelex" / "index.clx").is_file()

@@ -39,11 +39,20 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
+def _same_user_cache() -> str:
+    """The cache directory whose key this process signs with: the server, another home notwithstanding, is
+    the same user (it trusts the indexes the test writes, as it would `codelex index`'s)."""
+    from codelex.persist import trust
+
+    trust.user_key()
+    return str(trust.key_file().parent.parent)
+
+
 async def _session_run(repo: Path, body):
     home = repo.parents[1]
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "codelex", "mcp"], cwd=str(repo),
-        env=dict(os.environ, HOME=str(home), CODELEX_PERSIST_DEBOUNCE_MS="0"),
+        env=dict(os.environ, HOME=str(home), CODELEX_PERSIST_DEBOUNCE_MS="0", XDG_CACHE_HOME=_same_user_cache()),
     )
     with anyio.fail_after(180):  # a server that died would leave the call hanging
         async with stdio_client(params) as (read, write):

@@ -135,7 +135,8 @@ class DocsIndex:
         return cls(sections)
 
 
-_CACHE_VERSION = 2
+#: Version 3: the digest line carries this user's MAC (:mod:`codelex.persist.trust`).
+_CACHE_VERSION = 3
 _SECTION_FIELDS = {"path": str, "title": str, "heading": str, "anchor": str, "start_line": int, "end_line": int,
                    "text": str}
 
@@ -145,21 +146,27 @@ def _load_cache(cache_file: Path) -> dict:
 
     The files part carries its xxh3 digest: a damaged cache would otherwise
     answer with damaged sections (a flipped letter in a heading is still valid JSON).
+    The digest line carries this user's MAC of it: a cache this user did not
+    write (committed, copied, forged with a matching digest) is never read.
+    Anything that does not parse (deep nesting included) is no cache either.
     """
     import xxhash
 
     from codelex.persist.container import open_regular
+    from codelex.persist.trust import mac_matches
 
     try:
-        with open_regular(cache_file) as f:  # (never a FIFO left where the cache should be)
+        with open_regular(cache_file) as f:  # (never a FIFO or a link left where the cache should be)
             raw = f.read()
         head, sep, body = raw.partition(b"\n")
         meta = json.loads(head)
         if not sep or not isinstance(meta, dict) or meta.get("version") != _CACHE_VERSION \
-                or meta.get("digest") != xxhash.xxh3_64_hexdigest(body):
+                or not isinstance(meta.get("digest"), str) or not isinstance(meta.get("mac"), str) \
+                or not mac_matches(_cache_mac_message(meta["digest"]), meta["mac"]) \
+                or meta["digest"] != xxhash.xxh3_64_hexdigest(body):
             return {}
         files = json.loads(body)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError, MemoryError):  # (IndexFormatError is a ValueError)
         return {}
     if not isinstance(files, dict):
         return {}
@@ -174,13 +181,20 @@ def _load_cache(cache_file: Path) -> dict:
     return files
 
 
+def _cache_mac_message(digest: str) -> bytes:
+    return f"codelex docs cache\x00{_CACHE_VERSION}\x00{digest}".encode("utf-8", "surrogatepass")
+
+
 def _save_cache(directory: Path, cache_file: Path, files: dict) -> None:
     """Write the cache atomically: a digest line, then the entries (fsynced before the rename)."""
     import xxhash
 
     from codelex.persist.container import atomic_file
+    from codelex.persist.trust import MAC_HEX, mac
 
     body = json.dumps(files, ensure_ascii=False).encode("utf-8", "surrogateescape")
-    head = json.dumps({"version": _CACHE_VERSION, "digest": xxhash.xxh3_64_hexdigest(body)}).encode()
+    digest = xxhash.xxh3_64_hexdigest(body)
+    tag = mac(_cache_mac_message(digest)) or "0" * MAC_HEX
+    head = json.dumps({"version": _CACHE_VERSION, "digest": digest, "mac": tag}).encode()
     with atomic_file(directory, cache_file.name) as f:
         f.write(head + b"\n" + body)

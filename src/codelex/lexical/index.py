@@ -448,16 +448,17 @@ class WordIndex:
 
         Nothing is decoded or scanned: the term dictionary is searched in
         place and the paths are decoded as hits need them.  With the chunk
-        digests of a load, the native core verifies each chunk of the large
-        arrays when it is first read; without them, the structure is
-        validated in full here.
+        digests of a load of a file this user wrote (``snapshot.trusted``),
+        the native core verifies each chunk of the large arrays when it is
+        first read; without them, the structure is validated in full here.
 
         Raises
         ------
         codelex.IndexFormatError
             When the arrays are structurally inconsistent.
         """
-        digests = snapshot.digests or {}
+        # Digests are believed only from a file this user wrote: anyone can make a file's digests match it.
+        digests = (snapshot.digests if snapshot.trusted else None) or {}
         try:
             vocab = Vocabulary.from_sorted(snapshot.vocab_blob, snapshot.vocab_offset_base, snapshot.vocab_offset_rel,
                                            digests.get("vocab_blob"), digests.get("vocab_offset_rel"),
@@ -507,7 +508,8 @@ class WordIndex:
         save_lexical(self.export_snapshot(), path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, mmap: bool = True, verify: bool = True) -> WordIndex:
+    def load(cls, path: str | os.PathLike[str], *, mmap: bool = True, verify: bool = True,
+             trusted_only: bool = False) -> WordIndex:
         """Load an index written by :meth:`save`.
 
         Parameters
@@ -525,16 +527,24 @@ class WordIndex:
             is used (``IndexFormatError`` then).  ``False`` skips every
             checksum and validates the whole structure at load instead.
             :meth:`verify` checks everything at once.
+        trusted_only : bool, default False
+            Refuse a file this user's codelex did not write (its header's MAC
+            is not this user's: committed to a repository, copied, forged).
+            By default such a file is loaded as with ``verify=False``: its
+            checksums prove nothing (whoever wrote it computed them), so the
+            whole structure is validated before any of it is used.
 
         Raises
         ------
         codelex.IndexFormatError
             With a one-line reason, for anything that is not an intact index
-            of this format version.
+            of this format version (with ``trusted_only``,
+            ``codelex.persist.container.UntrustedIndexError`` for a file this
+            user did not write).
         """
         from codelex.persist.lexical import load_lexical
 
-        snapshot = load_lexical(path, mmap=mmap, verify=verify)
+        snapshot = load_lexical(path, mmap=mmap, verify=verify, allow_untrusted=not trusted_only)
         index = cls.from_snapshot(snapshot)
         snapshot.release_pages()
         return index

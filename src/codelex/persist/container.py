@@ -17,6 +17,21 @@ may name arrays it verifies lazily itself (``lazy``: the word index's large
 arrays carry native per-chunk digests, checked as chunks are first read);
 their xxh3 is then checked only by :meth:`Container.verify_all`.
 
+Whose file: the header starts with ``{"mac":"<64 hex digits>",``, this
+user's HMAC-SHA256 (:mod:`codelex.persist.trust`) of the rest of the header
+(the JSON without that member) and the format version.  The digests are
+unkeyed, so anyone who can write a file can make them match; the MAC cannot
+be made without the key.  A file whose MAC does not verify (committed to a
+repository, copied, forged) is *untrusted*: refused
+(:class:`UntrustedIndexError`) unless the reader asks for it
+(``allow_untrusted``) and then checks every structure it reads itself.  The
+HMAC covers the header only (a load stays a few milliseconds however large
+the arrays): the arrays are vouched for by the digests the header holds.
+
+Files inside an index directory are opened without following a symbolic
+link, refused unless regular and (POSIX) owned by this user; the lock file
+is replaced when it is not a regular file of ours.
+
 Crash safety: :func:`write_container` writes a temporary file in the same
 directory, fsyncs it, renames it over the target and fsyncs the directory,
 all under an advisory lock so that two processes never interleave.  A crash
@@ -34,33 +49,49 @@ import errno
 import json
 import mmap as _mmap
 import os
+import shutil
 import stat
 import struct
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import xxhash
-from filelock import FileLock
 
 from codelex.defaults import LOCK_FILE, LOCK_TIMEOUT_S
 from codelex.errors import IndexFormatError
 from codelex.persist.layout import make_private_dir
+from codelex.persist.trust import MAC_HEX, key_problem, mac, mac_matches
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: filelock's msvcrt lock
+    fcntl = None
 
 __all__ = [
     "ALIGN",
     "atomic_file",
     "Container",
     "decode_items",
+    "directory_lock",
+    "encode_header",
     "encode_items",
+    "header_trusted",
     "is_dir",
     "open_regular",
     "read_container",
     "read_container_header",
+    "UntrustedIndexError",
     "verify_container_file",
     "write_container",
 ]
+
+
+class UntrustedIndexError(IndexFormatError):
+    """A file in an index directory that this user's codelex did not write (or cannot tell it did):
+    no valid MAC under this user's key, a symbolic link, another user's file.  Never trusted."""
 
 MAGIC = b"CODELEX\x00"
 _PREFIX = struct.Struct("<8sIIQ")
@@ -80,27 +111,44 @@ def is_dir(p: Path) -> bool:
         return False
 
 
-def open_regular(file: Path):
-    """Open ``file`` for reading, refusing anything but a regular file before a read can block.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_POSIX_OWNERS = hasattr(os, "geteuid")
 
-    ``O_NONBLOCK`` makes opening a FIFO return at once instead of waiting for
-    a writer; the file type is then checked on the open descriptor.
+
+def open_regular(file: Path):
+    """Open a file of an index directory for reading: never through a symbolic link, a regular file of this
+    user's only, and refused before a read can block.
+
+    ``O_NOFOLLOW`` refuses a link in the last component (a link committed
+    as ``.codelex/index.clx`` would otherwise map any file the user can
+    read); ``O_NONBLOCK`` makes opening a FIFO return at once instead of
+    waiting for a writer; type and owner are then checked on the open
+    descriptor.
 
     Raises
     ------
     codelex.IndexFormatError
-        When ``file`` is not a regular file.
+        When ``file`` is not a regular file; :class:`UntrustedIndexError` when it is a symbolic link or
+        another user's.
     OSError
         When it cannot be opened (``FileNotFoundError``, ``IsADirectoryError``...).
     """
-    fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-                 | getattr(os, "O_BINARY", 0))
     try:
-        mode = os.fstat(fd).st_mode
+        fd = os.open(file, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+                     | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(file):
+            raise UntrustedIndexError(f"{file}: a symbolic link (not followed)") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        mode = st.st_mode
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(errno.EISDIR, "is a directory", str(file))
         if not stat.S_ISREG(mode):
             raise IndexFormatError(f"{file}: not a regular file")
+        if _POSIX_OWNERS and st.st_uid != os.geteuid():
+            raise UntrustedIndexError(f"{file}: owned by another user (uid {st.st_uid})")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
@@ -160,12 +208,12 @@ def atomic_file(directory: Path, name: str):
         When the directory cannot be created or written.
     """
     make_private_dir(directory)
-    # Bounded: a writer that hangs holding the lock makes this save fail (filelock.Timeout is an OSError).
-    with FileLock(str(directory / LOCK_FILE), timeout=LOCK_TIMEOUT_S, mode=0o600):
+    # Bounded: a writer that hangs holding the lock makes this save fail (a TimeoutError, an OSError).
+    with directory_lock(directory):
         _remove_stale_temporaries(directory, name)
         tmp = directory / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
                          | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0), 0o600)
             with os.fdopen(fd, "wb") as f:
                 yield f
@@ -179,6 +227,144 @@ def atomic_file(directory: Path, name: str):
                 pass
             raise
         _fsync_directory(directory)
+
+
+# --- the directory's lock ------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def directory_lock(directory: Path, timeout: float = LOCK_TIMEOUT_S):
+    """Hold ``directory``'s advisory lock (``index.lock``), waiting at most ``timeout`` seconds.
+
+    The directory is this user's (0700: :func:`make_private_dir`), but what
+    it held when it came with a clone is the repository author's: a lock
+    file that is a symbolic link, or not a regular file of this user's, is
+    removed and made again, never opened through (filelock up to 3.20.0
+    truncated a link's target).  On POSIX the lock is ``flock`` on a
+    descriptor opened ``O_NOFOLLOW`` and never truncated, and it counts only
+    while the descriptor's file is still the one at the path (a writer that
+    replaced a bad lock file under another's feet makes the other start
+    over); elsewhere filelock's.
+
+    Raises
+    ------
+    TimeoutError
+        When another writer holds the lock for ``timeout`` seconds (an OSError).
+    OSError
+        When the lock file cannot be made.
+    """
+    path = directory / LOCK_FILE
+    if fcntl is None:  # pragma: no cover - Windows
+        from filelock import FileLock
+
+        _replace_unsafe_lock(path)
+        with FileLock(str(path), timeout=timeout, mode=0o600):
+            yield
+        return
+    deadline = time.monotonic() + timeout
+    while True:
+        fd = _open_lock_file(path)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise TimeoutError(errno.ETIMEDOUT, f"the index directory stayed locked for {timeout:g} s",
+                                           str(path)) from None
+                    time.sleep(0.05)
+            held = os.fstat(fd)
+            try:
+                current = os.lstat(path)
+            except FileNotFoundError:
+                current = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if current is not None and (current.st_ino, current.st_dev) == (held.st_ino, held.st_dev):
+            break
+        os.close(fd)  # the file we locked was replaced meanwhile: lock the one there now
+    try:
+        yield
+    finally:
+        os.close(fd)  # (releases the flock)
+
+
+def _replace_unsafe_lock(path: Path) -> bool:
+    """Remove ``path`` unless it is absent or a regular file of this user's; True when something was removed."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISREG(st.st_mode) and (not _POSIX_OWNERS or st.st_uid == os.geteuid()):
+        return False
+    try:
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(path)  # (never follows a link inside)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+    return True
+
+
+def _open_lock_file(path: Path) -> int:
+    for _ in range(16):
+        _replace_unsafe_lock(path)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+                         | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EMLINK, errno.EISDIR, errno.ENXIO, errno.EEXIST):
+                continue  # replaced by something else since the check: remove it again
+            raise
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and (not _POSIX_OWNERS or st.st_uid == os.geteuid()):
+            return fd
+        os.close(fd)
+    raise PermissionError(errno.EPERM, "the lock file keeps being replaced by something else", str(path))
+
+
+# --- header ---------------------------------------------------------------------------
+
+_MAC_OPEN = b'{"mac":"'
+_MAC_END = len(_MAC_OPEN) + MAC_HEX
+_MAC_CLOSE = b'",'
+
+
+def _mac_message(version: int, body: bytes) -> bytes:
+    return b"codelex container\x00" + struct.pack("<I", version) + body
+
+
+def encode_header(header: dict, version: int) -> bytes:
+    """A header's bytes as written: sorted JSON led by this user's MAC of the rest (zeros without a key).
+
+    Any ``mac`` member of ``header`` is replaced.
+    """
+    body = json.dumps({k: v for k, v in header.items() if k != "mac"}, separators=(",", ":"), sort_keys=True).encode()
+    if len(body) < 3:
+        raise ValueError("a header needs at least one member")
+    tag = mac(_mac_message(version, body)) or "0" * MAC_HEX
+    return _MAC_OPEN + tag.encode("ascii") + _MAC_CLOSE + body[1:]
+
+
+def header_trusted(blob: bytes, version: int) -> bool:
+    """Whether a header's leading MAC is this user's for the rest of it (False without a key)."""
+    if len(blob) < _MAC_END + len(_MAC_CLOSE) + 2 or not blob.startswith(_MAC_OPEN) \
+            or blob[_MAC_END:_MAC_END + len(_MAC_CLOSE)] != _MAC_CLOSE:
+        return False
+    body = b"{" + blob[_MAC_END + len(_MAC_CLOSE):]
+    return mac_matches(_mac_message(version, body), blob[len(_MAC_OPEN):_MAC_END])
+
+
+def _untrusted_reason(kind: str | None) -> str:
+    problem = key_problem()
+    what = f"{kind} file" if kind else "file"
+    if problem is not None:
+        return f"untrusted {what}: there is no user key to check it against ({problem}); rebuild it"
+    return (f"untrusted {what}: not signed with this user's key (written by someone else: committed, copied "
+            "or forged); rebuild it")
 
 
 def _write(f, arrays: dict[str, np.ndarray], schema: dict[str, str], meta: dict, version: int) -> None:
@@ -198,7 +384,7 @@ def _write(f, arrays: dict[str, np.ndarray], schema: dict[str, str], meta: dict,
         header = dict(meta, arrays=[dict(e, offset=e["offset"] + data_start) for e in entries])
         last = header["arrays"][-1]
         header["file_size"] = last["offset"] + last["nbytes"]
-        blob = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+        blob = encode_header(header, version)
         new_start = _align(_PREFIX.size + len(blob))
         if new_start == data_start:
             break
@@ -250,6 +436,7 @@ class Container:
     header: dict
     arrays: dict[str, np.ndarray]
     buffer: object  # the mmap (or bytes) the arrays view; keep it alive with them
+    trusted: bool = False  # its header's MAC is this user's (see the module docstring)
 
     def verify_all(self) -> None:
         """Check every array's xxh3 and the padding, the lazily checked arrays included.
@@ -262,7 +449,8 @@ class Container:
         fd = None
         try:
             try:
-                fd = os.open(self.file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+                fd = os.open(self.file, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+                             | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
                 if os.fstat(fd).st_size != len(self.buffer):
                     raise IndexFormatError(f"{self.file}: the file changed since it was opened")
             except OSError:
@@ -285,37 +473,27 @@ class Container:
 
 
 def verify_container_file(file: Path) -> dict:
-    """Check a container of any kind completely: header, every array's checksum, the padding.
+    """Check a container of any kind completely: this user's MAC, header, every array's checksum, the padding.
 
     Returns its header.
 
     Raises
     ------
     codelex.IndexFormatError
-        For the first mismatch.
+        For the first mismatch (:class:`UntrustedIndexError` for a file this user did not write).
     OSError
         When the file cannot be opened.
     """
     with open_regular(file) as f:
         size = os.fstat(f.fileno()).st_size
-        prefix = f.read(_PREFIX.size)
-        if len(prefix) < _PREFIX.size:
-            raise IndexFormatError(f"truncated container: {size} bytes")
-        _, version, header_len, _ = _PREFIX.unpack(prefix)
-        f.seek(_PREFIX.size)
-        probe = f.read(min(header_len, _MAX_HEADER))
-    try:
-        kind = json.loads(probe).get("format")
-    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        kind = None
-    if not isinstance(kind, str):
-        raise IndexFormatError(f"{file}: corrupt container header")
-    c = read_container(file, {}, kind, version, mmap=True, verify=True)
+        header, _, _ = _read_header(f.read(_PREFIX.size), f, size, None, None, None, False)
+    c = read_container(file, {}, header["format"], header["version"], mmap=True, verify=True)
     c.verify_all()
     return c.header
 
 
-def read_container_header(file: Path, kind: str, version: int, checks=None) -> dict:
+def read_container_header(file: Path, kind: str, version: int, checks=None, *,
+                          allow_untrusted: bool = False) -> dict:
     """The verified JSON header of a container file, without reading its arrays.
 
     Raises
@@ -327,12 +505,13 @@ def read_container_header(file: Path, kind: str, version: int, checks=None) -> d
     """
     with open_regular(file) as f:
         size = os.fstat(f.fileno()).st_size
-        header, _ = _read_header(f.read(_PREFIX.size), f, size, kind, version, checks)
+        header, _, _ = _read_header(f.read(_PREFIX.size), f, size, kind, version, checks, allow_untrusted)
     return header
 
 
 def read_container(file: Path, schema: dict[str, str], kind: str, version: int, *, mmap: bool = True,
-                   verify: bool = True, checks=None, lazy: frozenset[str] = frozenset()) -> Container:
+                   verify: bool = True, checks=None, lazy: frozenset[str] = frozenset(),
+                   allow_untrusted: bool = False) -> Container:
     """Read and check a container written by :func:`write_container`.
 
     Parameters
@@ -351,19 +530,24 @@ def read_container(file: Path, schema: dict[str, str], kind: str, version: int, 
     lazy : frozenset of str
         Arrays whose checksum is not checked here (the caller verifies them
         as they are used; :meth:`Container.verify_all` checks everything).
+    allow_untrusted : bool, default False
+        Return a file this user did not write (``trusted`` False) instead of
+        refusing it: the caller then validates every structure it reads, its
+        checksums proving nothing (whoever wrote the file computed them).
 
     Raises
     ------
     codelex.IndexFormatError
         With a one-line reason, for anything that is not an intact container
-        of this kind and version.
+        of this kind and version; :class:`UntrustedIndexError` for one this
+        user did not write (unless ``allow_untrusted``).
     OSError
         When the file cannot be opened (``FileNotFoundError``...).
     """
     with open_regular(file) as f:
         size = os.fstat(f.fileno()).st_size
         prefix = f.read(_PREFIX.size)
-        header, header_end = _read_header(prefix, f, size, kind, version, checks)
+        header, header_end, trusted = _read_header(prefix, f, size, kind, version, checks, allow_untrusted)
         if mmap and size > 0:
             buf = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ)
         else:
@@ -376,7 +560,7 @@ def read_container(file: Path, schema: dict[str, str], kind: str, version: int, 
         # file resident in this process.
         arrays = _read_arrays(header, schema, buf, header_end, size, verify,
                               f.fileno() if isinstance(buf, _mmap.mmap) else None, lazy=lazy)
-    return Container(file, header, arrays, buf)
+    return Container(file, header, arrays, buf, trusted)
 
 
 def _file_digest(fd: int, offset: int, nbytes: int) -> str:
@@ -392,14 +576,20 @@ def _file_digest(fd: int, offset: int, nbytes: int) -> str:
     return hasher.hexdigest()
 
 
-def _read_header(prefix: bytes, f, size: int, kind: str, expected_version: int, checks) -> tuple[dict, int]:
-    """Check the prefix and header; returns the header and the offset where it ends."""
+def _read_header(prefix: bytes, f, size: int, kind: str | None, expected_version: int | None, checks,
+                 allow_untrusted: bool) -> tuple[dict, int, bool]:
+    """Check the prefix and header; returns the header, the offset where it ends and whether it is trusted.
+
+    ``kind`` and ``expected_version`` None: whatever the header declares.
+    Values read from the file reach messages as ``repr`` only (escaped: they
+    are printed and logged).
+    """
     if len(prefix) < _PREFIX.size:
         raise IndexFormatError(f"truncated index: {size} bytes")
     magic, version, header_len, digest = _PREFIX.unpack(prefix)
     if magic != MAGIC:
         raise IndexFormatError("not a codelex index (bad magic)")
-    if version != expected_version:
+    if expected_version is not None and version != expected_version:
         raise IndexFormatError(
             f"unsupported index format version {version} (this codelex reads {expected_version})")
     if header_len > _MAX_HEADER or _PREFIX.size + header_len > size:
@@ -407,18 +597,23 @@ def _read_header(prefix: bytes, f, size: int, kind: str, expected_version: int, 
     blob = f.read(header_len)
     if len(blob) != header_len or xxhash.xxh3_64_intdigest(blob) != digest:
         raise IndexFormatError("corrupt index: header checksum mismatch")
+    trusted = header_trusted(blob, version)
+    if not trusted and not allow_untrusted:  # (refused before its JSON is even parsed)
+        raise UntrustedIndexError(_untrusted_reason(kind))
     try:
         header = json.loads(blob)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise IndexFormatError(f"corrupt index: header is not JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
-    if not isinstance(header, dict) or header.get("format") != kind or header.get("version") != version:
-        raise IndexFormatError(f"corrupt index: header does not describe a codelex index ({kind})")
+    except (ValueError, RecursionError) as exc:  # (JSONDecodeError and UnicodeDecodeError are ValueErrors)
+        why = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+        raise IndexFormatError(f"corrupt index: header is not JSON ({why})") from None
+    if not isinstance(header, dict) or not isinstance(header.get("format"), str) \
+            or (kind is not None and header["format"] != kind) or header.get("version") != version:
+        raise IndexFormatError(f"corrupt index: header does not describe a codelex index ({kind or 'any kind'})")
     if checks is not None:
         checks(header)
     if header.get("file_size") != size:
         what = "truncated" if isinstance(header.get("file_size"), int) and header["file_size"] > size else "corrupt"
-        raise IndexFormatError(f"{what} index: {size} bytes on disk, header says {header.get('file_size')}")
-    return header, _PREFIX.size + header_len
+        raise IndexFormatError(f"{what} index: {size} bytes on disk, header says {header.get('file_size')!r}")
+    return header, _PREFIX.size + header_len, trusted
 
 
 def _header_end(header: dict, buf) -> int:

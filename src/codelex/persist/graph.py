@@ -7,8 +7,9 @@ references of every file whose signature still matches and re-extracts the
 rest; the references are resolved afresh.  Beside them lie the centrality
 prior counts the graph gave when it was saved, so that a later process (or a
 one-shot command that builds no graph) ranks as the last graph did until its
-own is ready.  It is a cache: anything that does not read back intact, or was
-written by other extraction rules, is None.
+own is ready.  It is a cache: anything that does not read back intact, was
+written by other extraction rules or not by this user (no valid MAC: see
+:mod:`codelex.persist.trust`), is None.  Version 3: the MAC.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ __all__ = ["GRAPH_FILE", "load_graph_prior", "load_graph_refs", "save_graph_refs
 
 GRAPH_FILE = "graph.clx"
 FORMAT = "codelex-graph"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _ARRAYS = {"path_blob": "|u1", "path_off": "<u8", "mtime_ns": "<i8", "size": "<i8", "ref_blob": "|u1",
            "ref_off": "<u8", "prior": "<i4"}
 

@@ -219,16 +219,22 @@ def probe_index(directory: Path, name: str = INDEX_FILE) -> tuple[os.stat_result
     """``(stat of the index file, None)``, ``(None, None)`` when absent, ``(None, why)`` when unusable.
 
     A candidate location that cannot be examined (an unreadable shared cache,
-    say) is reported, never fatal.
+    say) is reported, never fatal.  The file itself is examined, never what a
+    symbolic link points to (a link committed as ``.codelex/index.clx`` is
+    unusable; a save replaces it), and it must be this user's.
     """
     try:
-        st = os.stat(directory / name)
+        st = os.lstat(directory / name)
     except (FileNotFoundError, NotADirectoryError):
         return None, None
     except OSError as exc:
         return None, exc.strerror or type(exc).__name__
+    if stat.S_ISLNK(st.st_mode):
+        return None, "a symbolic link"
     if not stat.S_ISREG(st.st_mode):
         return None, "not a regular file"
+    if _POSIX_OWNERS and st.st_uid != os.geteuid():
+        return None, f"owned by another user (uid {st.st_uid})"
     return st, None
 
 

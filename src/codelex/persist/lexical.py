@@ -1,4 +1,4 @@
-"""The word index's on-disk format (version 4), over the container of :mod:`codelex.persist.container`.
+"""The word index's on-disk format (version 5), over the container of :mod:`codelex.persist.container`.
 
 An index directory holds one file, ``index.clx`` (:data:`codelex.defaults.INDEX_FILE`).
 Its arrays are the posting segment (term offsets, documents, one-byte tfs
@@ -18,9 +18,15 @@ its 64 KiB chunks (``<name>_digests``, themselves checked at open with the
 small arrays), and the native core verifies a chunk the first time a reader
 touches it, so a flipped byte is caught before it can change a result or
 steer a read (a verified chunk holds what a save wrote, and saves write
-validated structures only).  ``verify=False`` skips every checksum and
-validates the structure in full instead; :func:`verify_lexical` (``codelex
-index --verify``) checks everything now.
+validated structures only).  That holds for a file this user wrote only:
+the digests are unkeyed, and anyone who can write a file can make them
+match.  So lazy checking is for *trusted* files (the header's MAC is this
+user's: :mod:`codelex.persist.container`); a file this user did not write
+(committed to a repository, copied, forged) is refused, or, when the
+caller allows it, loaded without digests, which makes the structure be
+validated in full when it is installed, as ``verify=False`` does for any
+file.  :func:`verify_lexical` (``codelex index --verify``) checks
+everything now, and reports an untrusted file.
 
 The word index crosses this module only as a :class:`LexicalSnapshot` (its
 export/restore seam): this module never sees a :class:`codelex.WordIndex`.
@@ -63,9 +69,10 @@ __all__ = [
 FORMAT = "codelex-index"
 #: Version 3: the sorted term dictionary searched in place, one-byte tfs, line
 #: checkpoints and lazily verified chunks; version 4: offset arrays packed (a
-#: 64-bit base per 64 entries, 32-bit remainders) and a term filter.  Older
-#: indexes are rebuilt.
-FORMAT_VERSION = 4
+#: 64-bit base per 64 entries, 32-bit remainders) and a term filter; version 5:
+#: the header carries this user's MAC (see :mod:`codelex.persist.trust`).
+#: Older indexes are rebuilt.
+FORMAT_VERSION = 5
 
 #: The arrays verified chunk by chunk as they are read (snapshot name -> file name).
 LAZY_ARRAYS = {"term_ptr_rel": "term_ptr_rel", "post_doc": "post_doc", "post_tf": "post_tf",
@@ -124,9 +131,11 @@ class LexicalSnapshot:
     ``size``, ``prior_flags`` and ``kind_id`` the file table.  ``rules``
     fingerprints the path rules that produced ``prior_flags`` and
     ``kind_id``.  ``digests`` (a load's) holds the chunk digests of the
-    :data:`LAZY_ARRAYS`; without them (a snapshot made in this process, or
-    a load with ``verify=False``) the structure is validated in full when
-    the snapshot is installed.
+    :data:`LAZY_ARRAYS`; without them (a snapshot made in this process, a
+    load with ``verify=False``, or of a file this user did not write) the
+    structure is validated in full when the snapshot is installed.
+    ``trusted`` (a load's) says whether the file's MAC was this user's:
+    only then are there digests.
     """
 
     term_ptr_base: np.ndarray
@@ -157,6 +166,7 @@ class LexicalSnapshot:
     saved_at: float | None = None
     digests: dict | None = None
     container: Container | None = None  # set by a load: owns the mapped arrays
+    trusted: bool = True  # False for a load of a file this user did not write
 
     @property
     def n_docs(self) -> int:
@@ -262,16 +272,17 @@ def save_lexical(snapshot: LexicalSnapshot, path: str | os.PathLike[str]) -> Pat
 
 
 def _check_header(header: dict) -> None:
+    # (Values from the file reach a message as repr only: messages are printed and logged.)
     _check_unicode(header)
     if header.get("line_checkpoint") != LINE_CHECKPOINT:
-        raise IndexFormatError(f"index has line checkpoints every {header.get('line_checkpoint')} postings; this "
-                               f"codelex reads every {LINE_CHECKPOINT}: rebuild it")
+        raise IndexFormatError(f"index has line checkpoints every {header.get('line_checkpoint')!r} postings; "
+                               f"this codelex reads every {LINE_CHECKPOINT}: rebuild it")
 
 
 def _check_unicode(header: dict) -> None:
     if header.get("unicode_version") != UNICODE_VERSION:
         raise IndexFormatError(
-            f"index was built with Unicode {header.get('unicode_version')} tables; this interpreter has "
+            f"index was built with Unicode {header.get('unicode_version')!r} tables; this interpreter has "
             f"{UNICODE_VERSION}: rebuild it"
         )
 
@@ -290,31 +301,44 @@ def _opened(path: str | os.PathLike[str], read):
 
 
 def read_lexical_header(path: str | os.PathLike[str]) -> dict:
-    """The verified JSON header of a saved index, without loading its arrays.
+    """The verified JSON header of a saved index this user wrote, without loading its arrays.
 
     Raises
     ------
     codelex.IndexFormatError
-        As :func:`load_lexical` does for the prefix and header.
+        As :func:`load_lexical` does for the prefix and header
+        (:class:`~codelex.persist.container.UntrustedIndexError` for a file
+        this user did not write).
     """
     return _opened(path, lambda f: read_container_header(f, FORMAT, FORMAT_VERSION, _check_header))
 
 
-def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: bool = True) -> LexicalSnapshot:
+def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: bool = True,
+                 allow_untrusted: bool = False) -> LexicalSnapshot:
     """Open a saved index: a snapshot ready to be installed, with nothing decoded or scanned.
 
     With ``verify`` the small arrays' checksums are checked now and the large
     ones' chunk by chunk as they are read; without, no checksum is checked and
     the structure is validated in full when the snapshot is installed.
 
+    A file this user did not write (its header's MAC is not this user's) is
+    refused, unless ``allow_untrusted``: its snapshot (``trusted`` False)
+    then carries no digests, whatever ``verify`` says, so that the whole
+    structure is validated when it is installed (its digests prove nothing:
+    whoever wrote the file computed them).
+
     Raises
     ------
     codelex.IndexFormatError
         With a one-line reason, for anything that is not an intact index of
-        this format version.
+        this format version (:class:`~codelex.persist.container.UntrustedIndexError`
+        for a file this user did not write, unless ``allow_untrusted``).
     """
     c = _opened(path, lambda f: read_container(f, _ARRAYS, FORMAT, FORMAT_VERSION, mmap=mmap, verify=verify,
-                                               checks=_check_header, lazy=frozenset(LAZY_ARRAYS.values())))
+                                               checks=_check_header, lazy=frozenset(LAZY_ARRAYS.values()),
+                                               allow_untrusted=allow_untrusted))
+    # Checksums vouch for what a save wrote only in a file this user wrote: any other is validated in full.
+    lazy = verify and c.trusted
     header, arrays = c.header, c.arrays
     field_len = _unpack("field_len", arrays["field_len"], arrays["field_len_big_pos"], arrays["field_len_big_val"],
                         np.uint32)
@@ -324,9 +348,9 @@ def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: boo
     offsets = arrays["path_offsets"]
     blob = arrays["path_blob"]
     if offsets.shape[0] != n + 1 or offsets[0] != 0 or offsets[-1] != blob.shape[0] \
-            or (not verify and np.any(np.diff(offsets.astype(np.int64)) < 0)):
+            or (not lazy and np.any(np.diff(offsets.astype(np.int64)) < 0)):
         raise IndexFormatError("corrupt index: path offsets do not describe the path data")
-    if not verify:
+    if not lazy:
         paths = decode_paths(blob, offsets)
         if len(set(paths)) != n:
             raise IndexFormatError("corrupt index: a path occurs twice")
@@ -336,7 +360,7 @@ def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: boo
     if arrays["prior_flags"].shape[0] != n or arrays["kind_id"].shape[0] != n:
         raise IndexFormatError("corrupt index: file table and documents disagree in length")
     digests = None
-    if verify:
+    if lazy:
         digests = {}
         for attr, name in LAZY_ARRAYS.items():
             d = arrays[name + "_digests"]
@@ -356,19 +380,21 @@ def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: boo
         kind_id=arrays["kind_id"], rules=rules if isinstance(rules, str) else "", max_bytes=max_bytes,
         metadata=dict(metadata) if isinstance(metadata, dict) else {},
         saved_at=created if isinstance(created, (int, float)) and not isinstance(created, bool) else None,
-        digests=digests, container=c,
+        digests=digests, container=c, trusted=c.trusted,
     )
 
 
 def verify_lexical(path: str | os.PathLike[str]) -> dict:
-    """Check a saved index completely now: every array's checksum, the padding and the chunk digests.
+    """Check a saved index completely now: this user's MAC, every array's checksum, the padding and the
+    chunk digests.
 
     Returns ``{"file", "bytes", "arrays"}``.
 
     Raises
     ------
     codelex.IndexFormatError
-        For the first mismatch.
+        For the first mismatch (:class:`~codelex.persist.container.UntrustedIndexError`
+        for a file this user did not write: its checksums would match whatever it holds).
     """
     snap = load_lexical(path, verify=True)
     c = snap.container

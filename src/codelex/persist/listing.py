@@ -4,7 +4,9 @@ A :class:`codelex.ingest.ListingRecord` as a container (see
 :mod:`codelex.persist.container`): the candidate paths and the scanned
 directories as UTF-8 blobs with offsets, their mtimes, the ``.gitignore``
 signatures, and the counts in the header.  It is a cache: anything that does
-not read back intact is reported as None and the tree is walked again.
+not read back intact, or that this user did not write (no valid MAC: see
+:mod:`codelex.persist.trust`), is reported as None and the tree is walked
+again.  Version 2: the MAC.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ __all__ = ["LISTING_FILE", "load_listing", "save_listing"]
 
 LISTING_FILE = "listing.clx"
 FORMAT = "codelex-listing"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _ARRAYS = {
     "cand_blob": "|u1", "cand_off": "<u8",
     "dir_blob": "|u1", "dir_off": "<u8", "dir_mtime": "<i8",

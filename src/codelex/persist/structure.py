@@ -1,4 +1,4 @@
-"""The structure store's on-disk format (version 1): ``structure.clx`` beside the word index.
+"""The structure store's on-disk format (version 2): ``structure.clx`` beside the word index.
 
 Columnar arrays, three tables:
 
@@ -13,6 +13,10 @@ Columnar arrays, three tables:
 - chunks: ``chunk_start``, ``chunk_end``, ``chunk_def`` (within the file).
 
 The structure stage crosses this module only as a :class:`StructureSnapshot`.
+
+Only a file this user wrote is read (its header's MAC: :mod:`codelex.persist.trust`):
+a committed or copied ``structure.clx`` would otherwise name the definitions
+its author chose, checksums and all.  Version 2: the MAC.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from codelex.persist.container import is_dir, read_container, write_container
 __all__ = ["FORMAT", "FORMAT_VERSION", "SCHEMA", "StructureSnapshot", "load_structure", "save_structure"]
 
 FORMAT = "codelex-structure"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 SCHEMA: dict[str, str] = {
     "path_blob": "|u1", "path_off": "<u8", "hash": "<u8", "mtime_ns": "<i8", "size": "<u8", "status": "|u1",
@@ -99,7 +103,8 @@ def load_structure(directory: str | os.PathLike[str], *, mmap: bool = True, veri
     Raises
     ------
     codelex.IndexFormatError
-        For anything that is not an intact structure store of this version.
+        For anything that is not an intact structure store of this version
+        (:class:`~codelex.persist.container.UntrustedIndexError` for one this user did not write).
     FileNotFoundError
         When there is none.
     """

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from codelex.errors import IndexFormatError
 from codelex.ingest import WalkResult, list_files
 from codelex.lexical import WordIndex
+from codelex.persist.container import UntrustedIndexError
 from codelex.persist.layout import index_signature, probe_index
 from codelex.runtime import interpreter_exiting, join_bounded, stop_at_exit
 from codelex.persist.listing import load_listing, save_listing
@@ -163,7 +164,10 @@ def load_saved(state: RootState) -> tuple[WordIndex | None, str | None]:
         if found is None:
             continue
         try:
-            index = WordIndex.load(directory)
+            index = WordIndex.load(directory, trusted_only=True)
+        except UntrustedIndexError as exc:  # committed, copied or forged: built afresh, never believed
+            log.warning("codelex: the saved index in %s was not written by this user (%s); rebuilding", directory, exc)
+            return None, "untrusted-index"
         except IndexFormatError as exc:
             log.warning("codelex: the saved index in %s is unusable (%s); rebuilding", directory, exc)
             return None, f"unreadable-index: {exc}"
@@ -256,7 +260,7 @@ def reload_if_changed(state: RootState) -> bool:
         state.disk_signature = signature
         return False
     try:
-        index = WordIndex.load(directory)
+        index = WordIndex.load(directory, trusted_only=True)
     except (IndexFormatError, OSError) as exc:
         log.warning("codelex: ignoring the index another process wrote to %s: %s", directory, exc)
         state.disk_signature = signature
