@@ -289,7 +289,11 @@ class DocumentEncoder {
 // matching their overflow pairs, every posting's lines well-formed varints at
 // the checkpoints' offsets).  Returns null when valid, else a static
 // description.  (A lazily checked segment needs none of this: a verified
-// chunk holds what a save wrote, and saves write validated segments only.)
+// chunk holds what a save wrote, and saves write validated segments only.
+// That holds for a file this user wrote only: the digests are unkeyed, so the
+// loader hands them over only for a file whose header carries this user's MAC
+// (codelex.persist.trust); any other file comes without digests and is
+// validated here in full.)
 const char* validate_segment(const SegmentView& seg, size_t n_docs);
 
 // The same segment with its terms renumbered: term order[i] becomes term i

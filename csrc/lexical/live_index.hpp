@@ -132,7 +132,9 @@ class LiveIndex {
   // (the index is then unchanged).  Unless trusted (built here), validates
   // every invariant that reading relies on.
   // checks (may be null) are the lazily verified regions of base.seg, taken
-  // over: such a segment is verified chunk by chunk as readers touch it.
+  // over: such a segment is verified chunk by chunk as readers touch it
+  // (for a file this user wrote only: any other comes without checks, and is
+  // validated in full).
   const char* install(const BaseArrays& base, std::unique_ptr<BuiltSegment> owned, const SlotArrays& slots,
                       size_t n_terms, bool trusted, std::unique_ptr<SegmentChecks> checks = nullptr);
 

@@ -6,6 +6,9 @@
 // through ensure(), which throws CorruptIndex for a chunk that does not match
 // (and for every later touch of it).  A region without digests is trusted (it
 // was built in this process, or validated structurally when it was loaded).
+// Digests are unkeyed: they say a chunk is what the file's writer wrote, so
+// the loader passes them only for a file this user wrote (its header's MAC,
+// codelex.persist.trust); anyone else's file is validated structurally.
 #pragma once
 
 #include <atomic>
