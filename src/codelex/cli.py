@@ -710,10 +710,13 @@ def serve_main() -> None:
 
 def _cmd_mcp(args) -> int:
     try:
-        from codelex.mcp_server import serve
+        from codelex.mcp_server import serve, serve_roots
     except ImportError as exc:
         raise _Failure(f"the MCP server needs the mcp extra: pip install 'codelex[mcp]' ({exc})") from None
-    serve()
+    roots, problems = serve_roots(named=args.root or ())
+    if problems:  # a root the user named that cannot be served: said now, not at the first tool call
+        raise _Failure(f"cannot serve {problems[0]}")
+    serve(roots)
     return EXIT_FOUND
 
 
@@ -892,7 +895,12 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--status", action="store_true", help="print the running server's pid and roots")
     sv.set_defaults(func=_cmd_serve)
 
-    m = sub.add_parser("mcp", help="run the MCP server on stdio")
+    m = sub.add_parser("mcp", help="run the MCP server on stdio",
+                       description="Serve the project of the current directory, and the roots named with --root "
+                                   "(or $CODELEX_MCP_ROOTS, os.pathsep-separated), to an MCP client on stdio; a "
+                                   "tool's cwd must lie inside one of them.")
+    m.add_argument("--root", action="append", metavar="DIR",
+                   help="another project to serve (repeatable)")
     m.set_defaults(func=_cmd_mcp)
     return parser
 

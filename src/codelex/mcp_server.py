@@ -8,6 +8,13 @@ text and a ``suggestedNext`` step).  A cold project never blocks a call: the
 build runs in the background and the call returns the ``available: false``
 JSON with the reason and a hint.
 
+What it serves: the project it was started in (the current directory's,
+as the CLI discovers it) and the roots named when it started (``codelex mcp
+--root DIR``, repeatable, or ``$CODELEX_MCP_ROOTS``); a tool's ``cwd`` must
+lie inside one of them, anything else is an error result.  Text indexed from
+a hostile checkout could otherwise steer an agent into searching, and
+creating an index in, ``~/.ssh`` or ``~/.config``.
+
 One warm :class:`~codelex.project.Project` is kept per root, watched: a file
 watcher feeds edits, creations, deletions and renames to the index within
 about 20 ms, so answers carry no staleness note (when the watcher cannot start,
@@ -55,20 +62,93 @@ _QUERY_HELP = (
 _projects: dict[Path, Project] = {}
 _projects_lock = threading.Lock()
 
+#: Environment variable naming more roots for the server to serve (``os.pathsep``-separated), as ``--root``.
+ROOTS_ENV = "CODELEX_MCP_ROOTS"
+#: The roots this server serves (:func:`serve_roots`): the project it was started in, then the roots named
+#: when it started.  A tool's ``cwd`` must lie inside one of them.
+_roots: list[Path] = []
+
+
+def serve_roots(cwd: str | os.PathLike[str] | None = None, named=()) -> tuple[list[Path], list[str]]:
+    """``(roots, problems)``: what a server started in ``cwd`` (default: the current directory) with the roots
+    ``named`` (``--root``, then ``$CODELEX_MCP_ROOTS``) serves.
+
+    The project ``cwd`` belongs to (:func:`codelex.project.discover_root`) comes first, unless it is refused
+    (at or above the home directory: an editor may start the server there); a named root that is no
+    directory, or is refused, is a problem (the CLI fails on one).
+    """
+    from codelex.project import discover_root
+
+    roots: list[Path] = []
+    problems: list[str] = []
+    try:
+        here = discover_root(cwd if cwd is not None else os.getcwd())
+    except (OSError, RuntimeError, ValueError):
+        here = None
+    if here is not None and refusal_reason(here) is None:
+        roots.append(here)
+    env = [p for p in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if p.strip()]
+    for raw in (*named, *env):
+        try:
+            root = Path(raw).expanduser().resolve()
+        except (OSError, RuntimeError, ValueError) as exc:
+            problems.append(f"{raw}: {exc}")
+            continue
+        if not root.is_dir():
+            problems.append(f"{display_path(str(root))}: not a directory")
+            continue
+        refused = refusal_reason(root)
+        if refused is not None:
+            problems.append(f"{display_path(str(root))}: {refused}")
+            continue
+        if root not in roots:
+            roots.append(root)
+    return roots, problems
+
+
+def _served_root(directory: Path) -> Path | None:
+    """The served root ``directory`` lies in (the innermost one), or None."""
+    inside = [r for r in _roots if directory == r or r in directory.parents]
+    return max(inside, key=lambda r: len(r.parts)) if inside else None
+
+
+def _scope_hint() -> str:
+    served = ", ".join(display_path(str(r)) for r in _roots) or "none"
+    return (f"This server serves: {served}. Pass a directory inside one of them as `cwd` (or none); to serve "
+            f"another project, start the server with `codelex mcp --root DIR` (repeatable) or ${ROOTS_ENV}.")
+
 
 def _project_for(cwd: str | None) -> Project:
-    raw = cwd if cwd else os.getcwd()
-    try:
-        root = Path(raw).expanduser().resolve()
-    except (OSError, RuntimeError) as exc:
-        raise ToolError(f"Cannot search {echo_query(repr(raw))}: {exc}") from None
-    if not root.is_dir() or not os.access(root, os.R_OK | os.X_OK):
-        raise ToolError(f"Cannot search {echo_query(repr(raw))}: not a readable directory. "
-                        "Pass the project directory as `cwd`.")
-    refused = refusal_reason(root)
-    if refused is not None:
-        raise ToolError(f"Refusing to index {display_path(str(root))}: {display_text(refused)}. "
-                        "Pass a project directory as `cwd`.")
+    """The project of a tool's ``cwd``: the served root it lies in (default: the first served root)."""
+    if cwd is not None and not isinstance(cwd, str):
+        raise ToolError("`cwd` must be a directory path.")
+    if not cwd:
+        if not _roots:
+            raise ToolError("No project to search: this server was not started in one. " + _scope_hint())
+        root = _roots[0]
+    else:
+        if "\x00" in cwd:
+            raise ToolError("Cannot search that `cwd`: it contains a NUL character.")
+        try:
+            directory = Path(cwd).expanduser().resolve()
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise ToolError(f"Cannot search {echo_query(repr(cwd))}: {error_text(exc)}") from None
+        try:
+            readable = directory.is_dir() and os.access(directory, os.R_OK | os.X_OK)
+        except (OSError, ValueError):
+            readable = False
+        if not readable:
+            raise ToolError(f"Cannot search {echo_query(repr(cwd))}: not a readable directory. "
+                            "Pass the project directory as `cwd`.")
+        refused = refusal_reason(directory)
+        if refused is not None:
+            raise ToolError(f"Refusing to index {display_path(str(directory))}: {display_text(refused)}. "
+                            + _scope_hint())
+        served = _served_root(directory)
+        if served is None:
+            raise ToolError(f"Refusing to search {display_path(str(directory))}: outside the projects this "
+                            f"server serves. " + _scope_hint())
+        root = served
     with _projects_lock:
         project = _projects.get(root)
         if project is None or project.status == "closed":
@@ -363,15 +443,20 @@ def _reply(text_of_project, cwd, *args, **kwargs) -> CallToolResult:
     return _result(text)
 
 
-def build_server() -> MCPServer:
-    """The server with its tools (not yet running)."""
+def build_server(roots: list[Path] | None = None) -> MCPServer:
+    """The server with its tools (not yet running), serving ``roots`` (default: :func:`serve_roots`'s)."""
+    global _roots
+    _roots = list(serve_roots()[0] if roots is None else roots)
+    served = ", ".join(display_path(str(r)) for r in _roots) or "none (started outside a project)"
     server = MCPServer(
         "codelex",
         version=VERSION,
         instructions=(
             "codelex ranks the files of a codebase for a query with an identifier-aware BM25 index that it "
             "keeps on disk and fresh. Use symbol_search to find where something is defined or used, file_outline "
-            "to see a file's definitions, and read_symbol to read one definition's source."
+            "to see a file's definitions, and read_symbol to read one definition's source. "
+            f"This server serves these projects only: {served}. A tool's optional `cwd` must be a directory "
+            "inside one of them (default: the first); other directories are refused."
         ),
     )
 
@@ -392,8 +477,8 @@ def build_server() -> MCPServer:
         lang: str | None = None,
         ranking: str | None = None,
     ) -> CallToolResult:
-        """query: what to look for; cwd: the project directory (default: the server's working directory);
-        limit: number of files (default 20); paths: globs that scope the search (a bare directory scopes its
+        """query: what to look for; cwd: a directory inside a project this server serves (default: the project
+        it was started in); limit: number of files (default 20); paths: globs that scope the search (a bare directory scopes its
         subtree); lang: a language kind such as python, jsts, go, rust, cxx; ranking: "code" (default: fields
         for definitions and paths) or "classic" (BM25 over file bodies only)."""
         return _reply(symbol_search_text, cwd, query, limit=limit, paths=paths, lang=lang, ranking=ranking)
@@ -407,8 +492,8 @@ def build_server() -> MCPServer:
         structured_output=False,
     )
     def docs_search(query: str, cwd: str | None = None, limit: float | None = None) -> CallToolResult:
-        """query: the question or words; cwd: the project directory (default: the server's working directory);
-        limit: number of sections (default 5)."""
+        """query: the question or words; cwd: a directory inside a project this server serves (default: the
+        project it was started in); limit: number of sections (default 5)."""
         try:
             project = _project_for(cwd)  # the same checks on cwd as symbol_search
             text = docs_search_text(project.root, query, limit)
@@ -426,8 +511,8 @@ def build_server() -> MCPServer:
         structured_output=False,
     )
     def file_outline(path: str, cwd: str | None = None) -> CallToolResult:
-        """path: the file, relative to the project directory; cwd: the project directory (default: the server's
-        working directory)."""
+        """path: the file, relative to the project directory; cwd: a directory inside a project this server
+        serves (default: the project it was started in)."""
         return _reply(file_outline_text, cwd, path)
 
     @server.tool(
@@ -440,8 +525,8 @@ def build_server() -> MCPServer:
         structured_output=False,
     )
     def read_symbol(path: str, symbol: str, cwd: str | None = None, line: int | None = None) -> CallToolResult:
-        """path: the file, relative to the project directory; symbol: the definition's name; cwd: the project
-        directory; line: picks one of several definitions of the same name."""
+        """path: the file, relative to the project directory; symbol: the definition's name; cwd: a directory
+        inside a served project; line: picks one of several definitions of the same name."""
         return _reply(read_symbol_text, cwd, path, symbol, line)
 
     @server.tool(
@@ -457,8 +542,8 @@ def build_server() -> MCPServer:
     def code_search(query: str, cwd: str | None = None, limit: float | None = None,
                     alternatives: list[str] | None = None, paths: list[str] | None = None,
                     lang: str | None = None, fusion: str | None = None) -> CallToolResult:
-        """query: what to look for; cwd: the project directory; limit: chunks (default 8); alternatives: other
-        phrasings; paths: globs; lang: a language kind; fusion: "shape" (default) or "original"."""
+        """query: what to look for; cwd: a directory inside a served project; limit: chunks (default 8);
+        alternatives: other phrasings; paths: globs; lang: a language kind; fusion: "shape" (default) or "original"."""
         return _reply(code_search_text, cwd, query, limit, alternatives, paths, lang, fusion)
 
     @server.tool(
@@ -471,17 +556,18 @@ def build_server() -> MCPServer:
         structured_output=False,
     )
     def find_related(path: str, line: int, cwd: str | None = None, limit: float | None = None) -> CallToolResult:
-        """path: the file, relative to the project directory; line: a line inside the chunk; cwd: the project
-        directory; limit: chunks (default 8)."""
+        """path: the file, relative to the project directory; line: a line inside the chunk; cwd: a directory
+        inside a served project; limit: chunks (default 8)."""
         return _reply(find_related_text, cwd, path, line, limit)
 
     return server
 
 
-def serve() -> None:
-    """Run the server on stdio until the client disconnects."""
+def serve(roots: list[Path] | None = None) -> None:
+    """Run the server on stdio until the client disconnects, serving ``roots`` (default: :func:`serve_roots`'s:
+    the project of the current directory and ``$CODELEX_MCP_ROOTS``)."""
     try:
-        build_server().run("stdio")
+        build_server(roots).run("stdio")
     finally:
         with _projects_lock:
             projects = list(_projects.values())

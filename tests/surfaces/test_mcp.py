@@ -402,3 +402,94 @@ def test_configuration_changes_reach_the_tools(repo):
         assert out[name].is_error and "pyproject.toml: include: bad pattern '[z-a]'" in text_of(out[name])
     assert out["fifo"].is_error and ".codelex.toml: not a regular file" in text_of(out["fifo"])
     assert out["fixed"] == ["src/auth.ts", "src/db.py"]
+
+
+def test_tools_serve_only_the_projects_the_server_was_started_for(tmp_path, monkeypatch):
+    """Regression (review finding 7): any `cwd` below home was served: `symbol_search {"query": "oauth_token",
+    "cwd": "~/.config"}` answered with secrets and created `.codelex/` in ~/.config and ~/.ssh; a NUL in `cwd`
+    was an unhandled ValueError."""
+    from codelex import mcp_server
+    from codelex.mcp_server import _reply, build_server, docs_search_text, serve_roots, symbol_search_text
+
+    home = tmp_path / "home"
+    repo = home / "work" / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src/auth.py").write_text("def authenticate_user(name):\n    return name\n")
+    (repo / ".git").mkdir()
+    other = home / "work" / "other"
+    other.mkdir()
+    (other / "tokens.py").write_text("OAUTH_TOKEN = 'other project'\n")
+    secrets = home / ".config" / "app"
+    secrets.mkdir(parents=True)
+    (secrets / "settings.py").write_text("oauth_token = 'hunter2'\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODELEX_MCP_ROOTS", raising=False)
+    assert serve_roots(repo / "src") == ([repo.resolve()], [])
+    assert serve_roots(home)[0] == []  # started in the home directory: nothing by default
+    monkeypatch.setenv("CODELEX_MCP_ROOTS", str(other))
+    roots, problems = serve_roots(repo, named=[str(home / "missing"), str(home)])
+    assert roots == [repo.resolve(), other.resolve()] and len(problems) == 2
+    monkeypatch.delenv("CODELEX_MCP_ROOTS")
+    build_server([repo.resolve()])
+    try:
+        for cwd in (str(home / ".config"), "~/.config", str(secrets), str(tmp_path), str(other), "/etc"):
+            result = _reply(symbol_search_text, cwd, "oauth token")
+            text = result.content[0].text
+            assert result.is_error and ("outside the projects" in text or "Refusing" in text), (cwd, text)
+            assert "hunter2" not in text
+        assert not (home / ".config" / ".codelex").exists() and not (secrets / ".codelex").exists()
+        assert not (other / ".codelex").exists()
+        for bad in ("\x00", str(repo) + "\x00/x", 42):
+            result = _reply(symbol_search_text, bad, "user")
+            assert result.is_error, bad
+        for cwd in (None, "", str(repo), str(repo / "src"), os.path.relpath(repo / "src")):
+            assert mcp_server._project_for(cwd).root == repo.resolve(), cwd
+        assert "authenticate" not in _reply(docs_search_text, str(secrets), "oauth").content[0].text
+        build_server([repo.resolve(), other.resolve()])
+        assert mcp_server._project_for(str(other)).root == other.resolve()
+        build_server([])
+        result = _reply(symbol_search_text, None, "user")
+        assert result.is_error and "--root" in result.content[0].text
+    finally:
+        with mcp_server._projects_lock:
+            projects = list(mcp_server._projects.values())
+            mcp_server._projects.clear()
+        for project in projects:
+            project.close()
+        mcp_server._roots = []
+
+
+def test_codelex_mcp_serves_the_roots_named_at_start(repo, tmp_path):
+    other = repo.parent / "other"
+    other.mkdir()
+    (other / "tokens.py").write_text("def rotate_oauth_token():\n    pass\n")
+    home = repo.parents[1]
+
+    async def body(session):
+        out = {}
+        for _ in range(200):
+            out["other"] = await session.call_tool("symbol_search", {"query": "rotate oauth", "cwd": str(other)})
+            if "Top " in text_of(out["other"]):
+                break
+            await anyio.sleep(0.05)
+        out["outside"] = await session.call_tool("symbol_search", {"query": "x", "cwd": str(home / ".config")})
+        return out
+
+    async def run_it():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "codelex", "mcp", "--root", str(other)],
+                                       cwd=str(repo), env=dict(os.environ, HOME=str(home)))
+        with anyio.fail_after(180):
+            async with stdio_client(params) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await body(session)
+
+    (home / ".config").mkdir()
+    out = anyio.run(run_it)
+    assert not out["other"].is_error and "tokens.py" in text_of(out["other"]), text_of(out["other"])
+    assert out["outside"].is_error and "--root" in text_of(out["outside"])
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-m", "codelex", "mcp", "--root", str(tmp_path / "missing")], cwd=str(repo),
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and r.stderr.startswith("codelex: cannot serve") and len(r.stderr.splitlines()) == 1
