@@ -280,3 +280,18 @@ def test_a_full_disk_at_save_is_reported(tmp_path, monkeypatch, capsys):
     assert main(["search", "parse config", "--root", str(root), "-l"]) == 0  # the answer stands, with a warning
     captured = capsys.readouterr()
     assert captured.out.split() == ["src/util.py", "src/app.py"] and "warning" in captured.err
+
+
+@posix_only
+def test_no_usable_index_location_still_answers(tmp_path):
+    root = _tree(tmp_path)
+    (root / INDEX_DIR_NAME).write_text("a file, not a directory\n")
+    cached = tmp_path / "user-cache" / "codelex" / "projects" / root_slug(root.resolve())
+    cached.mkdir(parents=True)
+    cached.chmod(0o777)  # writable by others: refused too
+    with Project(root) as project:
+        project.open()
+        assert project.status == "ready" and project.last_report.save_error is not None
+        assert [h.file for h in project.search("parse config").results] == ["src/util.py", "src/app.py"]
+        assert project.index_dir == cached
+        assert len(project.check()["unreadable_dirs"]) == 2

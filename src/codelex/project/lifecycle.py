@@ -145,7 +145,7 @@ def _build(state: RootState, job: int, full: bool, reason: str | None,
             log.info("codelex: could not save the listing cache in %s: %s", state.saved_dir, exc)
     state.check_job(job)
     if structure:  # the structure follows in the background (worker processes); queries never wait for it
-        state.structure.refresh(walk.files, state.saved_dir or state.candidate_dirs()[0])
+        state.structure.refresh(walk.files, state.preferred_dir())
     return report
 
 

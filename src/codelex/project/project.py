@@ -147,7 +147,7 @@ def _sentinel_dir(state) -> Path | None:
 def _make_dir(state, directory: Path) -> bool:
     from codelex.persist.layout import prepare_local_dir
 
-    return directory == state.candidate_dirs()[0] and prepare_local_dir(directory)
+    return directory == state.preferred_dir() and prepare_local_dir(directory)
 
 ProgressCallback = Callable[[int, int, int], object]
 
@@ -444,9 +444,15 @@ class Project:
 
     @property
     def index_dir(self) -> Path:
-        """Where the index is (or will be) saved."""
+        """Where the index is (or will be) saved; with no usable location, the per-user one that was refused
+        (``check()["unreadable_dirs"]`` says why)."""
         state = self._state
-        return state.saved_dir or state.candidate_dirs()[0]
+        preferred = state.preferred_dir()
+        if preferred is not None:
+            return preferred
+        from codelex.persist.layout import root_slug, user_cache_dir
+
+        return user_cache_dir() / root_slug(state.root)
 
     # --- opening ------------------------------------------------------------------
 

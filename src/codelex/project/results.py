@@ -71,7 +71,8 @@ class RefreshReport:
     """What an open, refresh or rebuild did.
 
     ``mode`` is ``incremental`` or ``full``; ``reason`` says why a full build
-    ran (``no-index``, ``unreadable-index: ...``, ``file-set-churn``,
+    ran (``no-index``, ``unreadable-index: ...``, ``untrusted-index`` (a saved index this user's key did not
+    sign: committed, copied or forged), ``file-set-churn``,
     ``stale-document-churn``, ``options-changed`` or ``requested``).
     """
 

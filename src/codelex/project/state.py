@@ -130,6 +130,13 @@ class RootState:
                 self.unreadable_dirs[directory] = why
         return dirs
 
+    def preferred_dir(self) -> Path | None:
+        """Where the index is, else the best usable location for it; None when no location is usable."""
+        if self.saved_dir is not None:
+            return self.saved_dir
+        dirs = self.candidate_dirs()
+        return dirs[0] if dirs else None
+
     def writable_dir(self) -> Path:
         """Where to save: where the last save went, else the first writable candidate."""
         return self.saved_dir or writable_dir(self.root, self.options.index_dir)
