@@ -138,7 +138,8 @@ def _build(state: RootState, job: int, full: bool, reason: str | None,
     if changed:
         report.save_error = save(state, index)
         report.saved = report.save_error is None
-    if walk.record is not None and not walk.cached and state.saved_dir is not None:
+    if walk.record is not None and not walk.cached and state.saved_dir is not None \
+            and report.save_error is None:  # (a save that just failed, e.g. on a held lock: no second wait)
         try:
             save_listing(walk.record, state.saved_dir)
         except OSError as exc:  # a cache: the next open walks again
