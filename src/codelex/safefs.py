@@ -107,6 +107,14 @@ def _check_fd_path(fd: int, root: str, rel: str, full: str) -> None:
     _check_components(root, rel, full)
 
 
+def _require_directory(st: os.stat_result, full: str) -> None:
+    """A component on the way to ``full``: a symbolic link is refused, anything but a directory is missing."""
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePathError(f"reached through a symbolic link (not followed): {full}")
+    if not stat.S_ISDIR(st.st_mode):
+        raise FileNotFoundError(errno.ENOENT, "no such file (a parent is not a directory)", full)
+
+
 def _check_components(root: str, rel: str, full: str) -> None:
     """No directory component of ``rel`` under ``root`` is a symbolic link (lstat, one per component)."""
     parts = rel.split("/")[:-1]
@@ -117,10 +125,7 @@ def _check_components(root: str, rel: str, full: str) -> None:
             st = os.lstat(here)
         except OSError as exc:
             raise _classify_open_error(exc, full) from None
-        if stat.S_ISLNK(st.st_mode):
-            raise UnsafePathError(f"reached through a symbolic link (not followed): {full}")
-        if not stat.S_ISDIR(st.st_mode):
-            raise FileNotFoundError(errno.ENOENT, "no such file (a parent is not a directory)", full)
+        _require_directory(st, full)
 
 
 def _open_walk(root: str, rel: str, full: str, last_flags: int) -> int:
@@ -137,10 +142,7 @@ def _open_walk(root: str, rel: str, full: str, last_flags: int) -> int:
                         st = os.lstat(part, dir_fd=dir_fd)
                     except OSError:
                         raise _classify_open_error(exc, full) from None
-                    if stat.S_ISLNK(st.st_mode):
-                        raise UnsafePathError(f"reached through a symbolic link (not followed): {full}") from None
-                    raise FileNotFoundError(errno.ENOENT, "no such file (a parent is not a directory)",
-                                            full) from None
+                    _require_directory(st, full)
                 raise
             os.close(dir_fd)
             dir_fd = nxt
