@@ -320,6 +320,40 @@ def test_chunks_partition_every_file(parts, trailing):
             assert holding, d
 
 
+def _no_head_in_another_chunk(structure: FileStructure) -> None:
+    """A definition that labels a chunk has its first line (decorators, leading comments) in a chunk it labels."""
+    labelled = {c.definition for c in structure.chunks if c.definition >= 0}
+    for i in labelled:
+        d = structure.definitions[i]
+        holder = next(c for c in structure.chunks if c.start_line <= d.outer_start_line <= c.end_line)
+        assert holder.definition == i, (d.qualified_name, holder, structure.chunk_symbol(holder))
+
+
+@settings(max_examples=80, deadline=None)
+@given(parts=_parts, trailing=st.sampled_from(["", "\n", "\n\n"]))
+def test_no_definitions_first_line_is_in_another_chunk(parts, trailing):
+    _no_head_in_another_chunk(analyze("gen.py", (_source(parts) + trailing).encode()))
+
+
+@pytest.mark.parametrize("path, source", [
+    ("m.py", "class A:\n    x = 1\n\n\n@decorated\nclass Big(Base):\n    \"\"\"The big class.\n\n    More.\n    \"\"\"\n\n"
+             + "".join(f"    def method_{i}(self, v):\n        total = v * {i}\n        return total + {i}\n\n"
+                       for i in range(60))),
+    ("m.ts", "export function a() { return 1 }\n\n/** The big class. */\nexport class Big extends Base {\n"
+             + "".join(f"  method{i}(v: number): number {{\n    const t = v * {i}\n    return t + {i}\n  }}\n"
+                       for i in range(60)) + "}\n"),
+    ("m.go", "package m\n\nfunc a() int { return 1 }\n\n// Big is big.\ntype Big struct {\n"
+             + "".join(f"\tField{i} int // field {i} of the big struct\n" for i in range(120)) + "}\n"),
+])
+def test_a_split_definition_starts_a_chunk_under_its_own_label(path, source):
+    structure = analyze(path, source.encode())
+    assert structure.parsed
+    _no_head_in_another_chunk(structure)
+    big = next(d for d in structure.definitions if d.name == "Big")
+    first = next(c for c in structure.chunks if c.start_line <= big.outer_start_line <= c.end_line)
+    assert first.start_line == big.outer_start_line and structure.chunk_symbol(first) == "Big"
+
+
 @settings(max_examples=40, deadline=None)
 @given(text=st.text(max_size=3000), grammar=st.sampled_from(["python", "typescript", "cpp", "rust", "go", "java"]))
 def test_arbitrary_text_never_raises_and_still_partitions(text, grammar):

@@ -34,7 +34,9 @@ from codelex.persist.container import is_dir, read_container, write_container
 __all__ = ["FORMAT", "FORMAT_VERSION", "SCHEMA", "StructureSnapshot", "load_structure", "save_structure"]
 
 FORMAT = "codelex-structure"
-FORMAT_VERSION = 2
+#: 3: a definition split over several chunks begins a chunk of its own (structures saved by an older chunker
+#: are refused and analyzed again).
+FORMAT_VERSION = 3
 
 SCHEMA: dict[str, str] = {
     "path_blob": "|u1", "path_off": "<u8", "hash": "<u8", "mtime_ns": "<i8", "size": "<u8", "status": "|u1",

@@ -382,12 +382,18 @@ def _chunks(tree, cands: list[_Candidate], index_of: dict[int, int], lines: _Lin
                 break
             n = n.parent
     segments: list[Chunk] = []
-    _split(tree.root_node, 1, lines.n, -1, def_of, lines, segments, 0)
-    return _merge(segments, lines)
+    starts: set[int] = set()
+    _split(tree.root_node, 1, lines.n, -1, def_of, lines, segments, 0, starts)
+    return _merge(segments, lines, starts)
 
 
-def _split(node, lo: int, hi: int, label: int, def_of, lines: _Lines, out: list[Chunk], depth: int) -> None:
-    """Partition lines lo..hi (which ``node`` spans) at its children's boundaries until each part fits."""
+def _split(node, lo: int, hi: int, label: int, def_of, lines: _Lines, out: list[Chunk], depth: int,
+           starts: set[int]) -> None:
+    """Partition lines lo..hi (which ``node`` spans) at its children's boundaries until each part fits.
+
+    ``starts`` collects the first lines of definitions too large for one chunk: each begins a chunk of
+    its own (its head is never merged into the chunk before it, under another definition's label).
+    """
     if lines.fits(lo, hi):
         out.append(Chunk(lo, hi, label))
         return
@@ -424,19 +430,22 @@ def _split(node, lo: int, hi: int, label: int, def_of, lines: _Lines, out: list[
         if lines.fits(s, e):
             out.append(Chunk(s, e, kid_label))
         else:
-            _split(kid, s, e, kid_label, def_of, lines, out, depth + 1)
+            if kid_label >= 0 and kid_label != label:
+                starts.add(s)
+            _split(kid, s, e, kid_label, def_of, lines, out, depth + 1, starts)
         cur = e + 1
     if cur <= hi:
         out.append(Chunk(cur, hi, label))
 
 
-def _merge(segments: list[Chunk], lines: _Lines) -> list[Chunk]:
-    """Merge neighbouring segments while they fit the budget together."""
+def _merge(segments: list[Chunk], lines: _Lines, starts: set[int] = frozenset()) -> list[Chunk]:
+    """Merge neighbouring segments while they fit the budget together; a segment that starts a definition
+    split over several chunks (``starts``) begins a new chunk, so that chunk carries that definition."""
     out: list[Chunk] = []
     for seg in segments:
         if seg.start_line > seg.end_line:
             continue
-        if out and lines.fits(out[-1].start_line, seg.end_line):
+        if out and seg.start_line not in starts and lines.fits(out[-1].start_line, seg.end_line):
             prev = out[-1]
             out[-1] = Chunk(prev.start_line, seg.end_line, prev.definition if prev.definition >= 0 else seg.definition)
         else:
