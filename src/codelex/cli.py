@@ -147,7 +147,7 @@ def _open_project(args, progress=None):
         # One command in one process: a graph would not be ready before it exits, so it ranks with the
         # counts the last graph saved (the server, which keeps projects warm, ranks with its own graph).
         graph = False if getattr(args, "no_priors", False) or getattr(args, "no_import_graph", False) else "saved"
-        project = Project(root, progress=progress, import_graph=graph, **_size_cap(args))
+        project = Project(root, progress=progress, import_graph=graph, chunk_ranking="small", **_size_cap(args))
     except (OSError, ValueError) as exc:
         raise _Failure(str(exc)) from None
     return project

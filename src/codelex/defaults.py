@@ -98,6 +98,52 @@ STALE_MIN_FILES = 32
 #: An index refreshed longer ago than this gets a staleness note (and a background refresh) in MCP answers.
 STALE_AFTER_S = 600
 
+# --- the ranking pipeline (codelex.rank.pipeline) ---------------------------------------
+#: Words a prose question is made of that name nothing in code; dropped from a prose query (never from an
+#: identifier, never from a query that is one).
+PROSE_STOPWORDS: frozenset[str] = frozenset(
+    "a an and are as at be been being but by can could do does did doing for from had has have having how i if "
+    "in into is it its itself of on or our should so than that the their them then there these they this those "
+    "to was we were what when where which while who whom why will with would you your whether via each any all "
+    "some such".split()
+)
+#: Candidates the native index hands the pipeline.
+PIPELINE_DEPTH = 50
+#: The lexical evidence of a candidate: this share of its flattened rank (1 for the first, (k+1)/(k+r) for the
+#: r-th, k = RRF_K), the rest its score over the best score.
+PIPELINE_RANK_SHARE = 0.25
+#: Additive evidence, in units of the best lexical evidence (1.0): a unit that defines the name a symbol
+#: query names (x DEF_STEM when its file is named after it too; a prose query's identifiers count
+#: x EMBEDDED_SHARE, and each later-named identifier x NAME_ORDER_DECAY more)...
+PIPELINE_DEFINITION = 3.0
+PIPELINE_DEF_STEM = 1.5
+PIPELINE_EMBEDDED_SHARE = 0.5
+PIPELINE_NAME_ORDER_DECAY = 0.7
+#: ...a unit that defines a name whose words hold every word of a prose query (x the share of the name's
+#: words the query holds)...
+PIPELINE_NAME_COVER = 3.0
+#: ...the share of a prose query's words found in the file's name or directory (an exact name and a name
+#: made of adjacent query words count one more each)...
+PIPELINE_PATH_WORDS = 1.3
+#: ...a file that others import: this much for the most imported file, on a log scale of importer counts...
+PIPELINE_CENTRALITY = 0.2
+#: ...and, to a file's best chunk, this share of its chunks' summed evidence over the best file's.
+PIPELINE_COHERENCE = 0.2
+#: Multipliers by path kind: test files, re-export hubs, compat/legacy/examples copies, declaration stubs,
+#: internal directories; and a file with the same name as a shallower one (a vendored or versioned copy).
+PIPELINE_TEST_FILE = 0.3
+PIPELINE_REEXPORT = 0.5
+PIPELINE_COMPAT = 0.3
+PIPELINE_DECLARATIONS = 0.7
+PIPELINE_INTERNAL = 0.8
+PIPELINE_SHADOWED = 0.8
+#: Each further chunk of a file already ranked counts this much more times less.
+PIPELINE_SATURATION = 0.5
+#: A project of at most this many files indexes its chunks for file search on the first search that needs
+#: them (~0.5 ms a file); a larger one in the background (a long-running process), or ranks at file
+#: granularity (a one-shot command).
+CHUNK_SEARCH_BUILD_FILES = 500
+
 # --- hybrid chunk search (codelex.rank, codelex.dense) ------------------------
 #: Reciprocal rank fusion damping (the original TREC value; larger flattens).
 RRF_K = 60

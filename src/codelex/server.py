@@ -370,6 +370,7 @@ class Server:
         sock = self.bind()
         if sock is None:
             return 1
+        _log_to_own_stderr()
         sock.settimeout(1.0)
         try:
             while not self.stopping:
@@ -485,6 +486,24 @@ class Server:
         finally:
             sys.stdout, sys.stderr = saved
         return status, out.getvalue(), err.getvalue()
+
+
+def _log_to_own_stderr() -> None:
+    """Send codelex's log records to this process's own standard error, whatever ``sys.stderr`` is then.
+
+    A request's output is captured by swapping ``sys.stderr`` while it runs; without a handler of its
+    own, a warning logged by a background thread (a watcher, a build) meanwhile would land in that
+    client's answer.
+    """
+    import logging
+
+    logger = logging.getLogger("codelex")
+    if not any(getattr(h, "_codelex_server", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.__stderr__ if sys.__stderr__ is not None else open(os.devnull, "w"))
+        handler.setLevel(logging.WARNING)
+        handler._codelex_server = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+        logger.propagate = False
 
 
 def _thread(target, *args) -> None:

@@ -166,6 +166,7 @@ class WordIndex:
         self._cold = False
         #: Free-form JSON-compatible data saved with the index (see :meth:`save`).
         self.metadata: dict = {}
+        self._edits = 0  # updates and removals applied (see :attr:`edits`)
 
     # --- ranking parameters ----------------------------------------------------
 
@@ -340,6 +341,7 @@ class WordIndex:
             if self.max_bytes is not None and size > self.max_bytes:
                 if slot is not None:
                     self._live.remove(slot)
+                    self._edits += 1
                     self._maybe_merge()
                 return False
             if slot is None:
@@ -347,6 +349,7 @@ class WordIndex:
                 view.table.append(path)
                 self._view = _View(view.table, slot + 1, self._live.generation)
             self._live.put(slot, content, mtime_ns, path, definitions)
+            self._edits += 1
             self._maybe_merge()
         if self._cold:  # edits come in runs: ready the dictionary for the next ones
             self.prepare_edits()
@@ -367,8 +370,14 @@ class WordIndex:
             slot = self._slot(path)
             if slot is None or not self._live.remove(slot):
                 return False
+            self._edits += 1
             self._maybe_merge()
         return True
+
+    @property
+    def edits(self) -> int:
+        """How many updates and removals this index has applied (what derived views compare to stay current)."""
+        return self._edits
 
     def merge(self) -> bool:
         """Fold pending updates and removals into a new compact base segment.

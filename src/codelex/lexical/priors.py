@@ -27,6 +27,40 @@ TEST_VENDOR_RE = re.compile(
 )
 DOC_FILE_RE = re.compile(r"\.(md|mdx|markdown|json|json5|jsonc|txt|rst|lock|ya?ml|toml|csv)$", re.IGNORECASE)
 
+# The ranking pipeline's path kinds (codelex.rank.pipeline): test files by name as well as by directory,
+# re-export hubs and package metadata, compat/legacy/example copies, declaration stubs, internal directories.
+TEST_FILE_RE = re.compile(
+    r"(?:^|/)(?:test_[^/]*\.py|[^/]*_test\.(?:py|go|rb|cpp|cc|c|dart|lua)|[^/]*Tests?\.(?:java|kt|swift|cs|scala|php)"
+    r"|[^/]*(?:Spec|Suite)\.(?:kt|swift|scala)|[^/]*_spec\.(?:rb|lua)|[^/]*\.(?:test|spec)\.[jt]sx?"
+    r"|test_[^/]*\.(?:cpp|cc|c|dart|lua)|test_helpers?[^/]*\.\w+)$")
+TEST_DIR_RE = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|testing)(?:/|$)")
+REEXPORT_NAMES = frozenset({"__init__.py", "package-info.java"})
+COMPAT_DIR_RE = re.compile(r"(?:^|/)(?:compat|_compat|legacy|_?examples?|docs?_src)(?:/|$)")
+INTERNAL_DIR_RE = re.compile(r"(?:^|/)(?:_?internal|detail|impl)(?:/|$)")
+
+
+def path_kind_factor(path: str, reexport: bool = True) -> float:
+    """The pipeline's multiplier for what kind of file ``path`` is (1.0 for an ordinary source file).
+
+    ``reexport=False``: a package's ``__init__.py`` that defines names of its own is an ordinary file.
+    """
+    from codelex.defaults import (PIPELINE_COMPAT, PIPELINE_DECLARATIONS, PIPELINE_INTERNAL, PIPELINE_REEXPORT,
+                                  PIPELINE_TEST_FILE)
+
+    factor = 1.0
+    if TEST_FILE_RE.search(path) or TEST_DIR_RE.search(path):
+        factor *= PIPELINE_TEST_FILE
+    if reexport and path.rsplit("/", 1)[-1] in REEXPORT_NAMES:
+        factor *= PIPELINE_REEXPORT
+    if COMPAT_DIR_RE.search(path):
+        factor *= PIPELINE_COMPAT
+    if path.endswith(".d.ts"):
+        factor *= PIPELINE_DECLARATIONS
+    if INTERNAL_DIR_RE.search(path):
+        factor *= PIPELINE_INTERNAL
+    return factor
+
+
 TEST_VENDOR_FACTOR = 0.3
 DOC_FACTOR = 0.5
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from codelex.defaults import DEFAULT_MAX_BYTES, EMBEDDER_ENV, STRUCTURE_FILE
+from codelex.defaults import CHUNK_SEARCH_BUILD_FILES, DEFAULT_MAX_BYTES, EMBEDDER_ENV, STRUCTURE_FILE
 from codelex.errors import ConfigError, IndexFormatError
 from codelex.ingest import list_files
 from codelex.lexical import WordIndex
@@ -307,6 +307,17 @@ class Project:
         (definitions and chunks) in the background, on worker processes.
         Either way, an outline, a symbol or a search hit's enclosing
         definition is read on demand when not known yet.
+    chunk_ranking : {"auto", "small", "build", "background", "off"}, default "auto"
+        :meth:`search` ranks files by their best chunk (the ranking
+        pipeline, :mod:`codelex.rank.pipeline`) once the structure is
+        complete and the chunks are indexed; until then, through the same
+        stages at file granularity.  ``"build"`` indexes the chunks on the
+        first search that needs them; ``"background"`` indexes them in the
+        background; ``"auto"``: ``build`` for a project of at most
+        :data:`~codelex.defaults.CHUNK_SEARCH_BUILD_FILES` files, else
+        ``background``; ``"small"`` (one-shot commands, which exit before a
+        background build would finish): ``build`` for a small project,
+        else file granularity; ``"off"``: always file granularity.
 
     Attributes
     ----------
@@ -342,6 +353,7 @@ class Project:
         build_structure: bool = True,
         watch: bool = False,
         import_graph: bool | str = True,
+        chunk_ranking: str = "auto",
     ) -> None:
         resolved = Path(root).expanduser().resolve()
         if not resolved.is_dir():
@@ -379,6 +391,9 @@ class Project:
         self.progress = progress
         self.debounce_ms = debounce_ms
         self.build_structure = bool(build_structure)
+        if chunk_ranking not in ("auto", "small", "build", "background", "off"):
+            raise ValueError(f"chunk_ranking must be auto, small, build, background or off, not {chunk_ranking!r}")
+        self.chunk_ranking = chunk_ranking
         self.watch = bool(watch)
         if import_graph not in (True, False, "saved"):
             raise ValueError(f"import_graph must be True, False or 'saved', not {import_graph!r}")
@@ -892,22 +907,8 @@ class Project:
         if wait:
             upkeep.wait()
         analyzing = not wait and upkeep.status == "building"
-        store = upkeep.index
-
-        def structure_of(path: str):
-            # (content hash, structure loader): unchanged files are never decoded.
-            info = store.file_info(path) if store is not None else None
-            if info is None or path in upkeep.stale:
-                structure = upkeep.structure(path)
-                info = store.file_info(path) if store is not None else None
-                if structure is None or info is None:
-                    return None
-                return info[0], lambda: structure
-            return info[0], lambda: store.get(path)
-
+        structure_of, key = self._chunk_sources(index)
         code = state.code
-        # Nothing to look at while neither the word index nor the structure store changed.
-        key = None if upkeep.stale or store is None else (id(index), len(index), id(store), store.version)
         preparing = None
         if code.corpus is None and not wait:
             # The first corpus reads every file and indexes every chunk (seconds on a large tree): in the
@@ -943,7 +944,8 @@ class Project:
             allowed = np.array([(pred is None or pred(r.path)) and (opts.lang is None or kind_of(r.path) == opts.lang)
                                 for r in corpus.rows], dtype=bool)
         result = searcher.search(query, alternatives=alternatives, fusion=fusion, limit=limit, per_file=per_file,
-                                 excerpt_lines=excerpt_lines, total_lines=total_lines, allowed=allowed)
+                                 excerpt_lines=excerpt_lines, total_lines=total_lines, allowed=allowed,
+                                 importers=self._importers())
         if chosen is not None and result.mode == "lexical":
             if not background and not wait:
                 hint = code.embed_error or (f"{result.embedded:,} of {result.chunks:,} chunks embedded; lexical "
@@ -956,6 +958,57 @@ class Project:
 
             result = replace(result, hint=hint)
         return result
+
+    def _chunk_sources(self, index):
+        """``(structure_of, key)`` for :meth:`CodeUpkeep.sync`: each file's (content hash, structure loader),
+        and what the word index and structure store are at (None while the store is stale)."""
+        upkeep = self._state.structure
+        store = upkeep.index
+
+        def structure_of(path: str):
+            # (content hash, structure loader): unchanged files are never decoded.
+            info = store.file_info(path) if store is not None else None
+            if info is None or path in upkeep.stale:
+                structure = upkeep.structure(path)
+                info = store.file_info(path) if store is not None else None
+                if structure is None or info is None:
+                    return None
+                return info[0], lambda: structure
+            return info[0], lambda: store.get(path)
+
+        # Nothing to look at while neither the word index nor the structure store changed.
+        key = None if upkeep.stale or store is None else (id(index), len(index), index.edits, id(store),
+                                                          store.version)
+        return structure_of, key
+
+    def _ready_chunks(self, index, build: bool):
+        """The chunk corpus and index when they stand for ``index`` and a complete structure, else None.
+
+        ``build``: bring them up to date now (in this thread) when they are not.  Otherwise, once the
+        structure is complete, their first build starts in the background and file granularity answers
+        until then.
+        """
+        state = self._state
+        upkeep = state.structure
+        if not self.build_structure:
+            return None
+        upkeep.load(self._structure_dir())
+        if upkeep.status == "building" or upkeep.index is None:
+            return None
+        code = state.code
+        structure_of, key = self._chunk_sources(index)
+        if key is None or state.status != "ready":
+            return None  # edits the structure has not followed yet, or a refresh under way: files rank alone
+        if code.corpus is not None and code.synced_key == key and code.lexical is not None:
+            return code.corpus, code.lexical
+        if build:
+            corpus = code.sync(lambda: index.files, structure_of, key)
+            return corpus, code.lexical
+        if code.corpus is None:
+            code.start_first_sync(lambda: index.files, structure_of, key)
+        elif code.lexical is not None:
+            return code.sync(lambda: index.files, structure_of, key), code.lexical  # a few edited files: cheap
+        return None
 
     def _early_code_search(self, index, upkeep, query: str, alternatives, opts: SearchOptions, preparing: str,
                            loading: str | None, **how):
@@ -976,7 +1029,7 @@ class Project:
         wanted = dataclasses.replace(opts, limit=min(max(EARLY_FILES, 2 * how["limit"]), 100))
         paths = [h.file for q in (query, *alternatives) for h in index.search(q, wanted)]
         searcher = self._state.code.provisional(paths, structure_for)
-        result = searcher.search(query, alternatives=alternatives, **how)
+        result = searcher.search(query, alternatives=alternatives, importers=self._importers(), **how)
         hint = (f"the chunks of this project are being prepared in the background ({preparing}): a lexical "
                 f"ranking of the chunks of the {len(searcher.corpus.file_rows)} best-matching files until then")
         if loading:
@@ -1120,7 +1173,10 @@ class Project:
 
     def _search_index(self, state, index, query: str, opts: SearchOptions) -> SearchResult:
         try:
-            hits = index.search(query, opts)
+            if opts.ranking == "code":
+                hits = self._pipeline_search(index, query, opts)
+            else:  # classic: the original's formula, exactly
+                hits = index.search(query, opts)
         except IndexFormatError as exc:
             # A chunk this query read failed its digest (the index is checked as it is read): drop the
             # index, rebuild it in the background, and answer as while building.
@@ -1128,6 +1184,26 @@ class Project:
             return SearchResult(False, query, [], Coverage(0, False), None, "building", HINTS["building"])
         results = self._with_symbols(hits)
         return SearchResult(True, query, results, Coverage(len(index), state.truncated), state.generated_at)
+
+    def _pipeline_search(self, index, query: str, opts: SearchOptions) -> list:
+        """Files for ``query`` through the ranking pipeline: by their best chunk when the project's chunks are
+        at hand (:attr:`chunk_ranking`), else at file granularity (:func:`codelex.rank.search_files`)."""
+        from codelex.rank import search_files
+
+        mode = self.chunk_ranking
+        if mode in ("auto", "small"):
+            small = len(index) <= CHUNK_SEARCH_BUILD_FILES
+            mode = "build" if small else ("background" if mode == "auto" else "off")
+        chunks = None if mode == "off" else self._ready_chunks(index, build=mode == "build")
+        return search_files(index, query, opts, chunks=chunks, importers=opts.centrality or None)
+
+    def _importers(self):
+        """Importer counts for the pipeline's centrality stage: the graph's, else the last saved ones (None)."""
+        if not self.import_graph:
+            return None
+        state = self._state
+        graph = state.graph if self.import_graph is True else None
+        return graph.centrality_map() if graph is not None else _saved_prior(state)
 
     def _require_graph(self, timeout: float | None):
         if self._state.index is None:

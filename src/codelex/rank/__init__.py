@@ -1,4 +1,5 @@
-"""Ranking chunks: the original's functions (``original``), chunks as documents (``chunks``), hybrid fusion (``hybrid``)."""
+"""Ranking: the pipeline's stages (``pipeline``), files through it (``search``), chunks as documents (``chunks``),
+hybrid fusion (``hybrid``), the original's functions (``original``)."""
 
 from codelex.rank.chunks import ChunkCorpus, ChunkLexicalIndex, chunk_rows, embedding_text, text_key
 from codelex.rank.hybrid import (
@@ -11,6 +12,8 @@ from codelex.rank.hybrid import (
     query_class,
     query_shape,
 )
+from codelex.rank.pipeline import STAGES, QueryAnalysis, analyze_query, rank_units, stages_off
+from codelex.rank.search import search_files
 from codelex.rank.original import (
     ChunkMatrix,
     ChunkRow,
@@ -28,6 +31,12 @@ from codelex.rank.original import (
 
 __all__ = [
     "FUSIONS",
+    "STAGES",
+    "QueryAnalysis",
+    "analyze_query",
+    "rank_units",
+    "search_files",
+    "stages_off",
     "ChunkCorpus",
     "ChunkLexicalIndex",
     "ChunkMatrix",

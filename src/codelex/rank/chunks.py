@@ -25,15 +25,20 @@ part of its name; numbers of one digit are no token).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
 import xxhash
 
 from codelex.lexical import WordIndex
+from codelex.lexical.doctable import DocTable
+from codelex.lexical.masks import search_mask
+from codelex.query.options import SearchOptions
 from codelex.rank.original import ChunkRow
+from codelex.rank.pipeline import QueryAnalysis, Units, rank_units
 from codelex.structure import FileStructure, line_windows
+from codelex.text import scan_definitions
 
 __all__ = ["ChunkCorpus", "ChunkLexicalIndex", "chunk_rows", "embedding_text", "text_key"]
 
@@ -45,7 +50,8 @@ def chunk_rows(path: str, content: str | bytes, structure: FileStructure | None 
     lines = content.split("\n")
     if content.endswith("\n"):
         lines.pop()
-    if structure is None or not structure.chunks:
+    parsed = structure is not None and structure.chunks
+    if not parsed:
         chunks = line_windows(content.encode("utf-8", "surrogatepass")) if lines else []
         symbols = [None] * len(chunks)
     else:
@@ -56,7 +62,11 @@ def chunk_rows(path: str, content: str | bytes, structure: FileStructure | None 
         end = min(chunk.end_line, len(lines))  # a final newline ends the last line; it starts none
         text = "\n".join(lines[chunk.start_line - 1:end])
         if text.strip():
-            rows.append(ChunkRow(path, chunk.start_line, end, text, symbol))
+            if parsed and structure.parsed:  # the names whose signature stands in the chunk
+                names = frozenset(d.name for d in structure.definitions if chunk.start_line <= d.signature_line <= end)
+            else:  # no grammar: the native definition scanner's
+                names = frozenset(name for name, _ in scan_definitions(path, text))
+            rows.append(ChunkRow(path, chunk.start_line, end, text, symbol, names))
     return rows
 
 
@@ -78,6 +88,26 @@ class ChunkCorpus:
     rows: list[ChunkRow]
     keys: np.ndarray  # uint64, one per row
     file_rows: dict[str, tuple[int, int]]  # path -> [start, end) of its rows
+    _units: Units | None = field(default=None, repr=False, compare=False)
+    _table: DocTable | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def units(self) -> Units:
+        """The rows as the ranking pipeline reads them (built once)."""
+        if self._units is None:
+            self._units = Units([r.path for r in self.rows], [r.names for r in self.rows], chunks=True)
+        return self._units
+
+    def allowed(self, filters, options: SearchOptions | None = None) -> np.ndarray | None:
+        """The rows a request's inline filters and options admit, judged by their file's path as a file search
+        judges it (``lang:``, ``ext:``, ``file:``, path globs); None when every row is."""
+        options = options or SearchOptions()
+        if not filters and options.lang is None and options.paths_predicate is None:
+            return None
+        if self._table is None:
+            self._table = DocTable([r.path for r in self.rows])
+        mask = search_mask(self._table, len(self.rows), filters, options)
+        return None if mask is None else mask.view(bool)
 
     @classmethod
     def from_rows(cls, rows: Iterable[ChunkRow]) -> ChunkCorpus:
@@ -135,6 +165,27 @@ class ChunkLexicalIndex:
             self.index.update(doc, text, definitions=defs)
         if rows:
             self.counts[path] = len(rows)
+
+    def pipeline_ranking(self, analysis: QueryAnalysis, depth: int, corpus: ChunkCorpus | None = None,
+                         allowed: np.ndarray | None = None, importers=None,
+                         path_priors: bool = True) -> tuple[list[int], list[float]]:
+        """``(rows, scores)``: the chunks the ranking pipeline ranks for ``analysis``, best first.
+
+        The native chunk index retrieves ``depth`` candidates (every matching
+        chunk when ``allowed`` restricts them), :func:`codelex.rank.pipeline.rank_units`
+        reranks them and adds the chunks that define what the query names.
+        """
+        corpus = corpus or self.corpus
+        if not len(corpus):
+            return [], []
+        rows, scores = self.ranking(analysis.lexical, len(corpus) if allowed is not None else depth, corpus)
+        if allowed is not None:
+            keep = [i for i, r in enumerate(rows) if allowed[r]][:depth]
+            rows, scores = [rows[i] for i in keep], [scores[i] for i in keep]
+        ranked = rank_units(analysis, corpus.units, list(zip(rows, scores)),
+                            allowed=None if allowed is None else (lambda r: bool(allowed[r])), importers=importers,
+                            path_priors=path_priors)
+        return [r for r, _ in ranked], [s for _, s in ranked]
 
     def ranking(self, query: str, limit: int, corpus: ChunkCorpus | None = None) -> tuple[list[int], list[float]]:
         """``(rows, scores)``: the best ``limit`` chunks of ``corpus`` for ``query``, best first (code ranking)."""

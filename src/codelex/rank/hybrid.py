@@ -23,10 +23,13 @@ from codelex.defaults import (
     HYBRID_PER_FILE,
     HYBRID_TOTAL_LINES,
     HYBRID_VECTOR_WEIGHT,
+    PIPELINE_DEPTH,
     RRF_K,
 )
 from codelex._native.dense import VectorIndex
+from codelex.query.parse import parse_query
 from codelex.rank.chunks import ChunkCorpus, ChunkLexicalIndex
+from codelex.rank.pipeline import analyze_query
 from codelex.rank.original import ChunkMatrix, fuse_rankings, js_round4, select_from
 
 __all__ = ["FUSIONS", "Fusion", "HybridHit", "HybridResult", "HybridSearcher", "fuse", "query_class", "query_shape"]
@@ -224,17 +227,21 @@ class HybridSearcher:
         scores = self._index.scores(query_vector)
         return np.lexsort((np.arange(scores.size), -scores)), scores
 
-    def _ranked(self, query: str, fusion: Fusion, allowed, query_vector=None):
+    def _ranked(self, query: str, fusion: Fusion, allowed, query_vector=None, importers=None):
         """(fused rows, similarity by row for the vector-ranked ones, lexical rows, vector rows, bests)."""
         n = len(self.corpus)
-        depth = n if fusion.depth is None or allowed is not None else max(fusion.depth, 1)
         # (this searcher's corpus: per-edit upkeep may already have moved the shared index's on)
-        lex_rows, lex_scores = self.lexical.ranking(query, depth, self.corpus)
-        if allowed is not None:
-            keep = [i for i, r in enumerate(lex_rows) if allowed[r]]
-            lex_rows, lex_scores = [lex_rows[i] for i in keep], [lex_scores[i] for i in keep]
-            if fusion.depth is not None:
-                lex_rows, lex_scores = lex_rows[:fusion.depth], lex_scores[:fusion.depth]
+        if fusion.name == "original":  # the seed's: the raw lexical ranking of every chunk
+            depth = n if fusion.depth is None or allowed is not None else max(fusion.depth, 1)
+            lex_rows, lex_scores = self.lexical.ranking(query, depth, self.corpus)
+            if allowed is not None:
+                keep = [i for i, r in enumerate(lex_rows) if allowed[r]]
+                lex_rows, lex_scores = [lex_rows[i] for i in keep], [lex_scores[i] for i in keep]
+                if fusion.depth is not None:
+                    lex_rows, lex_scores = lex_rows[:fusion.depth], lex_scores[:fusion.depth]
+        else:  # the ranking pipeline's (codelex.rank.pipeline)
+            lex_rows, lex_scores = self.lexical.pipeline_ranking(analyze_query(query), PIPELINE_DEPTH, self.corpus,
+                                                                 allowed, importers)
         lexical_best = js_round4(lex_scores[0]) if lex_scores else 0.0
         if not self.complete:
             return np.asarray(lex_rows, dtype=np.int64), {}, lex_rows, [], 0.0, lexical_best
@@ -259,12 +266,19 @@ class HybridSearcher:
     def search(self, query: str, *, alternatives: Sequence[str] = (), fusion: str | Fusion = "shape",
                limit: int = HYBRID_LIMIT, per_file: int = HYBRID_PER_FILE,
                excerpt_lines: int = HYBRID_EXCERPT_LINES, total_lines: int = HYBRID_TOTAL_LINES,
-               allowed: np.ndarray | None = None, query_vector=None) -> HybridResult:
+               allowed: np.ndarray | None = None, query_vector=None, importers=None) -> HybridResult:
         """The best chunks for ``query`` (and its alternative phrasings, fused with :func:`fuse_rankings`).
 
-        ``query_vector``, when given, stands for the embedding of ``query``.
+        ``query_vector``, when given, stands for the embedding of ``query``; ``importers`` (file -> importing
+        files) feeds the ranking pipeline's centrality stage.
         """
         fusion = FUSIONS[fusion] if isinstance(fusion, str) else fusion
+        parsed = parse_query(query)  # inline filters (lang:, ext:, file:) judge a chunk by its file
+        filtered = self.corpus.allowed(parsed.filters)
+        if filtered is not None:
+            allowed = filtered if allowed is None else (allowed & filtered)
+        query = parsed.terms
+        alternatives = [parse_query(a).terms for a in alternatives]
         if not self._has_terms(query):  # empty, or stop words only: nothing to rank by
             return HybridResult(query, [], 0.0, 0.0, "hybrid" if self.complete else "lexical",
                                 int(self.present.sum()), len(self.corpus))
@@ -274,7 +288,7 @@ class HybridSearcher:
         orders = []
         first = None
         for i, q in enumerate([query, *alternatives]):
-            ranked = self._ranked(q, fusion, allowed, query_vector if i == 0 else None)
+            ranked = self._ranked(q, fusion, allowed, query_vector if i == 0 else None, importers)
             if i == 0:
                 first = ranked
             orders.append([int(r) for r in ranked[0]])

@@ -80,6 +80,8 @@ class ChunkRow:
     end_line: int
     text: str
     symbol: str | None = None
+    #: The names the chunk defines (the ranking pipeline's definition evidence; not the original's).
+    names: frozenset = frozenset()
 
 
 class ChunkMatrix:
