@@ -245,3 +245,11 @@ def test_search_files_without_chunks_equals_a_fresh_index():
     index = WordIndex.build(docs)
     hits = search_files(index, "parse config")
     assert [h.file for h in hits] == ["a/parse.py", "a/use.py"] and hits[0].start_line == 1
+
+
+def test_chunks_that_lag_the_index_fall_back_to_its_own_answer():
+    docs = [("a/parse.py", "def parse_config(text):\n    return text\n"), ("a/new.py", "parse_config(x)\n")]
+    index = WordIndex.build(docs)
+    corpus, lexical = corpus_of({"a/parse.py": docs[0][1]})  # a/new.py has no chunks yet
+    hits = search_files(index, "parse config", chunks=(corpus, lexical))
+    assert [h.file for h in hits] == [h.file for h in index.search("parse config")]

@@ -10,6 +10,7 @@ per-slot multiplier array that native scoring consumes.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -39,6 +40,7 @@ COMPAT_DIR_RE = re.compile(r"(?:^|/)(?:compat|_compat|legacy|_?examples?|docs?_s
 INTERNAL_DIR_RE = re.compile(r"(?:^|/)(?:_?internal|detail|impl)(?:/|$)")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def path_kind_factor(path: str, reexport: bool = True) -> float:
     """The pipeline's multiplier for what kind of file ``path`` is (1.0 for an ordinary source file).
 

@@ -394,6 +394,7 @@ class Project:
         if chunk_ranking not in ("auto", "small", "build", "background", "off"):
             raise ValueError(f"chunk_ranking must be auto, small, build, background or off, not {chunk_ranking!r}")
         self.chunk_ranking = chunk_ranking
+        self._names_cache = None  # (structure store, its version, path -> defined names)
         self.watch = bool(watch)
         if import_graph not in (True, False, "saved"):
             raise ValueError(f"import_graph must be True, False or 'saved', not {import_graph!r}")
@@ -1195,7 +1196,37 @@ class Project:
             small = len(index) <= CHUNK_SEARCH_BUILD_FILES
             mode = "build" if small else ("background" if mode == "auto" else "off")
         chunks = None if mode == "off" else self._ready_chunks(index, build=mode == "build")
-        return search_files(index, query, opts, chunks=chunks, importers=opts.centrality or None)
+        return search_files(index, query, opts, chunks=chunks, names_of=self._names_source(),
+                            importers=opts.centrality or None)
+
+    def _names_source(self):
+        """What each file defines, from the structure store once it is complete (None before: the stages
+        then leave the word index's ranking as it is)."""
+        upkeep = self._state.structure
+        if not self.build_structure:
+            return None
+        upkeep.load(self._structure_dir())
+        store = upkeep.index
+        if store is None or upkeep.status == "building" or upkeep.stale:
+            return None
+
+        held = self._names_cache
+        if held is None or held[0] is not store or held[1] != store.version:
+            held = self._names_cache = (store, store.version, {})
+        cache = held[2]
+
+        def names_of(path: str):
+            found = cache.get(path, cache)
+            if found is not cache:
+                return found
+            try:
+                structure = store.get(path)
+            except (KeyError, ValueError, IndexFormatError):
+                structure = None
+            found = cache[path] = None if structure is None else frozenset(d.name for d in structure.definitions)
+            return found
+
+        return names_of
 
     def _importers(self):
         """Importer counts for the pipeline's centrality stage: the graph's, else the last saved ones (None)."""

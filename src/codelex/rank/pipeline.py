@@ -42,6 +42,7 @@ stages at file granularity.  :data:`STAGES` names the stages;
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
 import threading
@@ -191,6 +192,16 @@ def analyze_query(terms: str) -> QueryAnalysis:
 # --- the units ranked ----------------------------------------------------------------------------------------
 
 
+#: Up to this many units, who defines a name is looked up unit by unit (no index built per query).
+_SCAN_UNITS = 256
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _name_tokens(name: str) -> frozenset[str]:
+    return frozenset(tokenize_line(name))
+
+
+
 class Units:
     """What the stages read of the units they rank (chunks or files): paths, defined names, who defines what.
 
@@ -198,24 +209,29 @@ class Units:
     ----------
     paths : sequence of str
         The file of each unit.
-    names : sequence of iterable of str
-        The names each unit defines.
+    names : sequence of iterable of str or None
+        The names each unit defines (None: not known; such a unit is never taken for a module that only
+        re-exports).
     chunks : bool
         Whether the units are chunks (several per file): coherence and saturation apply.
     """
 
     def __init__(self, paths: Sequence[str], names: Sequence[Iterable[str]], *, chunks: bool) -> None:
         self.paths = paths
-        self.names = [frozenset(n) for n in names]
+        self.names = [frozenset(n) if n is not None else frozenset() for n in names]
+        self._unknown = {i for i, n in enumerate(names) if n is None}
         self.chunks = chunks
         self._defining: dict[str, list[int]] | None = None
-        self._name_tokens: dict[str, frozenset[str]] = {}
+
         self._stems: dict[str, str] = {}
         self._file_stems: set[str] | None = None
         self._defining_files: set[str] | None = None
 
     def defining(self, name: str) -> list[int]:
-        """The units that define ``name`` (an index built on first use)."""
+        """The units that define ``name`` (for many units an index built on first use; a query's few
+        candidate files are looked through instead)."""
+        if len(self.names) <= _SCAN_UNITS:
+            return [u for u, names in enumerate(self.names) if name in names]
         table = self._defining
         if table is None:
             table = defaultdict(list)
@@ -225,11 +241,10 @@ class Units:
             self._defining = table = dict(table)
         return table.get(name, [])
 
-    def name_tokens(self, name: str) -> frozenset[str]:
-        found = self._name_tokens.get(name)
-        if found is None:
-            found = self._name_tokens[name] = frozenset(tokenize_line(name))
-        return found
+    @staticmethod
+    def name_tokens(name: str) -> frozenset[str]:
+        """The index tokens of a defined name (``ReadVarint``: readvarint, read, varint)."""
+        return _name_tokens(name)
 
     def names_a_file(self, name: str) -> bool:
         """Whether some unit's file is named after ``name`` (``Column`` and ``Column.kt``)."""
@@ -241,7 +256,8 @@ class Units:
     def defines_anything(self, path: str) -> bool:
         """Whether any unit of ``path`` defines a name (a module that only re-exports defines none)."""
         if self._defining_files is None:
-            self._defining_files = {p for p, names in zip(self.paths, self.names) if names}
+            self._defining_files = {p for i, (p, names) in enumerate(zip(self.paths, self.names))
+                                    if names or i in self._unknown}
         return path in self._defining_files
 
     def stem(self, path: str) -> str:
@@ -292,42 +308,78 @@ def _definitions(q: QueryAnalysis, units: Units, score: dict[int, float], allowe
                     score[u] = e
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _names_by_token(names: frozenset[str]) -> dict[str, tuple[tuple[int, frozenset[str]], ...]]:
+    """A unit's names by the tokens they hold: token -> ((token count, tokens) of each name holding it)."""
+    out: dict[str, list] = defaultdict(list)
+    for n in names:
+        toks = _name_tokens(n)
+        for t in toks:
+            out[t].append((len(toks), toks))
+    return {t: tuple(v) for t, v in out.items()}
+
+
 def _name_cover(q: QueryAnalysis, units: Units, score: dict[int, float]) -> None:
     if q.kind != "prose" or not q.tokens:
         return
+    probe = max(q.tokens, key=len)  # (the longest token is held by the fewest names)
     for u in list(score):
+        names = units.names[u]
+        if not names:
+            continue
         best = 0.0
-        for n in units.names[u]:
-            toks = units.name_tokens(n)
-            if toks and q.tokens <= toks:
-                best = max(best, len(q.tokens) / len(toks))
+        for count, toks in _names_by_token(names).get(probe, ()):
+            if q.tokens <= toks:
+                best = max(best, len(q.tokens) / count)
         if best:
             score[u] += PIPELINE_NAME_COVER * best
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _path_words_of(path: str) -> tuple[str, frozenset[str], str, frozenset[str]]:
+    """``(stem, stem stems, bare stem, words)`` of a path: its name's and its directory's words, lower-cased
+    (cached: the same files come back query after query)."""
+    name = path.rsplit("/", 1)[-1].lower()
+    dot = name.rfind(".")
+    stem = name[:dot] if dot > 0 else name
+    parent = path.rsplit("/", 2)[-2] if "/" in path else ""
+    parts = {stem, *(t.lower() for t in split_identifier(stem))}
+    if parent:
+        parts |= {parent.lower(), *(t.lower() for t in split_identifier(parent))}
+    bare = stem.replace("_", "")
+    stems = frozenset({stem, bare, stem.rstrip("s"), bare.rstrip("s")})
+    return stem, stems, stem.replace("_", "").replace("-", ""), frozenset(parts)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_in(kw: str, parts: frozenset[str]) -> bool:
+    if kw in parts:
+        return True
+    for p in parts:  # a word form: one starts the other (three letters at least)
+        if len(p) >= 3 and len(kw) >= 3 and (p.startswith(kw) or kw.startswith(p)):
+            return True
+    return False
 
 
 def _path_words(q: QueryAnalysis, units: Units, score: dict[int, float]) -> None:
     if q.kind != "prose" or not q.keywords:
         return
     seen: dict[str, float] = {}
+    n = len(q.keywords)
     for u in list(score):
         path = units.paths[u]
         share = seen.get(path)
         if share is None:
-            stem = units.stem(path)
-            parent = path.rsplit("/", 2)[-2] if path.count("/") else ""
-            parts = {stem, *(t.lower() for t in split_identifier(stem))}
-            if parent:
-                parts |= {parent.lower(), *(t.lower() for t in split_identifier(parent))}
+            stem, stems, compact, parts = _path_words_of(path)
             found = 0.0
             for kw in q.keywords:
-                if kw in parts or any(min(len(kw), len(p)) >= 3 and (p.startswith(kw) or kw.startswith(p))
-                                      for p in parts):
+                if _word_in(kw, parts):
                     found += 1
-                if _stem_is(stem, kw):
+                if kw in stems:
                     found += 1
-            if stem.replace("_", "").replace("-", "") in q.compounds:
+            if compact in q.compounds:
                 found += 1
-            share = seen[path] = found / len(q.keywords)
+            share = seen[path] = found / n
         if share >= 0.1:
             score[u] += PIPELINE_PATH_WORDS * share
 
@@ -354,9 +406,13 @@ _HUBS = frozenset({"mod.rs", "lib.rs", "__init__.py", "index.ts", "index.js", "i
 def _shadowed(paths: Iterable[str]) -> set[str]:
     """Files whose name a file in an ancestor directory also has (``pydantic/v1/fields.py`` under
     ``pydantic/fields.py``); module hubs (``mod.rs``, ``index.ts``...) are named so everywhere."""
+    distinct = set(paths)
+    names = [p.rsplit("/", 1)[-1] for p in distinct]
+    if len(set(names)) == len(names):
+        return set()  # (every name once: the common case, at once)
     by_name: dict[str, list[str]] = defaultdict(list)
-    for p in set(paths):
-        by_name[p.rsplit("/", 1)[-1]].append(p)
+    for p, name in zip(distinct, names):
+        by_name[name].append(p)
     out = set()
     for name, group in by_name.items():
         if len(group) < 2 or name in _HUBS:

@@ -40,7 +40,9 @@ def search_files(index: WordIndex, query: str, options: SearchOptions | None = N
     chunks : (ChunkCorpus, ChunkLexicalIndex), optional
         The project's chunks: a file ranks as its best chunk (:attr:`Hit.score` is that chunk's).
     names_of : callable, optional
-        ``names_of(path)``: the names a candidate file defines, for file granularity.
+        ``names_of(path)``: the names a candidate file defines (None when unknown), for file granularity.
+        Without it and without ``chunks`` the stages have too little to read (a file's definitions carry
+        most of what they add): the word index's own ranking is the answer.
     importers : mapping of str to int, optional
         Importer counts (the centrality stage).
 
@@ -53,18 +55,19 @@ def search_files(index: WordIndex, query: str, options: SearchOptions | None = N
     opts = SearchOptions.of(options, None)
     parsed = parse_query(query)
     analysis = analyze_query(parsed.terms)
-    if not analysis.tokens and not analysis.names:
+    if (not analysis.tokens and not analysis.names) or (chunks is None and names_of is None):
         return index.search(query, opts)  # nothing for the stages to read: the index's answer
     filters = " ".join(("-" if f.negated else "") + f"{f.key}:{f.value}" for f in parsed.filters)
     depth = max(opts.limit, PIPELINE_DEPTH)
     native = index.search(f"{filters} {analysis.lexical}".strip(),
                           dataclasses.replace(opts, limit=depth, centrality={}))
     out: list[Hit] = []
-    if chunks is not None and any(h.file not in chunks[0].file_rows or index.file_info(h.file).mtime_ns < 0
-                                  for h in native):
+    if chunks is not None and any(_lags(index, chunks[0], h.file) for h in native):
         # The chunks (read from disk) do not stand for a candidate as the index holds it: a file they lack,
         # or content an editor handed in without a save (mtime unknown).  Files rank by themselves.
         chunks = None
+        if names_of is None:
+            return index.search(query, opts)
     if chunks is not None:
         corpus, lexical = chunks
         by_file = {h.file: h for h in native}
@@ -84,8 +87,7 @@ def search_files(index: WordIndex, query: str, options: SearchOptions | None = N
             if len(out) >= opts.limit:
                 break
         return out
-    names = names_of or (lambda path: frozenset())
-    units = Units([h.file for h in native], [names(h.file) for h in native], chunks=False)
+    units = Units([h.file for h in native], [names_of(h.file) for h in native], chunks=False)
     for unit, score in rank_units(analysis, units, [(i, h.score) for i, h in enumerate(native)],
                                   importers=importers, path_priors=opts.demote_test_vendor):
         h = native[unit]
@@ -93,3 +95,10 @@ def search_files(index: WordIndex, query: str, options: SearchOptions | None = N
         if len(out) >= opts.limit:
             break
     return out
+
+
+def _lags(index: WordIndex, corpus: ChunkCorpus, path: str) -> bool:
+    """Whether the chunks do not stand for ``path`` as the index holds it: content an editor handed in
+    without a save (its mtime unknown), or words the chunks lack altogether (a file they do not hold)."""
+    info = index.file_info(path)
+    return info.mtime_ns < 0 or (path not in corpus.file_rows and info.tokens > 0)
