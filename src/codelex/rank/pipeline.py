@@ -180,7 +180,7 @@ def analyze_query(terms: str) -> QueryAnalysis:
     ordered = list(dict.fromkeys(names))  # (first mention first)
     position = {w: i for i, w in reversed(list(enumerate(words)))}
     ordered.sort(key=lambda n: position.get(n, len(words)))
-    capitalized = tuple(dict.fromkeys(w for w in words if w[:1].isupper() or (w.isupper() and "_" in w)))
+    capitalized = tuple(dict.fromkeys(w for w in words if w[:1].isupper()))
     content = [w.lower() for w in words if w.lower() not in PROSE_STOPWORDS]
     keywords = frozenset(w for w in content if len(w) > 2)
     compounds = frozenset([a + b for a, b in zip(content, content[1:])]
