@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover - what the lazy names resolve to, for type
     from codelex.kinds import CODE_KINDS, KIND_ALIASES, KINDS, NON_CODE_KINDS
     from codelex.lexical import FileInfo, Hit, WordIndex, centrality_from_reverse_deps
     from codelex.persist.scheduler import PersistScheduler
-    from codelex.project import Coverage, Project, RefreshReport, SearchResult
+    from codelex.project import CodeResult, Coverage, Project, RefreshReport, SearchResult
     from codelex.query import Filter, ParsedQuery, SearchOptions, parse_query
     from codelex.rank import HybridHit, HybridResult
     from codelex.text import Vocabulary, scan_definitions, split_identifier, tokenize_document, tokenize_line
@@ -64,6 +64,7 @@ _LAZY = {
     "PersistScheduler": "codelex.persist.scheduler",
     "Project": "codelex.project",
     "SearchResult": "codelex.project",
+    "CodeResult": "codelex.project",
     "Coverage": "codelex.project",
     "RefreshReport": "codelex.project",
     # Hybrid chunk search (numpy only; embedders load their libraries when built).
@@ -109,6 +110,7 @@ __all__ = [
     "STOPWORDS",
     "CodelexError",
     "ConfigError",
+    "CodeResult",
     "Coverage",
     "EmbedderError",
     "FileInfo",

@@ -625,6 +625,19 @@ def _print_code_result(result, args) -> None:
             print(f"     {style.line_no(str(number))}  {display_text(text)}")
         if h.truncated:
             print(f"     {style.dim('…')}")
+    note = _budget_note(result, "raise --lines")
+    if note:
+        print(style.dim(note))
+
+
+def _budget_note(result, remedy: str) -> str | None:
+    """One line when the shared line budget left results out (None when it cut nothing)."""
+    omitted = getattr(result, "omitted", 0)
+    if not omitted:
+        return None
+    cut = " (and excerpts cut to their first lines)" if any(h.truncated for h in result.hits) else ""
+    return (f"{omitted} more result{'s' if omitted != 1 else ''} left out by the {result.line_budget:,}-line "
+            f"budget{cut}: {remedy}")
 
 
 def _cmd_code(args) -> int:

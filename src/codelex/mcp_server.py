@@ -41,7 +41,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
-from codelex.defaults import DEFAULT_LIMIT, DEFAULT_RANKING, MAX_LIMIT, RANKINGS, STALE_AFTER_S, VERSION
+from codelex.defaults import (
+    DEFAULT_LIMIT,
+    DEFAULT_RANKING,
+    HYBRID_TOTAL_LINES,
+    MAX_LIMIT,
+    RANKINGS,
+    STALE_AFTER_S,
+    VERSION,
+)
 from codelex.errors import ConfigError, QueryError
 from codelex.project import Project, SearchResult, refusal_reason
 from codelex.query import SearchOptions
@@ -171,6 +179,18 @@ def _limit(limit, default: int = DEFAULT_LIMIT) -> int:
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit):
         return default
     return max(1, min(math.floor(limit), MAX_LIMIT))
+
+
+#: The largest line budget ``code_search`` takes (an agent's context is the real limit; this bounds the reply).
+MAX_TOTAL_LINES = 10_000
+
+
+def _lines(lines) -> int:
+    """``code_search``'s ``lines``: a finite number becomes max(1, floor(n)), clamped to
+    :data:`MAX_TOTAL_LINES`; anything else the default (the original's 400)."""
+    if isinstance(lines, bool) or not isinstance(lines, (int, float)) or not math.isfinite(lines):
+        return HYBRID_TOTAL_LINES
+    return max(1, min(math.floor(lines), MAX_TOTAL_LINES))
 
 
 def _coverage_line(result: SearchResult) -> str:
@@ -360,6 +380,11 @@ def _hybrid_text(result, title: str) -> str:
         fence = "````" if "```" in h.excerpt else "```"
         lines.append(f"{rank}. {display_path(h.path)}:{h.start_line}-{h.end_line}{symbol} ({', '.join(places)})")
         lines.extend([fence, h.excerpt + ("\n…" if h.truncated else ""), fence])
+    if result.omitted:  # an answer cut short says so, and how to get the rest
+        cut = ", and excerpts were cut to their first lines" if any(h.truncated for h in result.hits) else ""
+        lines.append(f"{result.omitted} more result{'s' if result.omitted != 1 else ''} left out by the "
+                     f"{result.line_budget:,}-line budget{cut}: pass a larger `lines`, a smaller `limit` or "
+                     f"narrower `paths`.")
     if result.hint:
         lines.append(display_text(result.hint))
     lines.append(f"Mode: {result.mode}; {result.embedded:,} of {result.chunks:,} chunks embedded.")
@@ -374,7 +399,7 @@ def _hybrid_text(result, title: str) -> str:
 
 
 def code_search_text(project: Project, query, limit=None, alternatives=None, paths=None, lang=None,
-                     fusion=None) -> str:
+                     fusion=None, lines=None) -> str:
     """The ``code_search`` reply: function-sized excerpts, best first, then a fenced JSON block."""
     from codelex.errors import CodelexError
 
@@ -385,7 +410,7 @@ def code_search_text(project: Project, query, limit=None, alternatives=None, pat
         raise ToolError("`alternatives` must be a list of strings.")
     try:
         result = project.code_search(query, alternatives=alternatives or (), limit=_limit(limit, 8), paths=paths,
-                                     lang=lang, fusion=fusion)
+                                     lang=lang, fusion=fusion, total_lines=_lines(lines))
     except (ValueError, TypeError, CodelexError, OSError) as exc:
         raise ToolError(f"Cannot search {echo_query(query)}: {error_text(exc)}") from None
     if not result.available:
@@ -541,10 +566,11 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
     )
     def code_search(query: str, cwd: str | None = None, limit: float | None = None,
                     alternatives: list[str] | None = None, paths: list[str] | None = None,
-                    lang: str | None = None, fusion: str | None = None) -> CallToolResult:
+                    lang: str | None = None, fusion: str | None = None, lines: float | None = None) -> CallToolResult:
         """query: what to look for; cwd: a directory inside a served project; limit: chunks (default 8);
-        alternatives: other phrasings; paths: globs; lang: a language kind; fusion: "shape" (default) or "original"."""
-        return _reply(code_search_text, cwd, query, limit, alternatives, paths, lang, fusion)
+        alternatives: other phrasings; paths: globs; lang: a language kind; fusion: "shape" (default) or
+        "original"; lines: the excerpts' lines in all (default 400; an answer this budget cut says so)."""
+        return _reply(code_search_text, cwd, query, limit, alternatives, paths, lang, fusion, lines)
 
     @server.tool(
         name="find_related",

@@ -122,3 +122,33 @@ def test_embedder_choice_and_config(project_root, make_static_model, monkeypatch
     with pytest.raises(ConfigError, match="embedder must be the name of an installed model"):
         p.code_search("parse")
     p.close()
+
+
+def test_a_budget_that_cuts_results_says_so(tmp_path):
+    root = tmp_path / "long"
+    root.mkdir()
+    for i in range(5):
+        body = "".join(f"    total = total + alpha_{i} * {j}\n" for j in range(60))
+        (root / f"m{i}.py").write_text(f"def alpha_function_{i}(alpha_{i}):\n    total = 0\n{body}    return total\n")
+    p = _open(root)
+    try:
+        whole = p.code_search("alpha function", embedder=False, limit=10, per_file=1, total_lines=10_000, wait=True)
+        assert len(whole.hits) == 5 and whole.omitted == 0 and whole.line_budget == 10_000
+        assert whole.to_dict()["omitted"] == 0
+        cut = p.code_search("alpha function", embedder=False, limit=10, per_file=1, total_lines=100, wait=True)
+        # The same hits, in the same order, until the 100 lines are spent: two whole chunks (46 lines each),
+        # the third head-truncated to the 8 left; the other two are left out, and the answer says so.
+        assert [h.path for h in cut.hits] == [h.path for h in whole.hits][:3]
+        assert [len(h.excerpt.split("\n")) for h in whole.hits][:2] == [46, 46]
+        assert [len(h.excerpt.split("\n")) for h in cut.hits] == [46, 46, 8]
+        assert [h.truncated for h in cut.hits] == [False, False, True] and cut.cut_excerpts == 1
+        assert cut.omitted == 2 and cut.line_budget == 100
+        assert cut.to_dict()["omitted"] == 2 and cut.to_dict()["lineBudget"] == 100
+        # The seed's fusion answers exactly as before, and also says what the budget cut.
+        original = p.code_search("alpha function", embedder=False, limit=10, per_file=1, total_lines=100,
+                                 fusion="original", wait=True)
+        assert original.omitted == 2 and len(original.hits) == 3
+        # find_related has no shared budget.
+        assert p.find_related("m0.py", 1, embedder=False).line_budget is None
+    finally:
+        p.close()

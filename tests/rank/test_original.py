@@ -12,9 +12,11 @@ from codelex.hybrid import (
     ChunkMatrix,
     ChunkRow,
     excerpt_of,
+    fit_budget,
     fuse_rankings,
     lexical_scores,
     query_terms,
+    pick_from,
     rank_order,
     select_from,
     split_identifier,
@@ -102,6 +104,13 @@ def test_excerpt_and_select_budget_per_file_and_at_least_one():
     assert [p.row for p in select_from([9, -1, 2], m, sim)] == [2]  # indices outside the rows are skipped
     assert len(select_from([0, 3, 2], m, sim, limit=2)) == 2
     assert picked[0].to_dict()["similarity"] == 0.5
+    # The same, in two steps that say what the budget cut: b.py's chunk was left out; a larger budget cuts nothing.
+    whole = pick_from([0, 1, 2, 3], m, sim)
+    assert [(p.row, len(p.excerpt.split("\n"))) for p in whole] == [(0, 80), (1, 80), (3, 80)]
+    kept, omitted = fit_budget(whole, 150)
+    assert kept == picked and omitted == 1
+    assert fit_budget(whole, 240) == (whole, 0)
+    assert fit_budget(whole, 239)[0][2].truncated and fit_budget(whole, 239)[1] == 0
 
 
 def test_js_rounding():
@@ -144,6 +153,10 @@ def test_rank_order_equals_the_literal_port(texts, query, data, weights):
     got = [s.to_dict() for s in select_from(order, m, ours.similarity, limit=lim, per_file=per, excerpt_lines=ex,
                                             total_lines=total)]
     assert got == rank_js.select_from(order, _js(m), ref["similarity"], lim, per, ex, total)
+    # The budget applied after the pick is the seed's selection, and says how many results it left out.
+    picked = pick_from(order, m, ours.similarity, limit=lim, per_file=per, excerpt_lines=ex)
+    kept, omitted = fit_budget(picked, total)
+    assert [s.to_dict() for s in kept] == got and omitted == len(picked) - len(got) >= 0
 
 
 @settings(max_examples=200, deadline=None)

@@ -324,3 +324,23 @@ def test_code_command(repo, tmp_path, make_static_model):
                 ["code", "x", "--root", repo, "-n", "0"]):
         r = run(*bad)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, bad
+
+
+def test_code_says_what_its_line_budget_left_out(tmp_path):
+    root = tmp_path / "long"
+    root.mkdir()
+    for i in range(5):
+        body = "".join(f"    total = total + alpha_{i} * {j}\n" for j in range(40))
+        (root / f"m{i}.py").write_text(f"def alpha_function_{i}(alpha_{i}):\n    total = 0\n{body}    return total\n")
+    args = ("code", "alpha function", "--root", root, "--lexical", "-n", "10", "--per-file", "1")
+    r = run(*args, "--lines", "100", "--color", "never", "-q")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == ("2 more results left out by the 100-line budget (and excerpts cut to "
+                                         "their first lines): raise --lines")
+    doc = json.loads(run(*args, "--lines", "100", "--json").stdout)
+    assert (len(doc["results"]), doc["omitted"], doc["lineBudget"]) == (3, 2, 100)
+    assert [e["truncated"] for e in doc["results"]] == [False, False, True]
+    # A budget that cuts nothing says nothing.
+    r = run(*args, "--color", "never", "-q")
+    assert r.returncode == 0 and "left out" not in r.stdout and r.stdout.count("alpha_function_") == 5, r.stdout
+    assert json.loads(run(*args, "--json").stdout)["omitted"] == 0

@@ -493,3 +493,26 @@ def test_codelex_mcp_serves_the_roots_named_at_start(repo, tmp_path):
     r = subprocess.run([sys.executable, "-m", "codelex", "mcp", "--root", str(tmp_path / "missing")], cwd=str(repo),
                        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and r.stderr.startswith("codelex: cannot serve") and len(r.stderr.splitlines()) == 1
+
+
+def test_code_search_says_what_its_line_budget_left_out(tmp_path):
+    from codelex import Project
+    from codelex.mcp_server import code_search_text
+
+    root = tmp_path / "long"
+    root.mkdir()
+    for i in range(5):
+        body = "".join(f"    total = total + alpha_{i} * {j}\n" for j in range(40))
+        (root / f"m{i}.py").write_text(f"def alpha_function_{i}(alpha_{i}):\n    total = 0\n{body}    return total\n")
+    project = Project(root, use_git=False)
+    try:
+        project.open()
+        project.prepare_code_search()
+        text = code_search_text(project, "alpha function", limit=10, lines=100)
+        assert ("2 more results left out by the 100-line budget, and excerpts were cut to their first lines: pass "
+                "a larger `lines`") in text, text
+        assert fenced_json(text)["omitted"] == 2
+        text = code_search_text(project, "alpha function", limit=10, lines=1000)
+        assert "left out" not in text and fenced_json(text)["omitted"] == 0
+    finally:
+        project.close()

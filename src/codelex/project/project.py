@@ -30,7 +30,7 @@ from codelex.ingest.ignore import GitignoreOracle
 from codelex.project.edits import apply_changes, edit, relative_path, watch_admits
 from codelex.project.watch import DEBOUNCE_S, ProjectWatcher
 from codelex.project.refresh import diff
-from codelex.project.results import HINTS, Coverage, RefreshReport, SearchResult
+from codelex.project.results import HINTS, CodeResult, Coverage, RefreshReport, SearchResult
 from codelex.project.roots import discover_root, refusal_reason
 from codelex.project.state import RootOptions, state_for
 from codelex.project.symbols import Outline, SymbolSource, find_definition, outline_of
@@ -44,6 +44,28 @@ __all__ = ["Project"]
 #: While a project's chunks are prepared, code_search ranks the chunks of this many of the word index's
 #: best files for the query (twice its limit when that is more): a few files' analyses, not the tree's.
 EARLY_FILES = 16
+
+
+def _within_budget(result, total_lines: int | None, limit: int = 0, excerpt_lines: int = 0) -> CodeResult:
+    """``result``, whose hits were picked with no shared line budget, cut to ``total_lines`` as the original's
+    selection cuts them (:func:`codelex.rank.original.fit_budget`), saying how many results the budget left out.
+
+    Picking first and cutting after is what lets the answer count what the budget left out: the seed's
+    ``select_from`` stops at the budget and cannot tell.  The hits are the seed's either way.
+    """
+    from codelex.rank.original import fit_budget
+
+    fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
+    if total_lines is None:
+        return CodeResult(**fields)
+    fields["hits"], fields["omitted"] = fit_budget(result.hits, total_lines)
+    fields["line_budget"] = total_lines
+    return CodeResult(**fields)
+
+
+def _unbounded(limit: int, excerpt_lines: int) -> int:
+    """A shared budget that never binds: ``limit`` excerpts of at most ``excerpt_lines`` lines each fit in it."""
+    return limit * excerpt_lines
 
 
 def _build_graph(state) -> None:
@@ -857,7 +879,10 @@ class Project:
 
         Returns
         -------
-        codelex.hybrid.HybridResult
+        codelex.project.CodeResult
+            A :class:`codelex.hybrid.HybridResult` that also says how many
+            results the ``total_lines`` budget left out (``omitted``; 0 when
+            it cut nothing).
 
         Raises
         ------
@@ -872,7 +897,7 @@ class Project:
 
         from codelex.kinds import kind_of
         from codelex.project.config import load_config
-        from codelex.rank import FUSIONS, HybridResult
+        from codelex.rank import FUSIONS
 
         if not isinstance(query, str):
             raise TypeError(f"query must be str, not {type(query).__name__}")
@@ -891,8 +916,8 @@ class Project:
         if fusion not in FUSIONS:
             raise ValueError(f"fusion must be one of {sorted(FUSIONS)}, not {fusion!r}")
 
-        def unavailable(why: str) -> HybridResult:
-            return HybridResult(query, [], 0.0, 0.0, "unavailable", 0, 0, False, why)
+        def unavailable(why: str) -> CodeResult:
+            return CodeResult(query, [], 0.0, 0.0, "unavailable", 0, 0, False, why)
 
         if wait and self.status in ("idle", "building"):
             self.open(wait=True)
@@ -927,9 +952,10 @@ class Project:
                 _, loading = self._embedder(embedder, config, wait=False, then=start)  # loads meanwhile
             else:
                 loading = None
-            return self._early_code_search(index, upkeep, query, alternatives, opts, preparing, loading,
-                                           fusion=fusion, limit=limit, per_file=per_file,
-                                           excerpt_lines=excerpt_lines, total_lines=total_lines)
+            early = self._early_code_search(index, upkeep, query, alternatives, opts, preparing, loading,
+                                            fusion=fusion, limit=limit, per_file=per_file, excerpt_lines=excerpt_lines,
+                                            total_lines=_unbounded(limit, excerpt_lines))
+            return _within_budget(early, total_lines)
         # While the structure is refreshed, the corpus it had answers (a sync now would read it half-done).
         corpus = code.corpus if analyzing else code.sync(lambda: index.files, structure_of, key)
         chosen, hint = self._embedder(embedder, config, wait=wait or not background, then=start)
@@ -944,9 +970,11 @@ class Project:
             pred = opts.paths_predicate
             allowed = np.array([(pred is None or pred(r.path)) and (opts.lang is None or kind_of(r.path) == opts.lang)
                                 for r in corpus.rows], dtype=bool)
+        # Picked with no shared budget, then cut to it (_within_budget): the same hits, and the count of those
+        # the budget left out.
         result = searcher.search(query, alternatives=alternatives, fusion=fusion, limit=limit, per_file=per_file,
-                                 excerpt_lines=excerpt_lines, total_lines=total_lines, allowed=allowed,
-                                 importers=self._importers())
+                                 excerpt_lines=excerpt_lines, total_lines=_unbounded(limit, excerpt_lines),
+                                 allowed=allowed, importers=self._importers())
         if chosen is not None and result.mode == "lexical":
             if not background and not wait:
                 hint = code.embed_error or (f"{result.embedded:,} of {result.chunks:,} chunks embedded; lexical "
@@ -955,10 +983,8 @@ class Project:
                 hint = code.embed_error or (f"embedding in the background: {result.embedded:,} of "
                                             f"{result.chunks:,} chunks; lexical ranking until complete")
         if hint is not None:
-            from dataclasses import replace
-
-            result = replace(result, hint=hint)
-        return result
+            result = dataclasses.replace(result, hint=hint)
+        return _within_budget(result, total_lines)
 
     def _chunk_sources(self, index):
         """``(structure_of, key)`` for :meth:`CodeUpkeep.sync`: each file's (content hash, structure loader),
@@ -1076,9 +1102,10 @@ class Project:
 
         Returns
         -------
-        codelex.hybrid.HybridResult
+        codelex.project.CodeResult
             ``mode`` is ``unavailable`` (with a hint) until every chunk is
-            embedded.
+            embedded.  There is no shared line budget (``line_budget`` is
+            None): each excerpt is cut to 80 lines.
 
         Raises
         ------
@@ -1086,7 +1113,7 @@ class Project:
             For a file outside the root or not indexed, or a line it does not have.
         """
         from codelex.kinds import kind_of
-        from codelex.rank import HybridHit, HybridResult
+        from codelex.rank import HybridHit
         from codelex.rank.original import excerpt_of
 
         if isinstance(line, bool) or not isinstance(line, int):
@@ -1097,14 +1124,14 @@ class Project:
             return probe
         corpus = self._state.code.corpus
         if corpus is None:  # an early answer: the chunks are being prepared
-            return HybridResult(f"{rel}:{line}", [], 0.0, 0.0, "unavailable", 0, 0, False, probe.hint)
+            return CodeResult(f"{rel}:{line}", [], 0.0, 0.0, "unavailable", 0, 0, False, probe.hint)
         if rel not in corpus.file_rows:
             raise FileNotFoundError(f"not an indexed file of {self.root}: {rel}")
         row = corpus.row_at(rel, line)
         if row is None:
             raise ValueError(f"{rel} has no chunk at line {line}")
         if probe.mode != "hybrid":
-            return HybridResult(f"{rel}:{line}", [], 0.0, 0.0, "unavailable", probe.embedded, probe.chunks, False,
+            return CodeResult(f"{rel}:{line}", [], 0.0, 0.0, "unavailable", probe.embedded, probe.chunks, False,
                                 probe.hint or "the chunks are not embedded yet")
         from codelex.project.config import load_config
 
@@ -1115,7 +1142,7 @@ class Project:
             c = corpus.rows[r]
             excerpt, truncated = excerpt_of(c.text, 80)
             hits.append(HybridHit(c.path, c.symbol, c.start_line, c.end_line, excerpt, truncated, sim, None, None))
-        return HybridResult(f"{rel}:{line}", hits, hits[0].similarity if hits else 0.0, 0.0, "hybrid",
+        return CodeResult(f"{rel}:{line}", hits, hits[0].similarity if hits else 0.0, 0.0, "hybrid",
                             probe.embedded, probe.chunks)
 
     def on_edit(self, path: str | os.PathLike[str], content: str | bytes | None = None) -> bool:

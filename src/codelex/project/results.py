@@ -1,4 +1,5 @@
-"""What a project answers: search results (with the unavailable contract), coverage, refresh reports."""
+"""What a project answers: search results (with the unavailable contract), code search answers with what their
+line budget left out, coverage, refresh reports."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from codelex.lexical import Hit
+from codelex.rank import HybridResult
 
-__all__ = ["HINTS", "Coverage", "RefreshReport", "SearchResult"]
+__all__ = ["HINTS", "CodeResult", "Coverage", "RefreshReport", "SearchResult"]
 
 #: Why a query could not be answered, and what to do (``unavailable_reason`` -> hint).
 HINTS = {
@@ -64,6 +66,45 @@ class SearchResult:
         if self.hint is not None:
             out["hint"] = self.hint
         return out
+
+
+@dataclass(frozen=True)
+class CodeResult(HybridResult):
+    """The answer of :meth:`Project.code_search` and :meth:`Project.find_related`: a hybrid answer that says
+    what its shared line budget cut.
+
+    Attributes
+    ----------
+    omitted : int
+        How many more results the answer would hold (up to ``limit``) had the
+        shared line budget (``total_lines``) not run out first: 0 when the
+        budget left nothing out.  Excerpts the budget shortened are
+        head-truncated (their ``truncated`` is set), as every excerpt longer
+        than ``excerpt_lines``.
+    line_budget : int or None
+        The shared line budget the answer was cut to (None: no shared budget,
+        as :meth:`Project.find_related`, whose excerpts are only cut one by
+        one).
+
+    Notes
+    -----
+    ``to_dict`` adds ``omitted`` and ``lineBudget`` to the hybrid answer's
+    keys.  The budget is the original's (``select_from``): results share
+    ``total_lines`` in rank order, so a few long excerpts can leave fewer
+    than ``limit`` results; this says so instead of answering short silently.
+    """
+
+    omitted: int = 0
+    line_budget: int | None = None
+
+    @property
+    def cut_excerpts(self) -> int:
+        """How many excerpts are head-truncated (by ``excerpt_lines`` or by the budget)."""
+        return sum(1 for h in self.hits if h.truncated)
+
+    def to_dict(self) -> dict:
+        """The hybrid answer's keys, with ``omitted`` and ``lineBudget``."""
+        return dict(super().to_dict(), omitted=self.omitted, lineBudget=self.line_budget)
 
 
 @dataclass

@@ -43,10 +43,12 @@ __all__ = [
     "RankedOrder",
     "Selected",
     "excerpt_of",
+    "fit_budget",
     "fuse_rankings",
     "js_round4",
     "lexical_scores",
     "order_by",
+    "pick_from",
     "query_terms",
     "rank_chunks",
     "rank_order",
@@ -280,25 +282,21 @@ class Selected:
         return out
 
 
-def select_from(order: Sequence[int], matrix: ChunkMatrix, similarity, *, limit: int = HYBRID_LIMIT,
-                per_file: int = HYBRID_PER_FILE, excerpt_lines: int = HYBRID_EXCERPT_LINES,
-                total_lines: int = HYBRID_TOTAL_LINES) -> list[Selected]:
-    """The results a caller sees, from a fused order (the original's ``selectFrom``).
+def pick_from(order: Sequence[int], matrix: ChunkMatrix, similarity, *, limit: int = HYBRID_LIMIT,
+              per_file: int = HYBRID_PER_FILE, excerpt_lines: int = HYBRID_EXCERPT_LINES) -> list[Selected]:
+    """The results a fused order gives before the shared line budget: :func:`select_from` without ``total_lines``.
 
-    At most ``limit`` results and ``per_file`` per path; a shared budget of
-    ``total_lines`` allocated by rank, each excerpt at most
-    ``excerpt_lines`` and head-truncated; at least one result however small
-    the budget.  Indices outside the rows are skipped.
+    At most ``limit`` results and ``per_file`` per path, in order, each
+    excerpt at most ``excerpt_lines`` lines (head-truncated); indices
+    outside the rows are skipped.  :func:`fit_budget` then cuts them to a
+    budget exactly as :func:`select_from` does.
     """
     per_file_used: dict[str, int] = {}
     results: list[Selected] = []
-    remaining = total_lines
     rows = matrix.rows
     for at in order:
         at = int(at)
         if len(results) >= limit:
-            break
-        if remaining <= 0 and results:
             break
         if not 0 <= at < len(rows):
             continue
@@ -307,12 +305,54 @@ def select_from(order: Sequence[int], matrix: ChunkMatrix, similarity, *, limit:
         if used >= per_file:
             continue
         per_file_used[row.path] = used + 1
-        allowance = max(1, min(excerpt_lines, remaining))
-        excerpt, truncated = excerpt_of(row.text, allowance)
-        remaining -= len(excerpt.split("\n"))
+        excerpt, truncated = excerpt_of(row.text, excerpt_lines)
         results.append(Selected(row.path, row.start_line, row.end_line, row.symbol,
                                 js_round4(float(similarity[at])), excerpt, truncated, at))
     return results
+
+
+def fit_budget(results: Sequence, total_lines: int) -> tuple[list, int]:
+    """``(kept, omitted)``: the original's shared line budget applied to results already picked, in rank order.
+
+    ``results`` are what :func:`pick_from` gives (or any frozen dataclasses
+    with ``excerpt`` and ``truncated`` in the same order: a hybrid answer's
+    hits).  The budget is allocated by rank: each result gets at most what
+    is left (its excerpt head-truncated to it, ``truncated`` then set), at
+    least one line, and at least one result is kept however small the
+    budget.  ``omitted`` is how many results the budget left out: 0 when it
+    cut none.  ``fit_budget(pick_from(order, ...), total_lines)[0]`` is
+    ``select_from(order, ..., total_lines=total_lines)``, result for result.
+    """
+    from dataclasses import replace
+
+    kept: list = []
+    remaining = total_lines
+    for result in results:
+        if remaining <= 0 and kept:
+            break
+        allowance = max(1, remaining)
+        excerpt, cut = excerpt_of(result.excerpt, allowance)
+        if cut:
+            result = replace(result, excerpt=excerpt, truncated=True)
+        remaining -= len(excerpt.split("\n"))
+        kept.append(result)
+    return kept, len(results) - len(kept)
+
+
+def select_from(order: Sequence[int], matrix: ChunkMatrix, similarity, *, limit: int = HYBRID_LIMIT,
+                per_file: int = HYBRID_PER_FILE, excerpt_lines: int = HYBRID_EXCERPT_LINES,
+                total_lines: int = HYBRID_TOTAL_LINES) -> list[Selected]:
+    """The results a caller sees, from a fused order (the original's ``selectFrom``).
+
+    At most ``limit`` results and ``per_file`` per path; a shared budget of
+    ``total_lines`` allocated by rank, each excerpt at most
+    ``excerpt_lines`` and head-truncated; at least one result however small
+    the budget.  Indices outside the rows are skipped.  It is
+    :func:`pick_from` then :func:`fit_budget`, which also says how many
+    results the budget left out.
+    """
+    return fit_budget(pick_from(order, matrix, similarity, limit=limit, per_file=per_file,
+                                excerpt_lines=excerpt_lines), total_lines)[0]
 
 
 def rank_chunks(matrix: ChunkMatrix, query_vector, query: str, *, limit: int = HYBRID_LIMIT,
