@@ -69,11 +69,18 @@ def file_ranking(rows, order, k=10):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", default="cosqa-dev,semble-dev,stdlib-s0-doc,stdlib-s0-id,go-id-s0")
-    ap.add_argument("--embedder", default="minilm")
+    ap.add_argument("--embedder", default="minilm", help="a spec, or onnx (OnnxEmbedder with the options below)")
+    ap.add_argument("--max-tokens", type=int, help="onnx: the tokens of a chunk the model sees")
+    ap.add_argument("--precision", default="fp32", choices=("fp32", "int8"))
     ap.add_argument("--tune", action="store_true")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
-    embedder = embedder_from_spec(args.embedder)
+    if args.embedder == "onnx":
+        from codelex.dense.onnx_embedder import OnnxEmbedder
+
+        embedder = OnnxEmbedder(max_tokens=args.max_tokens, precision=args.precision)
+    else:
+        embedder = embedder_from_spec(args.embedder)
     sets = load_sets(args.sets.split(","))
     fusions = dict(FUSIONS)
     if args.tune:

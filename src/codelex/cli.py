@@ -874,7 +874,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--per-file", type=_positive_int, default=2, help="chunks per file (default: 2)")
     c.add_argument("--lines", type=_positive_int, default=400, help="lines in all excerpts (default: 400)")
     c.add_argument("--alt", action="append", metavar="PHRASE", help="another phrasing of the query (repeatable)")
-    c.add_argument("--embedder", metavar="SPEC", help="minilm (default), st:PATH or model2vec:PATH")
+    c.add_argument("--embedder", metavar="SPEC", help="minilm (default), minilm-int8, onnx:PATH, st:PATH or model2vec:PATH")
     c.add_argument("--lexical", action="store_true", help="no embeddings: the lexical ranking only")
     c.add_argument("--fusion", choices=("shape", "original"), default=None,
                    help="shape: weights by query shape (default); original: the seed's 0.7/0.3 over every chunk")

@@ -10,11 +10,13 @@ from codelex.dense.embedders import (
     embedder_from_spec,
     embedder_loader,
 )
+from codelex.dense.onnx_embedder import OnnxEmbedder
 from codelex.dense.store import VectorCache
 
 __all__ = [
     "Embedder",
     "FunctionEmbedder",
+    "OnnxEmbedder",
     "SentenceTransformerEmbedder",
     "StaticModelEmbedder",
     "VectorCache",

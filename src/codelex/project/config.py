@@ -22,7 +22,7 @@ Keys (all optional):
 ``embedder``
     The embedder of hybrid search: a named, installed model (``minilm``;
     :data:`codelex.dense.embedders.NAMED_EMBEDDERS`).  Never a model folder
-    (``st:PATH``, ``model2vec:PATH``): a repository would choose which files
+    (``onnx:PATH``, ``st:PATH``, ``model2vec:PATH``): a repository would choose which files
     a model library reads, and some load code from their folder.  A folder
     comes from the user: ``--embedder``, the ``embedder`` argument of the
     API, or ``$CODELEX_EMBEDDER``.
@@ -68,7 +68,7 @@ CONFIG_KEYS = {
     "max_bytes": "an integer >= 0",
     "max_files": "an integer >= 0",
     "languages": "a list of language names",
-    "embedder": "the name of an installed model (minilm)",
+    "embedder": "the name of an installed model (minilm, minilm-int8)",
     "fusion": "one of: shape, original",
 }
 #: The ignore file read at the root, in gitignore syntax.

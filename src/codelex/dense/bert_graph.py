@@ -1,0 +1,265 @@
+"""A BERT encoder with mean pooling as an ONNX graph, written from a model folder's weights without torch.
+
+A sentence-transformers folder of a BERT-family model (``config.json``,
+``model.safetensors``, ``tokenizer.json``, a mean-pooling module) holds
+everything inference needs; the graph is made here with ``onnx``'s helpers
+and ONNX Runtime's fused CPU operators (``com.microsoft`` Attention,
+SkipLayerNormalization, BiasGelu), so neither torch nor an exporter is
+involved.  The arithmetic is the model's own: embeddings (word + position +
+token type 0) and LayerNorm; per layer, self-attention with the padding
+masked, output projection, residual LayerNorm, the GELU (erf) feed-forward,
+residual LayerNorm; then the mean of the unmasked tokens.
+:mod:`codelex._reference.bert` is the same computation in numpy, the
+oracle of the tests.
+
+Only :func:`build_bert_graph` needs ``onnx``; it runs once per model (the
+result is kept in the user cache by :mod:`codelex.dense.onnx_embedder`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from codelex.errors import EmbedderError
+
+__all__ = ["BertConfig", "BertWeights", "build_bert_graph", "quantize_graph", "read_bert_config", "read_bert_folder"]
+
+#: The opset of the standard operators the graph uses (LayerNormalization is opset 17).
+OPSET = 17
+
+
+@dataclass(frozen=True)
+class BertConfig:
+    """What the graph's shape depends on (from ``config.json`` and the sentence-transformers files)."""
+
+    hidden: int
+    heads: int
+    layers: int
+    intermediate: int
+    positions: int
+    layer_norm_eps: float
+    max_tokens: int  # the model's window: sentence_bert_config.json's max_seq_length
+
+
+@dataclass(frozen=True)
+class BertWeights:
+    """A BERT model's tensors by their Hugging Face names (``bert.`` prefix removed)."""
+
+    config: BertConfig
+    tensors: dict[str, np.ndarray]
+
+    def get(self, name: str) -> np.ndarray:
+        try:
+            return self.tensors[name]
+        except KeyError:
+            raise EmbedderError(f"the model's weights have no tensor {name!r}") from None
+
+
+def _json(path: Path) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise EmbedderError(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, (dict, list)):
+        raise EmbedderError(f"{path} is not a JSON object")
+    return data
+
+
+def _positive(config: dict, key: str, path: Path) -> int:
+    value = config.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise EmbedderError(f"{path}: {key} must be a positive integer, not {value!r}")
+    return value
+
+
+def read_bert_config(folder: str | os.PathLike[str]) -> BertConfig:
+    """The configuration of a sentence-transformers BERT folder (weights not read); an EmbedderError for anything else.
+
+    The folder must hold a BERT-family ``config.json`` (absolute positions,
+    GELU), ``model.safetensors`` and mean pooling (the default when
+    ``1_Pooling/config.json`` is absent).
+    """
+    folder = Path(folder)
+    config = _json(folder / "config.json")
+    if not config:
+        raise EmbedderError(f"{folder} has no config.json: not a transformer model folder")
+    kind = config.get("model_type")
+    if kind != "bert":
+        raise EmbedderError(f"{folder}: model_type {kind!r} is not supported by the ONNX embedder (bert only); "
+                            "use --embedder st:PATH for other architectures")
+    if config.get("position_embedding_type", "absolute") != "absolute" or \
+            config.get("hidden_act", "gelu") != "gelu":
+        raise EmbedderError(f"{folder}: only absolute positions and gelu are supported by the ONNX embedder")
+    pooling = _json(folder / "1_Pooling" / "config.json")
+    if pooling and (not pooling.get("pooling_mode_mean_tokens") or any(
+            pooling.get(k) for k in ("pooling_mode_cls_token", "pooling_mode_max_tokens",
+                                     "pooling_mode_mean_sqrt_len_tokens"))):
+        raise EmbedderError(f"{folder}: only mean pooling is supported by the ONNX embedder")
+    positions = _positive(config, "max_position_embeddings", folder / "config.json")
+    st_config = _json(folder / "sentence_bert_config.json")
+    max_tokens = st_config.get("max_seq_length", positions) if isinstance(st_config, dict) else positions
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 2:
+        raise EmbedderError(f"{folder}: max_seq_length must be an integer of at least 2, not {max_tokens!r}")
+    hidden = _positive(config, "hidden_size", folder / "config.json")
+    heads = _positive(config, "num_attention_heads", folder / "config.json")
+    if hidden % heads:
+        raise EmbedderError(f"{folder}: hidden_size {hidden} is not a multiple of num_attention_heads {heads}")
+    eps = config.get("layer_norm_eps", 1e-12)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < 1:
+        raise EmbedderError(f"{folder}: layer_norm_eps must be a small positive number, not {eps!r}")
+    return BertConfig(hidden=hidden, heads=heads, layers=_positive(config, "num_hidden_layers", folder / "config.json"),
+                      intermediate=_positive(config, "intermediate_size", folder / "config.json"),
+                      positions=positions, layer_norm_eps=float(eps), max_tokens=min(max_tokens, positions))
+
+
+def read_bert_folder(folder: str | os.PathLike[str]) -> BertWeights:
+    """The configuration and weights of a sentence-transformers BERT folder (:func:`read_bert_config`)."""
+    folder = Path(folder)
+    cfg = read_bert_config(folder)
+    weights_file = folder / "model.safetensors"
+    if not weights_file.is_file():
+        raise EmbedderError(f"{folder} has no model.safetensors (the ONNX embedder reads safetensors weights only)")
+    try:
+        from safetensors.numpy import load_file
+    except ImportError:
+        raise EmbedderError("safetensors is not installed: pip install 'codelex[embed]'") from None
+    try:
+        raw = load_file(str(weights_file))
+    except Exception as exc:  # a truncated or forged file: say which
+        raise EmbedderError(f"cannot read {weights_file}: {exc}") from None
+    tensors = {(k[5:] if k.startswith("bert.") else k): v for k, v in raw.items()}
+    weights = BertWeights(cfg, tensors)
+    _check_shapes(weights, folder)
+    return weights
+
+
+def _check_shapes(w: BertWeights, folder: Path) -> None:
+    c = w.config
+    expected = {
+        "embeddings.position_embeddings.weight": (c.positions, c.hidden),
+        "embeddings.LayerNorm.weight": (c.hidden,),
+        "embeddings.LayerNorm.bias": (c.hidden,),
+    }
+    for i in range(c.layers):
+        p = f"encoder.layer.{i}."
+        for part in ("query", "key", "value"):
+            expected[p + f"attention.self.{part}.weight"] = (c.hidden, c.hidden)
+            expected[p + f"attention.self.{part}.bias"] = (c.hidden,)
+        expected[p + "attention.output.dense.weight"] = (c.hidden, c.hidden)
+        expected[p + "intermediate.dense.weight"] = (c.intermediate, c.hidden)
+        expected[p + "intermediate.dense.bias"] = (c.intermediate,)
+        expected[p + "output.dense.weight"] = (c.hidden, c.intermediate)
+    for name, shape in expected.items():
+        if tuple(w.get(name).shape) != shape:
+            raise EmbedderError(f"{folder}: tensor {name} has shape {w.get(name).shape}, expected {shape}")
+    words = w.get("embeddings.word_embeddings.weight")
+    if words.ndim != 2 or words.shape[1] != c.hidden:
+        raise EmbedderError(f"{folder}: the word embeddings have shape {words.shape}")
+
+
+def build_bert_graph(weights: BertWeights) -> bytes:
+    """The serialized ONNX model: inputs ``input_ids``, ``attention_mask`` (int64, batch x tokens); output
+    ``sentence_embedding`` (float32, batch x hidden; the mean of the unmasked tokens' states, not normalised).
+    """
+    try:
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        raise EmbedderError("building the ONNX model needs the onnx package once: pip install 'codelex[embed]'") \
+            from None
+    c = weights.config
+    initializers: list = []
+    nodes: list = []
+
+    def const(name: str, array: np.ndarray) -> str:
+        initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        return name
+
+    def node(op: str, inputs: list[str], output: str, domain: str = "", **attrs) -> str:
+        nodes.append(helper.make_node(op, inputs, [output], name=output, domain=domain or None, **attrs))
+        return output
+
+    f32 = np.float32
+    get = weights.get
+    # Embeddings: word + position + token type 0 (codelex never sends a second segment), then LayerNorm.
+    words = node("Gather", [const("word_embeddings", get("embeddings.word_embeddings.weight").astype(f32)),
+                            "input_ids"], "emb_words")
+    shape = node("Shape", ["input_ids"], "ids_shape")
+    length = node("Slice", [shape, const("one_1d", np.array([1], dtype=np.int64)),
+                            const("two_1d", np.array([2], dtype=np.int64))], "seq_len")
+    zero = const("zero_1d", np.array([0], dtype=np.int64))
+    pos = node("Slice", [const("position_embeddings", get("embeddings.position_embeddings.weight").astype(f32)),
+                         zero, length, zero], "emb_positions")
+    type0 = get("embeddings.token_type_embeddings.weight")[0].astype(f32)
+    summed = node("Add", [node("Add", [words, pos], "emb_wp"), const("token_type_0", type0)], "emb_sum")
+    hidden = node("LayerNormalization", [summed, const("emb_ln_w", get("embeddings.LayerNorm.weight").astype(f32)),
+                                         const("emb_ln_b", get("embeddings.LayerNorm.bias").astype(f32))],
+                  "emb_out", axis=-1, epsilon=c.layer_norm_eps)
+    mask32 = node("Cast", ["attention_mask"], "mask_i32", to=TensorProto.INT32)
+    for i in range(c.layers):
+        p = f"encoder.layer.{i}."
+        qkv_w = np.concatenate([get(p + f"attention.self.{k}.weight").T for k in ("query", "key", "value")], axis=1)
+        qkv_b = np.concatenate([get(p + f"attention.self.{k}.bias") for k in ("query", "key", "value")])
+        attn = node("Attention", [hidden, const(f"l{i}_qkv_w", qkv_w.astype(f32)),
+                                  const(f"l{i}_qkv_b", qkv_b.astype(f32)), mask32],
+                    f"l{i}_attn", domain="com.microsoft", num_heads=c.heads)
+        projected = node("MatMul", [attn, const(f"l{i}_ao_w", get(p + "attention.output.dense.weight").T.astype(f32))],
+                         f"l{i}_attn_proj")
+        hidden = node("SkipLayerNormalization",
+                      [projected, hidden, const(f"l{i}_ln1_w", get(p + "attention.output.LayerNorm.weight").astype(f32)),
+                       const(f"l{i}_ln1_b", get(p + "attention.output.LayerNorm.bias").astype(f32)),
+                       const(f"l{i}_ao_b", get(p + "attention.output.dense.bias").astype(f32))],
+                      f"l{i}_ln1", domain="com.microsoft", epsilon=c.layer_norm_eps)
+        up = node("MatMul", [hidden, const(f"l{i}_up_w", get(p + "intermediate.dense.weight").T.astype(f32))], f"l{i}_up")
+        act = node("BiasGelu", [up, const(f"l{i}_up_b", get(p + "intermediate.dense.bias").astype(f32))],
+                   f"l{i}_gelu", domain="com.microsoft")
+        down = node("MatMul", [act, const(f"l{i}_down_w", get(p + "output.dense.weight").T.astype(f32))], f"l{i}_down")
+        hidden = node("SkipLayerNormalization",
+                      [down, hidden, const(f"l{i}_ln2_w", get(p + "output.LayerNorm.weight").astype(f32)),
+                       const(f"l{i}_ln2_b", get(p + "output.LayerNorm.bias").astype(f32)),
+                       const(f"l{i}_down_b", get(p + "output.dense.bias").astype(f32))],
+                      f"l{i}_ln2", domain="com.microsoft", epsilon=c.layer_norm_eps)
+    # Mean pooling over the unmasked tokens (sentence-transformers' Pooling with pooling_mode_mean_tokens).
+    maskf = node("Cast", ["attention_mask"], "mask_f32", to=TensorProto.FLOAT)
+    mask3 = node("Unsqueeze", [maskf, const("axis_2", np.array([2], dtype=np.int64))], "mask_3d")
+    total = node("ReduceSum", [node("Mul", [hidden, mask3], "masked_states"),
+                               const("axis_1", np.array([1], dtype=np.int64))], "state_sum", keepdims=0)
+    count = node("ReduceSum", [maskf, "axis_1"], "token_count", keepdims=1)
+    count = node("Max", [count, const("min_count", np.array(1e-9, dtype=f32))], "token_count_safe")
+    node("Div", [total, count], "sentence_embedding")
+
+    graph = helper.make_graph(
+        nodes, "codelex-bert-mean",
+        inputs=[helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
+                helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"])],
+        outputs=[helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", c.hidden])],
+        initializer=initializers)
+    model = helper.make_model(graph, producer_name="codelex",
+                              opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = min(model.ir_version, 9)  # (what ONNX Runtime releases of the last two years read)
+    return model.SerializeToString()
+
+
+def quantize_graph(payload: bytes) -> bytes:
+    """``payload`` (a serialized model) with the weights of its matrix products quantized to int8, per channel."""
+    import tempfile
+
+    import onnx
+    try:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+    except ImportError:
+        raise EmbedderError("int8 quantization needs onnxruntime's quantization tools") from None
+    with tempfile.TemporaryDirectory(prefix="codelex-quantize-") as tmp:
+        source, target = Path(tmp) / "fp32.onnx", Path(tmp) / "int8.onnx"
+        source.write_bytes(payload)
+        quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=True,
+                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+        return target.read_bytes()

@@ -1,0 +1,84 @@
+"""What a model folder must be before any library reads it, and what this process may run on.
+
+Shared by every embedder adapter (:mod:`codelex.dense.embedders`,
+:mod:`codelex.dense.onnx_embedder`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import stat
+import sys
+from pathlib import Path
+
+from codelex.errors import EmbedderError
+
+__all__ = ["MAX_MODEL_ENTRIES", "check_model_folder", "installed", "usable_cpus"]
+
+#: A model folder holding more entries than this is refused (checking it must stay cheap).
+MAX_MODEL_ENTRIES = 20_000
+
+
+def check_model_folder(path: str | os.PathLike[str]) -> Path:
+    """``path`` when it is a model folder whose every file is a regular file; else an EmbedderError.
+
+    A model library opens and reads whatever the folder holds: a FIFO (or a
+    link to ``/dev/stdin``, a device) would block the loading thread
+    forever, a device could be read without end.  Links are followed (a
+    Hugging Face cache links its snapshots to blobs), and what they name
+    must be a regular file or a folder, checked the same way.  Nothing is
+    opened.
+    """
+    folder = Path(path)
+    try:
+        st = os.stat(folder)
+    except OSError as exc:
+        raise EmbedderError(f"no model at {folder}: {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise EmbedderError(f"no model at {folder}: give a local model folder")
+    seen = {(st.st_dev, st.st_ino)}
+    pending = [folder]
+    entries = 0
+    while pending:
+        here = pending.pop()
+        try:
+            with os.scandir(here) as it:
+                children = list(it)
+        except OSError as exc:
+            raise EmbedderError(f"the model folder {folder} cannot be read ({here}: {exc.strerror or exc})") from None
+        for entry in children:
+            entries += 1
+            if entries > MAX_MODEL_ENTRIES:
+                raise EmbedderError(f"the model folder {folder} holds more than {MAX_MODEL_ENTRIES:,} entries")
+            try:
+                st = os.stat(entry.path)  # (follows a link: what the library would open)
+            except OSError as exc:
+                raise EmbedderError(f"the model folder {folder} holds {entry.path}, which cannot be examined "
+                                    f"({exc.strerror or exc})") from None
+            if stat.S_ISDIR(st.st_mode):
+                if (st.st_dev, st.st_ino) not in seen:
+                    seen.add((st.st_dev, st.st_ino))
+                    pending.append(Path(entry.path))
+            elif not stat.S_ISREG(st.st_mode):
+                raise EmbedderError(f"the model folder {folder} holds {entry.path}, which is not a regular file "
+                                    "(a FIFO, device or socket is never read: it could block the load forever)")
+    return folder
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported, without importing it."""
+    if module in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
