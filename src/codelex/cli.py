@@ -85,11 +85,35 @@ class _Progress:
 
 
 class _EmbedProgress(_Progress):
-    """The same bar while chunks are embedded, with the rate."""
+    """The same bar while chunks are embedded, with the rate and the time left at that rate."""
 
     def __call__(self, done: int, total: int) -> None:  # type: ignore[override]
         rate = done / max(time.monotonic() - self.start, 1e-9)
-        self.draw("embedding", done, total, f"chunks, {rate:,.0f}/s")
+        eta = f", {_duration((total - done) / rate)} left" if rate > 0 and done < total else ""
+        self.draw("embedding", done, total, f"chunks, {rate:,.0f}/s{eta}")
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s``, ``1 h 02 min``: an ETA as people read one."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+#: Environment variables that silence the progress bars and advisories of the model libraries (tqdm,
+#: huggingface_hub, transformers): read when those load, so set before a model does.
+QUIET_LIBRARIES = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
+                   "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
+
+
+def _quiet_libraries() -> None:
+    """Keep third-party progress bars off this process's stderr (``-q``, and always in the server, whose
+    stderr a request captures: a library's bar would land in a client's answer)."""
+    for name, value in QUIET_LIBRARIES.items():
+        os.environ.setdefault(name, value)
 
 
 class _Failure(Exception):
@@ -592,9 +616,21 @@ def _cmd_show(args) -> int:
 
 
 def _code_embedder(args):
-    if args.lexical:
+    """The embedder spec of ``code`` and ``related``: ``--lexical`` (none), ``--embedder``, else the client's
+    ``$CODELEX_EMBEDDER`` when served (the server's own environment is not the client's), else None (the
+    project's configuration, else the default).  A relative model folder is the client's directory's."""
+    if getattr(args, "lexical", False):
         return False
-    return args.embedder  # None: the project's configuration, else the default
+    spec = args.embedder
+    served = getattr(args, "pool", None) is not None
+    if spec is None and served:
+        spec = getattr(args, "client_embedder", None) or None
+    cwd = getattr(args, "cwd", None)
+    if isinstance(spec, str) and cwd:
+        kind, sep, rest = spec.partition(":")
+        if sep and kind in ("st", "sentence-transformers", "model2vec") and rest and not os.path.isabs(rest):
+            spec = f"{kind}:{os.path.join(cwd, rest)}"
+    return spec
 
 
 def _print_code_result(result, args) -> None:
@@ -640,28 +676,73 @@ def _budget_note(result, remedy: str) -> str | None:
             f"budget{cut}: {remedy}")
 
 
+def _embed_progress(args):
+    """The embedding bar for ``--wait`` (on a terminal, neither ``--json`` nor ``-q``): on this process's
+    stderr, or, in the server, on the client's (the heartbeats carry it: :func:`run_served`)."""
+    if not args.wait or args.json or args.quiet:
+        return None
+    stream = getattr(args, "progress_stream", None)
+    if stream is not None:
+        return _EmbedProgress(stream) if getattr(args, "stderr_tty", False) else None
+    return _EmbedProgress(sys.stderr) if sys.stderr.isatty() else None
+
+
+def _code_project(args):
+    """The project ``code`` and ``related`` work on, its chunks ready: the server's warm one, else opened here.
+
+    In-process, nothing is left running when the command ends: the model loads only when the answer needs
+    it (:meth:`codelex.Project.code_search` with ``background=False``), and embedding happens only with
+    ``--wait``, in this thread.
+    """
+    if args.quiet:
+        _quiet_libraries()
+    pool = getattr(args, "pool", None)
+    project = _pooled(args, pool) if pool is not None else _open_ready(args, None)
+    try:
+        project.prepare_code_search()  # the chunks (built in the background otherwise)
+    except BaseException:
+        if pool is None:
+            project.close()
+        raise
+    return project, pool is not None
+
+
+def _close_one_shot(project) -> None:
+    """Close a one-shot command's project, and stop the thread a model library left behind: tqdm starts a
+    monitor thread with its first bar, even a disabled one (model2vec makes one per encode call)."""
+    project.close()
+    tqdm = sys.modules.get("tqdm")
+    monitor = getattr(getattr(tqdm, "tqdm", None), "monitor", None)
+    if monitor is not None:
+        try:
+            monitor.exit()
+        except Exception:  # (a library's internals: never the command's failure)
+            pass
+
+
 def _cmd_code(args) -> int:
     from codelex.render import display_text
 
-    progress = _EmbedProgress(sys.stderr) if args.wait and sys.stderr.isatty() and not args.json else None
-    project = _open_ready(args, None)
+    progress = _embed_progress(args)
+    project, served = _code_project(args)
     try:
-        project.prepare_code_search()  # a one-shot command needs the chunks (built in the background otherwise)
-        # background=False: this process ends with the command, and a thread left inside a model aborts it.
+        # In the server the model stays loaded and missing vectors are embedded in its background; a one-shot
+        # process (background=False) starts nothing that would outlive it.
         result = project.code_search(args.query, alternatives=args.alt or (), limit=args.limit,
                                      per_file=args.per_file, total_lines=args.lines, fusion=args.fusion,
                                      embedder=_code_embedder(args), paths=args.path or None, lang=args.lang,
-                                     wait=args.wait, progress=progress, background=False)
+                                     wait=args.wait, progress=progress, background=served)
         if progress:
             progress.clear()
         _print_code_result(result, args)
         if not args.json and not args.quiet:
-            note = f"{len(result.hits)} chunk(s) of {result.chunks:,}; {result.mode}"
-            if result.hint:
-                note += f" ({display_text(result.hint)}; `codelex code --wait` embeds them now)"
+            note = f"{len(result.hits)} chunk(s) of {result.chunks:,}; {display_text(result.hint or result.mode)}"
+            if result.mode == "lexical" and result.hint and not args.lexical:
+                note += " (`codelex code --wait` embeds every chunk now)"
             print(note, file=sys.stderr)
     finally:
-        project.close()
+        if not served:
+            _close_one_shot(project)
     if not result.available:
         raise _Failure(result.hint or "not available")
     return EXIT_FOUND if result.hits else EXIT_NONE
@@ -671,14 +752,15 @@ def _cmd_related(args) -> int:
     file_arg, sep, line = args.target.rpartition(":")
     if not sep or not file_arg or not line.isdigit() or int(line) < 1:
         raise _Failure(f"expected FILE:LINE, not {args.target!r}")
-    progress = _EmbedProgress(sys.stderr) if args.wait and sys.stderr.isatty() and not args.json else None
-    project = _open_ready(args, None)
+    progress = _embed_progress(args)
+    project, served = _code_project(args)
     try:
-        project.prepare_code_search()
-        path = Path(file_arg)
+        here = Path(getattr(args, "cwd", None) or os.getcwd())
+        path = here / file_arg
         result = project.find_related(path.resolve() if path.exists() else file_arg, int(line), limit=args.limit,
-                                      same_language=not args.any_language, embedder=args.embedder, wait=args.wait,
-                                      background=False)
+                                      same_language=not args.any_language, embedder=_code_embedder(args),
+                                      wait=args.wait,
+                                      progress=progress, background=served)
         if progress:
             progress.clear()
         if not result.available:
@@ -686,7 +768,8 @@ def _cmd_related(args) -> int:
             raise _Failure(why if args.wait else f"{why} (`codelex related --wait` embeds them first)")
         _print_code_result(result, args)
     finally:
-        project.close()
+        if not served:
+            _close_one_shot(project)
     return EXIT_FOUND if result.hits else EXIT_NONE
 
 
@@ -713,6 +796,10 @@ def _cmd_serve(args) -> int:
             json.dump({k: answer[k] for k in ("pid", "requests", "roots", "watch") if k in answer}, sys.stdout)
             sys.stdout.write("\n")
         return EXIT_FOUND
+    _quiet_libraries()  # a model library's bar would land in the answer of the request that loads the model
+    from codelex.defaults import EMBEDDER_ENV
+
+    os.environ.pop(EMBEDDER_ENV, None)  # each client's own $CODELEX_EMBEDDER comes with its request
     return EXIT_FOUND if server.serve(run_served, args.idle_timeout) == 0 else EXIT_NONE
 
 
@@ -883,7 +970,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--path", action="append", metavar="GLOB", help="only paths matching GLOB (repeatable)")
     c.add_argument("--json", action="store_true", help="print one JSON document")
     c.add_argument("--color", choices=("auto", "always", "never"), default="auto")
-    c.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    c.add_argument("-q", "--quiet", action="store_true",
+                   help="no summary line nor progress bar on stderr (the model libraries' bars included)")
     c.set_defaults(func=_cmd_code)
 
     r = sub.add_parser("related", parents=[common], help="the chunks most like the one at FILE:LINE",
@@ -896,11 +984,13 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--wait", action="store_true", help="embed every chunk first")
     r.add_argument("--json", action="store_true")
     r.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bars (the model libraries' included)")
     r.set_defaults(func=_cmd_related)
 
     sv = sub.add_parser("serve", help="keep warm, watched indexes for one-shot commands (started on demand)",
-                        description="A per-user background server: `codelex search` talks to it over a Unix "
-                                    "socket (owner-only) and falls back to working in-process when it is absent. "
+                        description="A per-user background server: `codelex search`, `code` and `related` talk to "
+                                    "it over a Unix socket (owner-only) and fall back to working in-process when it "
+                                    "is absent. "
                                     "Started on demand; exits when idle. CODELEX_NO_SERVER=1 disables it.")
     sv.add_argument("--idle-timeout", type=float, default=900.0, metavar="S",
                     help="exit after S seconds without a request (default: 900)")
@@ -964,8 +1054,13 @@ def main(argv: Sequence[str] | None = None, *, served_tried: bool = False) -> in
     return _dispatch(args)
 
 
-def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool) -> int:
-    """Run a client's command line in the server (its output goes to the current sys.stdout/stderr)."""
+def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool, stderr_tty: bool = False,
+               progress_stream=None) -> int:
+    """Run a client's command line in the server (its output goes to the current sys.stdout/stderr).
+
+    ``stderr_tty`` says whether the client's stderr is a terminal; a progress bar (``code --wait``) is then
+    drawn on ``progress_stream``, which the server's heartbeats carry to the client.
+    """
     parser = _parser()
     argv, originals = _protect_negations(list(argv))
     args = parser.parse_args(argv)
@@ -980,6 +1075,8 @@ def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool) -> int:
         print("codelex: --max-bytes must be >= 0", file=sys.stderr)
         return EXIT_ERROR
     args.cwd, args.pool = cwd, pool
+    args.stderr_tty, args.progress_stream = stderr_tty, progress_stream
+    args.client_embedder = env.get("CODELEX_EMBEDDER")
     if getattr(args, "color", None) == "auto":
         args.color = "always" if tty and not env.get("NO_COLOR") and env.get("TERM") != "dumb" else "never"
     return _dispatch(args)

@@ -42,9 +42,12 @@ __all__ = ["IDLE_TIMEOUT_S", "Server", "run_remote", "server_enabled", "socket_p
 IDLE_TIMEOUT_S = 900.0
 #: Environment variable that keeps the command line in-process (no client, no server start).
 NO_SERVER_ENV = "CODELEX_NO_SERVER"
-#: Commands the server runs for clients.
-SERVED_COMMANDS = frozenset({"search"})
+#: Commands the server runs for clients: ``code`` and ``related`` keep their embedding model loaded there, and
+#: embed missing vectors in its background.
+SERVED_COMMANDS = frozenset({"search", "code", "related"})
 _MAX_REQUEST = 1 << 20
+#: The client's environment variables a request carries (the server's own environment is whoever started it).
+_CLIENT_ENV = ("NO_COLOR", "TERM", "CODELEX_EMBEDDER")
 _CONNECT_TIMEOUT_S = 0.5
 #: While a command runs, the server sends a ``working`` line this often...
 HEARTBEAT_S = 0.5
@@ -151,12 +154,16 @@ def _recv_line(conn: socket.socket, limit: int = 1 << 30) -> bytes | None:
     return _Lines(conn, limit).next()
 
 
-def request(payload: dict, timeout: float | None = None) -> dict | None:
+def request(payload: dict, timeout: float | None = None, on_progress=None) -> dict | None:
     """Send one request to this version's server; its answer, or None when there is no usable server.
 
     Every wait is bounded: the connection by :data:`_CONNECT_TIMEOUT_S`, the
-    answer by ``timeout`` (default :data:`ANSWER_TIMEOUT_S`) and by
-    :data:`SILENCE_TIMEOUT_S` without a heartbeat.
+    answer by ``timeout`` (default :data:`ANSWER_TIMEOUT_S`, counted again
+    from each heartbeat whose progress line moved: a long ``code --wait``
+    that is making progress is not a wedged server) and by
+    :data:`SILENCE_TIMEOUT_S` without a heartbeat.  ``on_progress(text)``
+    receives each new progress line a heartbeat carries (a bar the command
+    draws, ``\r``-led, for the client's stderr).
 
     Raises
     ------
@@ -166,7 +173,9 @@ def request(payload: dict, timeout: float | None = None) -> dict | None:
     path = socket_path()
     if path is None:
         return None
-    deadline = time.monotonic() + (ANSWER_TIMEOUT_S if timeout is None else timeout)
+    allowed = ANSWER_TIMEOUT_S if timeout is None else timeout
+    deadline = time.monotonic() + allowed
+    shown = None
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     except OSError:
@@ -202,6 +211,12 @@ def request(payload: dict, timeout: float | None = None) -> dict | None:
                 return None
             if answer.get("op") != "working":
                 return answer
+            line = answer.get("progress")
+            if isinstance(line, str) and line != shown:
+                shown = line
+                deadline = time.monotonic() + allowed
+                if on_progress is not None:
+                    on_progress(line)
 
 
 def run_remote(argv: list[str]) -> int | None:
@@ -210,15 +225,26 @@ def run_remote(argv: list[str]) -> int | None:
         cwd = os.getcwd()
     except OSError:
         return None
+    err_tty = sys.stderr.isatty()
     payload = {"version": VERSION, "op": "run", "argv": argv, "cwd": cwd, "tty": sys.stdout.isatty(),
-               "env": {k: os.environ[k] for k in ("NO_COLOR", "TERM") if k in os.environ}}
+               "stderr_tty": err_tty, "env": {k: os.environ[k] for k in _CLIENT_ENV if k in os.environ}}
+    drawn = []
+
+    def draw(line: str) -> None:  # the command's progress bar, drawn here as it would be in-process
+        if err_tty:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+            drawn.append(True)
+
     try:
-        answer = request(payload)
+        answer = request(payload, on_progress=draw)
     except Unresponsive as exc:
         pid = holder_pid()
         who = f" (pid {pid})" if pid and pid > 0 else ""
         sys.stderr.write(f"codelex: {exc}{who}; working in-process (`codelex serve --stop` or kill it)\n")
         return None
+    if drawn:
+        sys.stderr.write("\r\x1b[2K")
     if answer is None or answer.get("op") != "done":
         return None
     out, err = answer.get("stdout", ""), answer.get("stderr", "")
@@ -289,13 +315,32 @@ class _Pool:
             project.close()
 
 
+class ProgressLine:
+    """A stream a served command draws its progress bar on: it keeps the last line, which the heartbeats carry
+    to the client (whose stderr is a terminal, or no bar is drawn)."""
+
+    def __init__(self) -> None:
+        self.line: str | None = None
+
+    def write(self, text: str) -> int:
+        self.line = text[-4096:]  # (a bar is one short line; a heartbeat stays small whatever is written)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
 class Server:
     """Listens on :func:`socket_path` until idle for ``idle_timeout`` seconds (see the module docstring)."""
 
     def __init__(self, runner, idle_timeout: float = IDLE_TIMEOUT_S) -> None:
         import threading
 
-        self.runner = runner  # runner(argv, cwd=, tty=, env=, pool=) -> exit status (the CLI's run_served)
+        # runner(argv, cwd=, tty=, env=, pool=, stderr_tty=, progress_stream=) -> exit status (the CLI's run_served)
+        self.runner = runner
         self.idle_timeout = idle_timeout
         self.pool = _Pool()
         self.run_lock = threading.Lock()  # commands write to a per-request capture of stdout/stderr
@@ -429,24 +474,28 @@ class Server:
         import threading
 
         box: list = []
-        worker = threading.Thread(target=lambda: box.append(self.answer(payload)), daemon=True,
+        progress = ProgressLine()
+        worker = threading.Thread(target=lambda: box.append(self.answer(payload, progress)), daemon=True,
                                   name="codelex-serve-request")
         worker.start()
-        beat = json.dumps({"version": VERSION, "op": "working"}).encode() + b"\n"
         while True:
             worker.join(HEARTBEAT_S)
             if not worker.is_alive():
                 break
+            beat = {"version": VERSION, "op": "working"}
+            if progress.line is not None:
+                beat["progress"] = progress.line
             try:
-                conn.sendall(beat)
+                conn.sendall(json.dumps(beat).encode("utf-8", "surrogateescape") + b"\n")
             except OSError:
                 pass  # the client went away; the command still finishes (its effects, e.g. a build, are kept)
             self.last_activity = time.monotonic()
         return box[0] if box else {"version": VERSION, "op": "done", "status": 2, "stdout": "",
                                    "stderr": "codelex: the server failed to answer\n"}
 
-    def answer(self, payload) -> dict:
-        """The answer to one request (a dict with ``version`` and ``op``)."""
+    def answer(self, payload, progress: ProgressLine | None = None) -> dict:
+        """The answer to one request (a dict with ``version`` and ``op``); a command's progress bar goes to
+        ``progress``, whose last line each heartbeat carries."""
         base = {"version": VERSION}
         if not isinstance(payload, dict) or payload.get("version") != VERSION:
             return dict(base, op="refused", reason="another codelex version")
@@ -467,17 +516,20 @@ class Server:
             return dict(base, op="refused", reason="malformed request")
         self.requests += 1
         with self.run_lock:
-            status, out, err = self._run(argv, cwd, bool(tty), env)
+            status, out, err = self._run(argv, cwd, bool(tty), env, payload.get("stderr_tty") is True,
+                                         progress or ProgressLine())
         return dict(base, op="done", status=status, stdout=out, stderr=err)
 
-    def _run(self, argv: list[str], cwd: str, tty: bool, env: dict) -> tuple[int, str, str]:
+    def _run(self, argv: list[str], cwd: str, tty: bool, env: dict, stderr_tty: bool = False,
+             progress: ProgressLine | None = None) -> tuple[int, str, str]:
         import io
 
         out, err = io.StringIO(), io.StringIO()
         saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = out, err
         try:
-            status = self.runner(argv, cwd=cwd, tty=tty, env=env, pool=self.pool)
+            status = self.runner(argv, cwd=cwd, tty=tty, env=env, pool=self.pool, stderr_tty=stderr_tty,
+                                 progress_stream=progress or ProgressLine())
         except SystemExit as exc:  # argparse's usage errors
             status = exc.code if isinstance(exc.code, int) else 2
         except BaseException as exc:  # the server must outlive any command

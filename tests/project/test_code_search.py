@@ -152,3 +152,100 @@ def test_a_budget_that_cuts_results_says_so(tmp_path):
         assert p.find_related("m0.py", 1, embedder=False).line_budget is None
     finally:
         p.close()
+
+
+@pytest.fixture
+def counted_loads(monkeypatch):
+    """Counts the models loaded through ``codelex.project.code``'s loader (checks stay as they are)."""
+    import codelex.project.code as code_module
+
+    loads = []
+    real = code_module.embedder_loader
+
+    def loader(spec):
+        load = real(spec)
+
+        def counted():
+            loads.append(spec)
+            return load()
+
+        return counted
+
+    monkeypatch.setattr(code_module, "embedder_loader", loader)
+    return loads
+
+
+def test_a_one_shot_caller_never_loads_a_model_it_does_not_need(project_root, tmp_path, make_static_model,
+                                                                 counted_loads):
+    model = tmp_path / "tiny"
+    make_static_model().save_pretrained(str(model))
+    spec = f"model2vec:{model}"
+    p = _open(project_root)
+    try:
+        r = p.code_search("password", embedder=spec, background=False)
+        assert counted_loads == [] and r.mode == "lexical" and r.embedded == 0 and r.chunks > 0
+        assert r.hint == f"vectors: 0 of {r.chunks:,} chunks embedded; lexical answer"
+        assert p.embedding_status()["running"] is False  # nothing started either
+        r = p.code_search("password", embedder=spec, wait=True)
+        assert r.mode == "hybrid" and counted_loads == [spec]
+    finally:
+        p.close()
+    # Another process (a fresh state): every chunk has a vector, so the model is needed for the query.
+    p = _open(project_root)
+    try:
+        r = p.code_search("password", embedder=spec, background=False)
+        assert r.mode == "hybrid" and len(counted_loads) == 2
+    finally:
+        p.close()
+    (project_root / "conf.py").write_text("def parse(file):\n    return read(file).strip()\n")
+    p = _open(project_root)
+    try:  # one chunk changed: counted from what was saved, without loading the model
+        r = p.code_search("password", embedder=spec, background=False)
+        assert len(counted_loads) == 2 and r.mode == "lexical" and r.embedded == r.chunks - 1
+        assert r.hint == f"vectors: {r.chunks - 1:,} of {r.chunks:,} chunks embedded; lexical answer"
+        related = p.find_related("auth.py", 1, embedder=spec, background=False)
+        assert not related.available and len(counted_loads) == 2
+        # A bad spec is still an error at once, before anything loads.
+        with pytest.raises(EmbedderError):
+            p.code_search("password", embedder="model2vec:/nonexistent", background=False)
+    finally:
+        p.close()
+
+
+def test_a_long_running_caller_answers_at_once_while_the_model_loads(project_root, monkeypatch):
+    """What the server and MCP do: never block on a model load; the answer says how much is embedded."""
+    import threading
+
+    import numpy as np
+
+    import codelex.project.code as code_module
+    from codelex.dense import FunctionEmbedder
+
+    release = threading.Event()
+
+    def embed(texts):
+        return np.array([[1.0 + len(t) % 7, 1.0, (len(t) % 3) - 1.0] for t in texts])
+
+    def loader(spec):
+        def slow():
+            release.wait(30)  # a model that takes its time to load
+            return FunctionEmbedder(embed, name="slow", dimensions=3)
+        return slow
+
+    monkeypatch.setattr(code_module, "embedder_loader", loader)
+    p = _open(project_root)
+    try:
+        import time
+
+        started = time.monotonic()
+        r = p.code_search("password", embedder="minilm")
+        assert time.monotonic() - started < 5 and r.mode == "lexical" and r.hits
+        assert r.hint.startswith("loading the embedding model in the background; vectors: 0 of ")
+        release.set()
+        deadline = time.monotonic() + 30
+        while p.code_search("password", embedder="minilm").mode != "hybrid":
+            assert time.monotonic() < deadline, "the background embedding never completed"
+            time.sleep(0.05)
+    finally:
+        release.set()
+        p.close()

@@ -344,3 +344,51 @@ def test_code_says_what_its_line_budget_left_out(tmp_path):
     r = run(*args, "--color", "never", "-q")
     assert r.returncode == 0 and "left out" not in r.stdout and r.stdout.count("alpha_function_") == 5, r.stdout
     assert json.loads(run(*args, "--json").stdout)["omitted"] == 0
+
+
+_ONE_SHOT = """
+import json, sys, threading
+from codelex.cli import main
+status = main(sys.argv[1:])
+print(json.dumps({"status": status, "model2vec": "model2vec" in sys.modules,
+                  "threads": [t.name for t in threading.enumerate() if t is not threading.main_thread()]}),
+      file=sys.stderr)
+"""
+
+
+def _one_shot(*args):
+    r = subprocess.run([sys.executable, "-c", _ONE_SHOT, *map(str, args)], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, CODELEX_NO_SERVER="1"))
+    return r, json.loads(r.stderr.strip().splitlines()[-1])
+
+
+def test_one_shot_code_loads_no_model_without_wait_and_leaves_no_thread(repo, tmp_path, make_static_model):
+    model = tmp_path / "tiny"
+    make_static_model().save_pretrained(str(model))
+    spec = f"model2vec:{model}"
+    r, after = _one_shot("code", "check password", "--root", repo, "--embedder", spec, "--color", "never")
+    assert r.returncode == 0 and after == {"status": 0, "model2vec": False, "threads": []}, r.stderr
+    assert "src/auth.py" in r.stdout and "lexical #1" in r.stdout
+    assert "vectors: 0 of" in r.stderr and "chunks embedded; lexical answer" in r.stderr and "--wait" in r.stderr
+    # --wait embeds here, in this thread (no bar: stderr is not a terminal), and nothing is left running.
+    r, after = _one_shot("code", "check password", "--root", repo, "--embedder", spec, "--wait", "--json", "-q")
+    assert r.returncode == 0 and after == {"status": 0, "model2vec": True, "threads": []}, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["mode"] == "hybrid" and doc["embedded"] == doc["chunks"] > 0
+    assert r.stderr.strip().splitlines()[:-1] == []  # -q: nothing but the probe's line
+    # Every chunk has a vector now: the model is needed (for the query) and loaded; still nothing left running.
+    r, after = _one_shot("related", "src/auth.py:3", "--root", repo, "--embedder", spec, "--json")
+    assert r.returncode in (0, 1) and after["threads"] == [] and after["model2vec"], r.stderr
+    assert json.loads(r.stdout)["available"] is True
+
+
+def test_embedding_progress_shows_the_time_left():
+    import io
+
+    from codelex.cli import _EmbedProgress
+
+    stream = io.StringIO()
+    bar = _EmbedProgress(stream, delay=0)
+    bar.start -= 10  # ten seconds in, 100 of 400 chunks done: 10 chunks/s, 30 s left
+    bar(100, 400)
+    assert "100/400 chunks, 10/s, 30 s left" in stream.getvalue()

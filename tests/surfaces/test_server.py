@@ -271,3 +271,57 @@ def test_the_server_never_waits_for_a_save(tmp_path, monkeypatch):
     finally:
         release.set()
         pool.close()
+
+
+@pytest.mark.timeout(180)
+def test_served_code_keeps_the_model_and_embeds_in_the_background(served, tmp_path, make_static_model):
+    root, env, _ = served
+    model = tmp_path / "tiny"
+    make_static_model().save_pretrained(str(model))
+    args = ("code", "authenticate user", "--root", root, "--embedder", f"model2vec:{model}", "--json")
+    first = run(*args, env=env)
+    assert first.returncode == 0, first.stderr
+    doc = json.loads(first.stdout)
+    # Answered at once, lexically, while the server loads the model and embeds the chunks in its background.
+    assert doc["results"][0]["path"] == "src/auth.py" and doc["mode"] in ("lexical", "hybrid")
+    deadline = time.monotonic() + 60
+    while doc["mode"] != "hybrid":
+        assert time.monotonic() < deadline, f"the server never embedded the chunks: {doc['hint']}"
+        time.sleep(0.1)
+        doc = json.loads(run(*args, env=env).stdout)
+    assert doc["embedded"] == doc["chunks"] > 0
+    # The server saved the vectors: a one-shot command finds every chunk embedded, and answers the same.
+    local = run(*args, env=dict(env, CODELEX_NO_SERVER="1"))
+    assert local.returncode == 0, local.stderr
+    assert json.loads(local.stdout)["results"] == doc["results"]
+    # related and the human output go through the server too (a relative model folder is the client's).
+    r = run("related", "src/auth.py:1", "--embedder", "model2vec:tiny", "--root", root, "--json", env=env,
+            cwd=tmp_path)
+    assert r.returncode in (0, 1) and json.loads(r.stdout)["available"] is True, r.stderr
+    r = run("code", "authenticate user", "--embedder", f"model2vec:{model}", "--color", "never", cwd=root, env=env)
+    assert r.returncode == 0 and r.stdout.startswith("  1. src/auth.py:1-2") and "; hybrid" in r.stderr, r.stderr
+    status = json.loads(run("serve", "--status", env=env).stdout)
+    assert status["requests"] >= 4 and str(root.resolve()) in status["roots"]
+
+
+def test_heartbeats_carry_a_served_commands_progress_bar():
+    """`code --wait` in the server: the bar it draws reaches the client with the heartbeats."""
+    from codelex import server
+    from codelex.defaults import VERSION
+
+    def runner(argv, *, progress_stream, stderr_tty, **_):
+        assert stderr_tty is True
+        progress_stream.write("\r\x1b[2Kembedding [###...] 10/30 chunks, 5/s, 4 s left")
+        time.sleep(3 * server.HEARTBEAT_S)
+        return 0
+
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        answer = server.Server(runner)._answer_with_heartbeats(ours, {
+            "version": VERSION, "op": "run", "argv": ["code", "x", "--wait"], "cwd": "/", "tty": False,
+            "stderr_tty": True})
+        ours.shutdown(socket.SHUT_WR)
+        beats = [json.loads(line) for line in theirs.makefile().read().splitlines()]
+    assert answer["op"] == "done" and answer["status"] == 0
+    assert beats and all(b["op"] == "working" for b in beats)
+    assert beats[-1]["progress"].endswith("10/30 chunks, 5/s, 4 s left")

@@ -6,11 +6,17 @@ row-major, ``dimensions`` in the header).  The header names the model; a
 file whose model name differs is never read as another model's, and a file
 this user did not write (no valid MAC: :mod:`codelex.persist.trust`; version
 2) is never read at all.
+
+Beside them, ``embeddings/models.clx`` records which model each embedder
+spec (``minilm``, ``st:PATH``, ``model2vec:PATH``) last loaded as (its name
+and dimensions), so a process that must not load a model (a one-shot
+command answering lexically) can still say how many chunks have vectors.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 from pathlib import Path
@@ -22,11 +28,18 @@ from codelex.errors import IndexFormatError
 from codelex.persist.container import UntrustedIndexError, read_container, read_container_header, write_container
 from codelex.persist.layout import dir_refusal
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "embeddings_file", "load_embeddings", "save_embeddings"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "MODELS_FILE", "embeddings_file", "load_embeddings", "load_spec_models",
+           "save_embeddings", "save_spec_models"]
 
 FORMAT = "codelex-embeddings"
 FORMAT_VERSION = 2
 _DTYPES = {"float16": "<f2", "float32": "<f4"}
+#: Which model each embedder spec last loaded as: ``embeddings/models.clx`` (one JSON array of UTF-8 bytes).
+MODELS_FILE = "models.clx"
+MODELS_FORMAT = "codelex-embedding-models"
+MODELS_FORMAT_VERSION = 1
+#: At most this many specs are remembered (a handful in practice; the file stays small).
+MAX_SPECS = 64
 
 
 def embeddings_file(directory: str | Path, model: str) -> Path:
@@ -100,3 +113,42 @@ def load_embeddings(directory: str | Path, model: str, *, verify: bool = True) -
     if keys.size > 1 and not (keys[1:] > keys[:-1]).all():
         raise IndexFormatError(f"{file}: keys are not ascending")
     return keys, flat.reshape(keys.size, d)
+
+
+def save_spec_models(directory: str | Path, models: dict[str, tuple[str, int]]) -> Path:
+    """Record ``spec -> (model name, dimensions)`` in ``embeddings/models.clx`` atomically (the last
+    :data:`MAX_SPECS` entries).
+
+    Raises
+    ------
+    OSError
+        When it cannot be written.
+    """
+    target = Path(directory) / EMBEDDINGS_DIR
+    _clear_the_way(Path(directory), target)
+    entries = {str(spec): [str(name), int(dims)] for spec, (name, dims) in list(models.items())[-MAX_SPECS:]}
+    blob = np.frombuffer(json.dumps(entries).encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    write_container(target, MODELS_FILE, {"entries": blob}, {"entries": "|u1"}, {"format": MODELS_FORMAT},
+                    MODELS_FORMAT_VERSION)
+    return target / MODELS_FILE
+
+
+def load_spec_models(directory: str | Path) -> dict[str, tuple[str, int]]:
+    """``spec -> (model name, dimensions)`` as :func:`save_spec_models` recorded it; empty when there is no
+    record, or one that does not read back intact or that this user did not write (it is a cache)."""
+    file = Path(directory) / EMBEDDINGS_DIR / MODELS_FILE
+    if not file.is_file() or dir_refusal(file.parent) is not None:
+        return {}
+    try:
+        c = read_container(file, {"entries": "|u1"}, MODELS_FORMAT, MODELS_FORMAT_VERSION, mmap=False)
+        entries = json.loads(c.arrays["entries"].tobytes().decode("utf-8", "surrogatepass"))
+    except (IndexFormatError, OSError, ValueError):
+        return {}
+    if not isinstance(entries, dict):
+        return {}
+    out: dict[str, tuple[str, int]] = {}
+    for spec, value in list(entries.items())[:MAX_SPECS]:
+        if isinstance(spec, str) and isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) \
+                and isinstance(value[1], int) and not isinstance(value[1], bool) and value[1] > 0:
+            out[spec] = (value[0], value[1])
+    return out

@@ -7,6 +7,11 @@ keyed by the hash of each embedded text, saved beside the word index
 (``embeddings/``), so a refresh or an edit embeds only new or changed
 chunks.  Embedding runs on a background thread; until it is complete,
 queries answer from the lexical ranking and say how much is embedded.
+
+Which model each embedder spec loaded as is recorded beside the vectors
+(:func:`codelex.persist.embeddings.save_spec_models`), so a caller that must
+not load a model (a one-shot command about to answer lexically) can still
+count the chunks that have a vector (:meth:`CodeUpkeep.saved_vectors`).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from codelex.dense import Embedder, VectorCache, embed_checked, embedder_loader
-from codelex.defaults import EMBED_BATCH
+from codelex.defaults import DEFAULT_EMBEDDER, EMBED_BATCH
 from codelex.errors import EmbedderError
 from codelex.ingest import Document, read_file
 from codelex.runtime import stop_at_exit
@@ -36,6 +41,20 @@ SAVE_EVERY_S = 30.0
 def _track(upkeep: CodeUpkeep) -> None:
     """Remember ``upkeep``: its threads are stopped and joined at exit (see :func:`codelex.runtime.stop_at_exit`)."""
     stop_at_exit(upkeep)
+
+
+def _saved_count(directory: Path, model: str, keys: np.ndarray) -> int:
+    """How many of ``keys`` the vectors saved for ``model`` hold (0 when none are, or they do not read back)."""
+    from codelex.errors import IndexFormatError
+    from codelex.persist.embeddings import load_embeddings
+
+    try:
+        saved = load_embeddings(directory, model)
+    except (IndexFormatError, OSError):
+        return 0
+    if saved is None:
+        return 0
+    return int(np.isin(keys, saved[0], assume_unique=False).sum())
 
 
 class CodeUpkeep:
@@ -63,6 +82,7 @@ class CodeUpkeep:
         self.embed_error: str | None = None
         self.closed = False
         self.job = 0
+        self.spec_models: dict[str, tuple[str, int]] | None = None  # spec -> (model name, dimensions), read lazily
 
     # --- the corpus ------------------------------------------------------------------
 
@@ -180,6 +200,7 @@ class CodeUpkeep:
                 found = load()
                 with self.lock:
                     found = self.embedders.setdefault(key, found)
+                self._remember(spec, found)
             return found
         with self.lock:
             if self.closed or (key in self.loaders and self.loaders[key].is_alive()):
@@ -198,6 +219,7 @@ class CodeUpkeep:
                 with self.lock:
                     loaded = self.embedders.setdefault(key, loaded)
                     closed = self.closed
+                self._remember(spec, loaded)
                 if then is not None and not closed:
                     try:
                         then(loaded)
@@ -208,6 +230,70 @@ class CodeUpkeep:
             _track(self)
             thread.start()
         return None
+
+    def _remember(self, spec, embedder: Embedder) -> None:
+        """Record which model ``spec`` (a spec string, or None for the default) loaded as, for
+        :meth:`saved_vectors` in later processes; saved only when it changed."""
+        if not (spec is None or isinstance(spec, str)):
+            return  # an embedder object: its name is at hand whenever it is
+        from codelex.persist.embeddings import save_spec_models
+
+        key = spec or DEFAULT_EMBEDDER
+        entry = (embedder.name, int(embedder.dimensions))
+        directory = self.save_dir_fn()
+        with self.lock:
+            known = self._spec_models(directory)
+            if known.get(key) == entry:
+                return
+            known.pop(key, None)
+            known[key] = entry
+            snapshot = dict(known)
+        try:
+            save_spec_models(directory, snapshot)
+        except OSError as exc:  # a cache: the next load records it again
+            log.info("codelex: cannot record the embedding model of %s: %s", self.root, exc)
+
+    def _spec_models(self, directory: Path) -> dict[str, tuple[str, int]]:
+        from codelex.persist.embeddings import load_spec_models
+
+        with self.lock:
+            if self.spec_models is None:
+                self.spec_models = load_spec_models(directory)
+            return self.spec_models
+
+    def saved_vectors(self, spec, corpus: ChunkCorpus) -> int:
+        """How many of ``corpus``'s chunks have a vector of ``spec``'s model, without loading the model.
+
+        ``spec`` is checked as cheaply as :func:`~codelex.dense.embedder_loader` checks it (an
+        :class:`~codelex.errors.EmbedderError` for an unknown spec, a missing folder or package).
+        The model a spec string names is the one it last loaded as, in any process: never loaded,
+        nothing is embedded.
+
+        Raises
+        ------
+        codelex.EmbedderError
+            When ``spec`` cannot be used.
+        """
+        embedder_loader(spec)  # (checks only: the model is not loaded)
+        keys = corpus.keys
+        if not len(keys):
+            return 0
+        directory = self.save_dir_fn()
+        if isinstance(spec, str) or spec is None:
+            key = spec or DEFAULT_EMBEDDER
+            with self.lock:
+                loaded = self.embedders.get(spec)
+            if loaded is None:
+                entry = self._spec_models(directory).get(key)
+                if entry is None:
+                    return 0
+                with self.lock:
+                    cache = self.caches.get(entry[0])
+                if cache is None:  # the saved file's keys only: no vector is read
+                    return _saved_count(directory, entry[0], keys)
+                return len(keys) - int(cache.missing(keys).size)
+            spec = loaded
+        return len(keys) - int(self.cache(spec, directory).missing(keys).size)
 
     def cache(self, embedder: Embedder, directory: Path | None) -> VectorCache:
         with self.lock:

@@ -823,7 +823,7 @@ class Project:
 
         if embedder is False:
             return None, None
-        spec = embedder if embedder is not None else os.environ.get(EMBEDDER_ENV) or config.get("embedder")
+        spec = self._spec(embedder, config)
         try:
             found = self._state.code.embedder(spec, wait=wait, then=then)
         except EmbedderError as exc:
@@ -834,6 +834,39 @@ class Project:
             return None, "loading the embedding model in the background; lexical ranking until it has embedded " \
                          "every chunk"
         return found, None
+
+    def _spec(self, embedder, config: dict):
+        """The embedder asked for, else the user's (``$CODELEX_EMBEDDER``), else the project's, else None
+        (the default)."""
+        return embedder if embedder is not None else os.environ.get(EMBEDDER_ENV) or config.get("embedder")
+
+    def _embedder_loaded(self, embedder, config: dict) -> bool:
+        """Whether the embedder :meth:`_embedder` would give is at hand without loading anything."""
+        code = self._state.code
+        spec = self._spec(embedder, config)
+        if not (spec is None or isinstance(spec, str)):
+            return True  # an embedder object
+        with code.lock:
+            return spec in code.embedders
+
+    def _saved_vectors(self, embedder, config: dict, corpus) -> tuple[int | None, str | None]:
+        """``(chunks of corpus with a saved vector, None)`` for the embedder :meth:`_embedder` would give,
+        without loading its model; ``(None, hint)`` when the default one cannot be used (the hint says why).
+
+        Raises
+        ------
+        codelex.EmbedderError
+            When an embedder asked for by name cannot be used.
+        """
+        from codelex.errors import EmbedderError
+
+        spec = self._spec(embedder, config)
+        try:
+            return self._state.code.saved_vectors(spec, corpus), None
+        except EmbedderError as exc:
+            if spec is not None:
+                raise  # asked for by name: a clear error
+            return None, f"lexical ranking only: {exc}"
 
     def code_search(self, query: str, *, alternatives: Sequence[str] = (), limit: int = 8, per_file: int = 2,
                     excerpt_lines: int = 80, total_lines: int = 400, fusion: str | None = None,
@@ -871,11 +904,14 @@ class Project:
             ``progress(embedded, to_embed)`` while embedding with ``wait``.
         background : bool, default True
             Without ``wait``: load the model and embed the missing chunks
-            on background threads (for a long-running caller).  False
-            starts no work that the call does not finish, for a caller about
-            to exit (a thread inside a model when the interpreter finalizes
-            aborts the process): the model loads in the call, and chunks
-            without a vector stay without one.
+            on background threads (for a long-running caller); until the
+            model has loaded, the answer is lexical and says how many chunks
+            have a saved vector.  False starts no work that the call does
+            not finish, for a caller about to exit (a thread inside a model
+            when the interpreter finalizes aborts the process): the model
+            loads (in the call) only when every chunk has a vector, to embed
+            the query; otherwise the answer is lexical, says how many chunks
+            have one, and no model is loaded.
 
         Returns
         -------
@@ -958,7 +994,22 @@ class Project:
             return _within_budget(early, total_lines)
         # While the structure is refreshed, the corpus it had answers (a sync now would read it half-done).
         corpus = code.corpus if analyzing else code.sync(lambda: index.files, structure_of, key)
-        chosen, hint = self._embedder(embedder, config, wait=wait or not background, then=start)
+        saved, hint = None, None  # (chunks with a saved vector, counted without loading the model)
+        if embedder is not False and not wait and (not background or not self._embedder_loaded(embedder, config)):
+            # A caller that will not wait needs the model only to embed the query, and only once every chunk has
+            # a vector: until then a one-shot caller never loads it (seconds, and native threads that must not
+            # outlive the process), and a long-running one loads it in the background; both say how far it is.
+            saved, hint = self._saved_vectors(embedder, config, corpus)
+        if saved is not None and not background and (saved < len(corpus) or not len(corpus)):
+            chosen = None
+            hint = f"vectors: {saved:,} of {len(corpus):,} chunks embedded; lexical answer"
+        elif saved is None and hint is not None:
+            chosen = None  # the default embedder is not usable: the hint says why
+        else:
+            chosen, hint = self._embedder(embedder, config, wait=wait or not background, then=start)
+            if chosen is None and saved is not None and hint is not None:
+                hint = (f"loading the embedding model in the background; vectors: {saved:,} of {len(corpus):,} "
+                        "chunks embedded; lexical answer until every one is")
         directory = state.writable_dir() if chosen is not None else None
         if chosen is not None:
             cache = code.cache(chosen, directory)
@@ -975,10 +1026,12 @@ class Project:
         result = searcher.search(query, alternatives=alternatives, fusion=fusion, limit=limit, per_file=per_file,
                                  excerpt_lines=excerpt_lines, total_lines=_unbounded(limit, excerpt_lines),
                                  allowed=allowed, importers=self._importers())
+        if chosen is None and saved is not None:
+            result = dataclasses.replace(result, embedded=saved)
         if chosen is not None and result.mode == "lexical":
-            if not background and not wait:
-                hint = code.embed_error or (f"{result.embedded:,} of {result.chunks:,} chunks embedded; lexical "
-                                            "ranking until every one is")
+            if not background and not wait:  # (a model given as an object: nothing was loaded for it)
+                hint = code.embed_error or (f"vectors: {result.embedded:,} of {result.chunks:,} chunks embedded; "
+                                            "lexical answer")
             else:
                 hint = code.embed_error or (f"embedding in the background: {result.embedded:,} of "
                                             f"{result.chunks:,} chunks; lexical ranking until complete")
@@ -1095,10 +1148,11 @@ class Project:
         return True
 
     def find_related(self, path: str | os.PathLike[str], line: int, *, limit: int = 8, same_language: bool = True,
-                     embedder=None, wait: bool = False, background: bool = True):
+                     embedder=None, wait: bool = False, background: bool = True,
+                     progress: Callable[[int, int], object] | None = None):
         """The chunks nearest in vector space to the chunk at ``path``:``line`` (that chunk left out).
 
-        ``embedder``, ``wait`` and ``background`` are :meth:`code_search`'s.
+        ``embedder``, ``wait``, ``background`` and ``progress`` are :meth:`code_search`'s.
 
         Returns
         -------
@@ -1119,7 +1173,7 @@ class Project:
         if isinstance(line, bool) or not isinstance(line, int):
             raise TypeError(f"line must be an int, not {type(line).__name__}")
         rel = relative_path(self.root, path)
-        probe = self.code_search(rel, limit=1, embedder=embedder, wait=wait, background=background)
+        probe = self.code_search(rel, limit=1, embedder=embedder, wait=wait, background=background, progress=progress)
         if not probe.available:
             return probe
         corpus = self._state.code.corpus
