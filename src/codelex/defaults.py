@@ -163,7 +163,7 @@ DEFAULT_EMBEDDER = "minilm"
 #: ``model2vec:PATH``); a repository's configuration may name only an installed model.
 EMBEDDER_ENV = "CODELEX_EMBEDDER"
 #: Texts per embedder call while embedding a project in the background.
-EMBED_BATCH = 64
+EMBED_BATCH = 256
 
 __all__ = [
     "DEFAULT_EMBEDDER",

@@ -35,3 +35,31 @@ def test_retain_forgets_texts_no_chunk_has_once_they_outnumber_the_corpus():
     assert held > current.size
     assert cache.retain(current, slack=0.0, floor=0) == held - current.size
     assert len(cache) == current.size
+
+
+def test_priority_orders_the_work_and_a_limit_wants_the_same_rows_every_time():
+    keys = np.arange(1, 11, dtype=np.uint64)
+    texts = [f"t{i}" for i in range(10)]
+    priority = np.array([2, 0, 1, 0, 2, 1, 0, 2, 1, 0])
+    assert VectorCache.wanted(keys, priority).tolist() == [1, 3, 6, 9, 2, 5, 8, 0, 4, 7]
+    assert VectorCache.wanted(keys, priority, 5).tolist() == [1, 3, 6, 9, 2]
+    seen = []
+
+    class Recording(_Embedder):
+        def embed(self, texts_):
+            seen.extend(texts_)
+            return super().embed(texts_)
+
+    cache = VectorCache(Recording())
+    assert cache.embed_missing(keys, texts, priority=priority, limit=5, batch=2) == 5
+    assert seen == ["t1", "t3", "t6", "t9", "t2"]
+    assert cache.embed_missing(keys, texts, priority=priority, limit=5) == 0  # nothing more wanted
+    assert cache.embed_missing(keys, texts, priority=priority, limit=7) == 2 and seen[-2:] == ["t5", "t8"]
+    _, present = cache.matrix(keys)
+    assert np.flatnonzero(present).tolist() == [1, 2, 3, 5, 6, 8, 9]
+    import pytest
+
+    with pytest.raises(ValueError):
+        VectorCache.wanted(keys, priority[:3])
+    with pytest.raises(ValueError):
+        VectorCache.wanted(keys, None, -1)

@@ -6,7 +6,7 @@ import pytest
 from codelex.dense import FunctionEmbedder, StaticModelEmbedder, VectorCache, checked_vectors, embed_checked
 from codelex.errors import EmbedderError
 from codelex.rank import ChunkCorpus, ChunkLexicalIndex, ChunkRow, HybridSearcher, chunk_rows, embedding_text
-from codelex.rank.hybrid import FUSIONS, Fusion, fuse, query_shape
+from codelex.rank.fusion import FUSIONS, Fusion, fuse, query_shape
 
 
 def _corpus(rows):
@@ -159,3 +159,28 @@ def test_query_class_reads_the_lexical_evidence():
     assert query_class("read varint", ranked, corpus) == "defined"  # ReadVarint holds both words
     assert query_class("read stream", lex.ranking("read stream", 10)[0], corpus) == "prose"
     assert query_class("ReadVarint", [], corpus) == "symbol"
+
+
+def test_a_capped_corpus_ranks_by_vector_among_the_rows_it_embedded(make_static_model):
+    """Issue 29: on a huge tree only the first chunks by priority are embedded; the rest never will be, so the
+    answer is hybrid over the embedded rows (not lexical forever), and a row without a vector is never ranked
+    by vector nor has neighbours."""
+    e = StaticModelEmbedder(make_static_model())
+    corpus = _corpus(ROWS)
+    cache = VectorCache(e)
+    texts = [embedding_text(r) for r in corpus.rows]
+    cache.embed_missing(corpus.keys, texts, priority=np.array([0, 1, 0]), limit=2)  # router.py and conf.py
+    vectors, present = cache.matrix(corpus.keys)
+    assert present.tolist() == [True, False, True]
+    s = HybridSearcher(corpus, ChunkLexicalIndex(corpus), vectors, present, lambda q: embed_checked(e, [q])[0],
+                       partial=True)
+    r = s.search("register routes")
+    assert r.mode == "hybrid" and r.embedded == 2 and r.chunks == 3 and r.hits[0].path == "web/router.py"
+    rows, _ = s.vector_ranking(embed_checked(e, ["password check"])[0])
+    assert 1 not in rows.tolist()
+    r = s.search("password")  # the lexical half still finds the row without a vector
+    found = {h.path: h for h in r.hits}
+    assert "auth.py" in found and found["auth.py"].vector_rank is None and found["auth.py"].lexical_rank == 1
+    assert s.related(1) == [] and all(row != 1 for row, _ in s.related(0))
+    plain = HybridSearcher(corpus, ChunkLexicalIndex(corpus), vectors, present, lambda q: embed_checked(e, [q])[0])
+    assert plain.search("register routes").mode == "lexical"  # without partial: waiting for the rest

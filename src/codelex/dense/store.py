@@ -94,15 +94,23 @@ class VectorCache:
 
     def embed_missing(self, keys: np.ndarray, texts: Sequence[str] | Callable[[int], str], *,
                       batch: int = EMBED_BATCH, progress: Callable[[int, int], None] | None = None,
-                      should_continue: Callable[[], bool] = lambda: True) -> int:
+                      should_continue: Callable[[], bool] = lambda: True, priority: np.ndarray | None = None,
+                      limit: int | None = None) -> int:
         """Embed the texts of the keys without a vector, in batches; the number embedded.
 
         ``texts`` is indexed like ``keys`` (a sequence, or a function of the
-        position).  Stops between batches when ``should_continue`` says so.
+        position).  ``priority`` (one number a position, lower first; ties
+        in position order) orders the work, and with ``limit`` only the
+        first ``limit`` positions in that order are wanted at all: the same
+        ones on every run, so a capped corpus is not embedded piecemeal
+        differently each time.  Stops between batches when
+        ``should_continue`` says so.
         """
-        todo = self.missing(keys)
+        keys = np.asarray(keys, dtype=np.uint64)
+        todo = self.wanted(keys, priority, limit)
+        todo = todo[np.isin(todo, self.missing(keys), assume_unique=True)]
         # One text per distinct key: two chunks with the same text share a vector.
-        _, first = np.unique(np.asarray(keys, dtype=np.uint64)[todo], return_index=True)
+        _, first = np.unique(keys[todo], return_index=True)
         todo = todo[np.sort(first)]
         text_at = texts if callable(texts) else texts.__getitem__
         done = 0
@@ -111,12 +119,29 @@ class VectorCache:
                 break
             part = todo[start:start + batch]
             vectors = embed_checked(self.embedder, [text_at(int(i)) for i in part])
-            self.add(np.asarray(keys, dtype=np.uint64)[part], vectors)
+            self.add(keys[part], vectors)
             self.embedded_texts += int(part.size)
             done += int(part.size)
             if progress is not None:
                 progress(done, int(todo.size))
         return done
+
+    @staticmethod
+    def wanted(keys: np.ndarray, priority: np.ndarray | None = None, limit: int | None = None) -> np.ndarray:
+        """The positions of ``keys`` to embed, in the order to embed them (see :meth:`embed_missing`)."""
+        n = int(np.asarray(keys).size)
+        if priority is None:
+            order = np.arange(n)
+        else:
+            priority = np.asarray(priority)
+            if priority.shape != (n,):
+                raise ValueError(f"priority must have one entry a key ({n}), not shape {priority.shape}")
+            order = np.argsort(priority, kind="stable")
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
+                raise ValueError(f"limit must be a non-negative int, not {limit!r}")
+            order = order[:limit]
+        return order
 
     def retain(self, keys: np.ndarray, *, slack: float = 2.0, floor: int = 4096) -> int:
         """Forget the vectors of texts not in ``keys`` once they outnumber them (``slack`` times, plus ``floor``).

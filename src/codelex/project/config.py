@@ -78,7 +78,7 @@ CONFIG_FILES = ("pyproject.toml", ".codelex.toml", f"{INDEX_DIR_NAME}/config.tom
 #: Larger configuration files are refused (a ConfigError), never read whole.
 MAX_CONFIG_BYTES = 8 * 1024 * 1024
 _TABLES = {"pyproject.toml": ("tool", "codelex")}
-_FUSIONS = ("shape", "original")
+_FUSIONS = ("adaptive", "shape", "original")
 
 
 def _read_raw(root: Path, rel: str) -> bytes | None:

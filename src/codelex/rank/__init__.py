@@ -1,17 +1,9 @@
 """Ranking: the pipeline's stages (``pipeline``), files through it (``search``), chunks as documents (``chunks``),
-hybrid fusion (``hybrid``), the original's functions (``original``)."""
+fusion of the two halves (``fusion``), hybrid search (``hybrid``), the original's functions (``original``)."""
 
 from codelex.rank.chunks import ChunkCorpus, ChunkLexicalIndex, chunk_rows, embedding_text, text_key
-from codelex.rank.hybrid import (
-    FUSIONS,
-    Fusion,
-    HybridHit,
-    HybridResult,
-    HybridSearcher,
-    fuse,
-    query_class,
-    query_shape,
-)
+from codelex.rank.fusion import FUSIONS, Fusion, QueryRankings, fuse, fused_order, query_class, query_shape
+from codelex.rank.hybrid import HybridHit, HybridResult, HybridSearcher
 from codelex.rank.pipeline import STAGES, QueryAnalysis, analyze_query, rank_units, stages_off
 from codelex.rank.search import search_files
 from codelex.rank.original import (
@@ -44,6 +36,7 @@ __all__ = [
     "ChunkMatrix",
     "ChunkRow",
     "Fusion",
+    "QueryRankings",
     "HybridHit",
     "HybridResult",
     "HybridSearcher",
@@ -54,6 +47,7 @@ __all__ = [
     "excerpt_of",
     "fit_budget",
     "fuse",
+    "fused_order",
     "fuse_rankings",
     "lexical_scores",
     "pick_from",

@@ -10,118 +10,26 @@ preset), the selection :func:`~codelex.rank.original.select_from`.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
 from codelex.defaults import (
     HYBRID_EXCERPT_LINES,
-    HYBRID_LEXICAL_WEIGHT,
     HYBRID_LIMIT,
     HYBRID_PER_FILE,
     HYBRID_TOTAL_LINES,
-    HYBRID_VECTOR_WEIGHT,
     PIPELINE_DEPTH,
-    RRF_K,
 )
 from codelex._native.dense import VectorIndex
 from codelex.query.parse import parse_query
 from codelex.rank.chunks import ChunkCorpus, ChunkLexicalIndex
+from codelex.rank.fusion import FUSIONS, Fusion, QueryRankings, fuse, fused_order
 from codelex.rank.pipeline import analyze_query
 from codelex.rank.original import ChunkMatrix, fuse_rankings, js_round4, select_from
 
-__all__ = ["FUSIONS", "Fusion", "HybridHit", "HybridResult", "HybridSearcher", "fuse", "query_class", "query_shape"]
-
-_SYMBOLISH = re.compile(r"[a-z0-9][A-Z]|_|::|\.|->|[A-Z]{2}")
-
-
-def query_shape(query: str) -> str:
-    """``symbol`` for a query that names code (one identifier-like term: ``getUserById``, ``Foo::bar``,
-    ``snake_case``, ``JoinSet``), else ``prose``."""
-    terms = query.split()
-    if len(terms) == 1 and (_SYMBOLISH.search(terms[0]) or terms[0][:1].isupper()):
-        return "symbol"
-    return "prose"
-
-
-def query_class(query: str, lexical_rows: Sequence[int], corpus: ChunkCorpus, look: int = 3) -> str:
-    """How the query should be fused: ``symbol`` (it looks like an identifier), ``defined`` (one of
-    the ``look`` best lexical chunks defines a name that holds every query token: the lexical
-    ranking has found what the query names, e.g. ``read varint`` and ``ReadVarint``), else
-    ``prose``.  This is the lexical-confidence signal: scale-free, it reads no score."""
-    if query_shape(query) == "symbol":
-        return "symbol"
-    from codelex.text.tokenize import tokenize_line
-
-    from codelex.text import scan_definitions
-
-    wanted = set(tokenize_line(query))
-    if wanted:
-        for row in lexical_rows[:look]:
-            chunk = corpus.rows[row]
-            # The chunk's symbol, and every name its text defines (merged chunks hold several).
-            names = [chunk.symbol] if chunk.symbol else []
-            names += [name for name, _ in scan_definitions(chunk.path, chunk.text)]
-            if any(wanted <= set(tokenize_line(name)) for name in names):
-                return "defined"
-    return "prose"
-
-
-@dataclass(frozen=True)
-class Fusion:
-    """How the two rankings are fused.
-
-    ``weights`` maps a query class (:func:`query_class`: ``prose``,
-    ``symbol``, ``defined``; missing classes fall back to ``prose``) to
-    ``(vector_weight, lexical_weight)``; each chunk scores
-    ``w_v / (k + vector_rank) + w_l / (k + lexical_rank)`` over the rankings
-    cut at ``depth`` (None: every chunk, ranks from 0 as the original counts
-    them, unmatched chunks after the matched ones in row order).
-    """
-
-    name: str
-    weights: dict = field(default_factory=dict)
-    k: float = RRF_K
-    depth: int | None = None
-
-    def weights_for(self, query_class_: str) -> tuple[float, float]:
-        return self.weights.get(query_class_, self.weights["prose"])
-
-
-#: ``original``: the seed's fusion exactly (0.7 / 0.3, k = 60, every chunk ranked);
-#: ``shape`` (the default): weights by query class over the top 100 of each ranking, tuned on ../shared/eval.
-FUSIONS = {
-    "original": Fusion("original", {"prose": (HYBRID_VECTOR_WEIGHT, HYBRID_LEXICAL_WEIGHT)}, RRF_K, None),
-    "shape": Fusion("shape", {"prose": (0.7, 0.3), "symbol": (0.1, 0.9), "defined": (0.1, 0.9)}, 5, 100),
-}
-
-
-def fuse(vector_order: np.ndarray, lexical_order: Sequence[int], n: int, fusion: Fusion,
-         vector_weight: float, lexical_weight: float) -> np.ndarray:
-    """Row indices by fused score (ties by row), given both rankings of ``n`` rows."""
-    k = fusion.k
-    if fusion.depth is None:
-        vector_rank = np.empty(n, dtype=np.int64)
-        vector_rank[vector_order] = np.arange(n)
-        # Unmatched rows follow the matched ones in row order, as the original's sort of zero scores.
-        lexical_rank = np.full(n, -1, dtype=np.int64)
-        lex = np.asarray(lexical_order, dtype=np.int64)
-        lexical_rank[lex] = np.arange(lex.size)
-        rest = np.flatnonzero(lexical_rank < 0)
-        lexical_rank[rest] = lex.size + np.arange(rest.size)
-        fused = vector_weight / (k + vector_rank) + lexical_weight / (k + lexical_rank)
-        return np.argsort(-fused, kind="stable")
-    depth = fusion.depth
-    fused = np.zeros(n, dtype=np.float64)
-    v = np.asarray(vector_order[:depth], dtype=np.int64)
-    fused[v] += vector_weight / (k + np.arange(v.size))
-    lex = np.asarray(list(lexical_order)[:depth], dtype=np.int64)
-    fused[lex] += lexical_weight / (k + np.arange(lex.size))
-    touched = np.union1d(v, lex)
-    return touched[np.argsort(-fused[touched], kind="stable")]
-
+__all__ = ["HybridHit", "HybridResult", "HybridSearcher"]
 
 @dataclass(frozen=True)
 class HybridHit:
@@ -180,6 +88,10 @@ class HybridSearcher:
         Which rows have a real vector.
     embed_query : callable, optional
         ``text -> unit vector`` for queries.
+    partial : bool, default False
+        The rows without a vector will stay without one (a cap on what is
+        embedded chose them): rank by vector among the rows that have one
+        instead of answering lexically.
 
     Notes
     -----
@@ -189,7 +101,8 @@ class HybridSearcher:
     """
 
     def __init__(self, corpus: ChunkCorpus, lexical: ChunkLexicalIndex, vectors: np.ndarray | None = None,
-                 present: np.ndarray | None = None, embed_query: Callable[[str], np.ndarray] | None = None) -> None:
+                 present: np.ndarray | None = None, embed_query: Callable[[str], np.ndarray] | None = None,
+                 partial: bool = False) -> None:
         self.corpus = corpus
         self.lexical = lexical
         n = len(corpus)
@@ -197,9 +110,14 @@ class HybridSearcher:
             present = np.ones(n, dtype=bool)
         self.present = present if present is not None else np.zeros(n, dtype=bool)
         self.embed_query = embed_query
+        every = bool(self.present.all())
+        usable = vectors is not None and n > 0 and (every or (partial and bool(self.present.any())))
+        if usable and not every:
+            vectors = np.where(self.present[:, None], vectors, 0).astype(np.float32)
         self.vectors = vectors
-        whole = vectors is not None and bool(self.present.all()) and n > 0
-        self._index = VectorIndex(vectors) if whole else None
+        # (a row without a vector is never ranked by vector: left out by ``allowed``)
+        self._vector_rows = None if every else self.present
+        self._index = VectorIndex(vectors) if usable else None
         self._matrix = ChunkMatrix(corpus.rows, np.zeros((n, 1)))
 
     @property
@@ -212,6 +130,8 @@ class HybridSearcher:
         """``(rows, similarities)``: the best ``depth`` rows (every row when None), ties by row; exact."""
         if self._index is None:
             raise ValueError("the vectors are not complete")
+        if self._vector_rows is not None:
+            allowed = self._vector_rows if allowed is None else (allowed & self._vector_rows)
         if depth is not None:
             return self._index.top_k(query_vector, depth, allowed)
         scores = self._index.scores(query_vector)
@@ -250,8 +170,9 @@ class HybridSearcher:
         rows, sims = self.vector_ranking(query_vector, fusion.depth, allowed)
         similarity = dict(zip(rows.tolist(), sims.tolist()))
         vector_best = js_round4(float(sims[0])) if sims.size else 0.0
-        wv, wl = fusion.weights_for(query_class(query, lex_rows, self.corpus))
+        rankings = QueryRankings.of(query, self.corpus, rows, sims, lex_rows)
         if fusion.depth is None:
+            wv, wl = fusion.weights_of(rankings)
             full = np.empty(n, dtype=np.int64)
             full[:rows.size] = rows
             if rows.size < n:  # rows left out by ``allowed`` rank after the others, in row order
@@ -260,10 +181,10 @@ class HybridSearcher:
             if allowed is not None:
                 fused = fused[allowed[fused]]
         else:
-            fused = fuse(rows, lex_rows, n, fusion, wv, wl)
+            fused = fused_order(rankings, fusion, n)
         return fused, similarity, lex_rows, rows.tolist(), vector_best, lexical_best
 
-    def search(self, query: str, *, alternatives: Sequence[str] = (), fusion: str | Fusion = "shape",
+    def search(self, query: str, *, alternatives: Sequence[str] = (), fusion: str | Fusion = "adaptive",
                limit: int = HYBRID_LIMIT, per_file: int = HYBRID_PER_FILE,
                excerpt_lines: int = HYBRID_EXCERPT_LINES, total_lines: int = HYBRID_TOTAL_LINES,
                allowed: np.ndarray | None = None, query_vector=None, importers=None) -> HybridResult:
@@ -322,6 +243,10 @@ class HybridSearcher:
             lang = language_of(rows[row].path)
             allowed = np.array([language_of(r.path) == lang for r in rows], dtype=bool)
         allowed[row] = False
+        if self._vector_rows is not None:
+            if not self._vector_rows[row]:
+                return []
+            allowed &= self._vector_rows
         found, sims = self._index.top_k(self.vectors[row], limit, allowed)
         return [(int(r), js_round4(float(s))) for r, s in zip(found, sims)]
 
