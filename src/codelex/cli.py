@@ -963,8 +963,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--alt", action="append", metavar="PHRASE", help="another phrasing of the query (repeatable)")
     c.add_argument("--embedder", metavar="SPEC", help="minilm (default), minilm-int8, onnx:PATH, st:PATH or model2vec:PATH")
     c.add_argument("--lexical", action="store_true", help="no embeddings: the lexical ranking only")
-    c.add_argument("--fusion", choices=("shape", "original"), default=None,
-                   help="shape: weights by query shape (default); original: the seed's 0.7/0.3 over every chunk")
+    c.add_argument("--fusion", choices=("adaptive", "shape", "original"), default=None,
+                   help="adaptive: weights by the query and by what both rankings show (default); shape: by the "
+                        "query alone; original: the seed's 0.7/0.3 over every chunk")
     c.add_argument("--wait", action="store_true", help="embed every chunk first")
     c.add_argument("--lang", help="only files of this kind (see codelex.KINDS)")
     c.add_argument("--path", action="append", metavar="GLOB", help="only paths matching GLOB (repeatable)")

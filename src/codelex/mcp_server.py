@@ -568,8 +568,8 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
                     alternatives: list[str] | None = None, paths: list[str] | None = None,
                     lang: str | None = None, fusion: str | None = None, lines: float | None = None) -> CallToolResult:
         """query: what to look for; cwd: a directory inside a served project; limit: chunks (default 8);
-        alternatives: other phrasings; paths: globs; lang: a language kind; fusion: "shape" (default) or
-        "original"; lines: the excerpts' lines in all (default 400; an answer this budget cut says so)."""
+        alternatives: other phrasings; paths: globs; lang: a language kind; fusion: "adaptive" (default),
+        "shape" or "original"; lines: the excerpts' lines in all (default 400; an answer this budget cut says so)."""
         return _reply(code_search_text, cwd, query, limit, alternatives, paths, lang, fusion, lines)
 
     @server.tool(

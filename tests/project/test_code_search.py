@@ -249,3 +249,28 @@ def test_a_long_running_caller_answers_at_once_while_the_model_loads(project_roo
     finally:
         release.set()
         p.close()
+
+
+def test_embed_limit_embeds_source_first_and_ranks_by_vector_among_them(project_root, make_static_model,
+                                                                        counting_embedder):
+    """Issue 29: a huge tree is embedded up to ``embed_limit`` chunks, source files before tests and documents;
+    past it the answer is hybrid over the embedded chunks and says how much they cover."""
+    (project_root / "tests").mkdir()
+    (project_root / "tests" / "test_router.py").write_text("def test_add(route, path, handler):\n    route.add(path, handler)\n")
+    (project_root / "README.md").write_text("# Routes\n\nregister a route handler for a path\n")
+    (project_root / ".codelex.toml").write_text("embed_limit = 3  # (words the tiny model knows: config file)\n")
+    e = counting_embedder(StaticModelEmbedder(make_static_model()))
+    p = _open(project_root)
+    r = p.code_search("register routes", embedder=e, wait=True)
+    assert r.mode == "hybrid" and r.embedded == 3 and r.chunks > 3 and e.texts == 3 + 1  # (and the query)
+    assert "embed_limit 3" in r.hint and "source files first" in r.hint
+    # Only source chunks got vectors: the test and the README rank by their words alone.
+    assert all(h.vector_rank is None for h in r.hits if h.path in ("tests/test_router.py", "README.md"))
+    assert p.code_search("register routes", embedder=e, wait=True).embedded == 3 and e.texts == 4 + 1  # no chunk
+    (project_root / ".codelex.toml").write_text("embed_limit = 100  # config file\n")
+    r = p.code_search("register routes", embedder=e, wait=True)
+    assert r.embedded == r.chunks and r.hint is None
+    (project_root / ".codelex.toml").write_text("embed_limit = -1\n")
+    with pytest.raises(ConfigError, match="embed_limit must be an integer >= 0"):
+        p.code_search("parse")
+    p.close()

@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from codelex.dense import Embedder, VectorCache, embed_checked, embedder_loader
-from codelex.defaults import DEFAULT_EMBEDDER, EMBED_BATCH
+from codelex.defaults import DEFAULT_EMBED_LIMIT, DEFAULT_EMBEDDER, EMBED_BATCH
 from codelex.errors import EmbedderError
 from codelex.ingest import Document, read_file
 from codelex.runtime import stop_at_exit
@@ -37,6 +37,22 @@ log = logging.getLogger("codelex")
 
 #: The background embedder saves what it has at least this often.
 SAVE_EVERY_S = 30.0
+
+def embedding_priority(path: str) -> int:
+    """When a file's chunks are embedded, lower first: 0 source code, 1 tests, examples and vendored code,
+    2 documentation, configuration and data (their words serve the lexical half well; a huge tree's cap is
+    spent on code first)."""
+    from codelex.kinds import kind_of
+    from codelex.lexical.priors import path_kind_factor
+
+    if kind_of(path) in PROSE_AND_DATA_KINDS:
+        return 2
+    return 0 if path_kind_factor(path) >= 1.0 else 1
+
+
+#: Kinds whose chunks are embedded last.
+PROSE_AND_DATA_KINDS = frozenset({"markdown", "json", "yaml", "toml", "html", "css", "sql"})
+
 
 def _track(upkeep: CodeUpkeep) -> None:
     """Remember ``upkeep``: its threads are stopped and joined at exit (see :func:`codelex.runtime.stop_at_exit`)."""
@@ -83,6 +99,38 @@ class CodeUpkeep:
         self.closed = False
         self.job = 0
         self.spec_models: dict[str, tuple[str, int]] | None = None  # spec -> (model name, dimensions), read lazily
+        self.embed_limit: int = DEFAULT_EMBED_LIMIT  # (the project sets it from its configuration)
+        self._priorities: tuple[int, np.ndarray] | None = None  # (id of the corpus, its rows' priorities)
+
+    # --- what is embedded -------------------------------------------------------------
+
+    def priorities(self, corpus: ChunkCorpus) -> np.ndarray:
+        """Each chunk's embedding priority (lower first): see :func:`embedding_priority`."""
+        with self.lock:
+            cached = self._priorities
+            if cached is not None and cached[0] == id(corpus):
+                return cached[1]
+        by_path: dict[str, int] = {}
+        out = np.fromiter((by_path[r.path] if r.path in by_path else by_path.setdefault(r.path, embedding_priority(
+            r.path)) for r in corpus.rows), dtype=np.int8, count=len(corpus))
+        with self.lock:
+            self._priorities = (id(corpus), out)
+        return out
+
+    def wanted(self, corpus: ChunkCorpus) -> np.ndarray:
+        """The positions of the chunks to embed, in order: every one, or the first ``embed_limit`` by priority."""
+        return VectorCache.wanted(corpus.keys, self.priorities(corpus), self.embed_limit)
+
+    def capped(self, corpus: ChunkCorpus) -> bool:
+        """Whether ``embed_limit`` leaves some of ``corpus``'s chunks without a vector by choice."""
+        return len(corpus) > self.embed_limit
+
+    def unembedded(self, cache: VectorCache, corpus: ChunkCorpus) -> int:
+        """How many of the chunks to embed have no vector in ``cache`` yet."""
+        if not self.capped(corpus):
+            return int(cache.missing(corpus.keys).size)
+        missing = cache.missing(corpus.keys)
+        return int(np.isin(self.wanted(corpus), missing, assume_unique=True).sum())
 
     # --- the corpus ------------------------------------------------------------------
 
@@ -341,7 +389,8 @@ class CodeUpkeep:
         try:
             self.embed_error = None
             cache.embed_missing(keys, lambda i: embedding_text(corpus.rows[i]), batch=EMBED_BATCH, progress=report,
-                                should_continue=lambda: self.job == job and not self.closed)
+                                should_continue=lambda: self.job == job and not self.closed,
+                                priority=self.priorities(corpus), limit=self.embed_limit)
             with self.lock:
                 self.progress = (len(corpus) - int(cache.missing(keys).size), len(corpus))
             if cache.dirty:
@@ -374,7 +423,9 @@ class CodeUpkeep:
         def embed_query(text: str) -> np.ndarray:
             return embed_checked(embedder, [text])[0]
 
-        searcher = HybridSearcher(corpus, lexical, vectors, present, embed_query)
+        # Past the cap the rest stays without vectors: rank by vector among the embedded once they are all there.
+        partial = self.capped(corpus) and bool(present[self.wanted(corpus)].all())
+        searcher = HybridSearcher(corpus, lexical, vectors, present, embed_query, partial=partial)
         with self.lock:
             self.progress = (int(present.sum()), len(corpus))
             self.searchers[embedder.name] = (key, searcher)

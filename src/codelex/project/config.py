@@ -27,7 +27,12 @@ Keys (all optional):
     comes from the user: ``--embedder``, the ``embedder`` argument of the
     API, or ``$CODELEX_EMBEDDER``.
 ``fusion``
-    ``shape`` or ``original``.
+    ``adaptive`` (the default), ``shape`` or ``original``.
+``embed_limit``
+    Chunks embedded for hybrid search at most (an integer >= 0; default
+    :data:`codelex.defaults.DEFAULT_EMBED_LIMIT`): source files first, then
+    tests and examples, then documentation and data; past it the vector
+    half ranks the chunks it has.
 
 A ``.codelexignore`` file at the root (gitignore syntax, as ripgrep's ``.ignore``) adds its patterns to
 ``ignore``.  Arguments given to :class:`codelex.Project` (and CLI options) override every file.
@@ -69,7 +74,8 @@ CONFIG_KEYS = {
     "max_files": "an integer >= 0",
     "languages": "a list of language names",
     "embedder": "the name of an installed model (minilm, minilm-int8)",
-    "fusion": "one of: shape, original",
+    "fusion": "one of: adaptive, shape, original",
+    "embed_limit": "an integer >= 0 (chunks embedded at most, source files first)",
 }
 #: The ignore file read at the root, in gitignore syntax.
 IGNORE_FILE = ".codelexignore"
@@ -250,7 +256,7 @@ def _check(file: Path, key: str, value, root: Path):
                 kinds.append(kind)
             return sorted(set(kinds))
         return list(value)
-    if key in ("max_bytes", "max_files"):
+    if key in ("max_bytes", "max_files", "embed_limit"):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise bad()
         return value

@@ -20,7 +20,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from codelex.defaults import CHUNK_SEARCH_BUILD_FILES, DEFAULT_MAX_BYTES, EMBEDDER_ENV, STRUCTURE_FILE
+from codelex.defaults import (
+    CHUNK_SEARCH_BUILD_FILES,
+    DEFAULT_EMBED_LIMIT,
+    DEFAULT_FUSION,
+    DEFAULT_MAX_BYTES,
+    EMBEDDER_ENV,
+    STRUCTURE_FILE,
+)
 from codelex.errors import ConfigError, IndexFormatError
 from codelex.ingest import list_files
 from codelex.lexical import WordIndex
@@ -884,7 +891,7 @@ class Project:
         limit, per_file, excerpt_lines, total_lines : int
             The original's selection: results, chunks per file, lines per
             excerpt, lines in all (allocated by rank).
-        fusion : {"shape", "original"}, optional
+        fusion : {"adaptive", "shape", "original"}, optional
             ``shape`` (default): weights by query shape over each ranking's
             top 100; ``original``: the seed's 0.7 / 0.3 over every chunk.
         embedder : str, Embedder or False, optional
@@ -948,7 +955,7 @@ class Project:
         opts = SearchOptions(paths=paths, lang=lang)
         self._follow_config(start=True)
         config = load_config(self.root)
-        fusion = fusion or config.get("fusion", "shape")
+        fusion = fusion or config.get("fusion", DEFAULT_FUSION)
         if fusion not in FUSIONS:
             raise ValueError(f"fusion must be one of {sorted(FUSIONS)}, not {fusion!r}")
 
@@ -971,6 +978,7 @@ class Project:
         analyzing = not wait and upkeep.status == "building"
         structure_of, key = self._chunk_sources(index)
         code = state.code
+        code.embed_limit = config.get("embed_limit", DEFAULT_EMBED_LIMIT)
         preparing = None
         if code.corpus is None and not wait:
             # The first corpus reads every file and indexes every chunk (seconds on a large tree): in the
@@ -1000,7 +1008,7 @@ class Project:
             # a vector: until then a one-shot caller never loads it (seconds, and native threads that must not
             # outlive the process), and a long-running one loads it in the background; both say how far it is.
             saved, hint = self._saved_vectors(embedder, config, corpus)
-        if saved is not None and not background and (saved < len(corpus) or not len(corpus)):
+        if saved is not None and not background and (saved < min(len(corpus), code.embed_limit) or not len(corpus)):
             chosen = None
             hint = f"vectors: {saved:,} of {len(corpus):,} chunks embedded; lexical answer"
         elif saved is None and hint is not None:
@@ -1013,7 +1021,7 @@ class Project:
         directory = state.writable_dir() if chosen is not None else None
         if chosen is not None:
             cache = code.cache(chosen, directory)
-            if cache.missing(corpus.keys).size and (wait or background):
+            if code.unembedded(cache, corpus) and (wait or background):
                 code.start_embedding(chosen, directory, wait=wait, progress=progress if wait else None)
         searcher = code.searcher(chosen, directory)
         allowed = None
@@ -1035,6 +1043,9 @@ class Project:
             else:
                 hint = code.embed_error or (f"embedding in the background: {result.embedded:,} of "
                                             f"{result.chunks:,} chunks; lexical ranking until complete")
+        if hint is None and result.mode == "hybrid" and result.embedded < result.chunks:
+            hint = (f"vectors cover {result.embedded:,} of {result.chunks:,} chunks (embed_limit {code.embed_limit:,}, "
+                    "source files first); set embed_limit in .codelex.toml to embed more")
         if hint is not None:
             result = dataclasses.replace(result, hint=hint)
         return _within_budget(result, total_lines)
