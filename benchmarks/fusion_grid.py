@@ -1,4 +1,4 @@
-"""The fusions ``hybrid_eval.py --tune`` tries: the adaptive preset's parameters over a grid."""
+"""The fusions ``hybrid_eval.py --tune`` tries: the adaptive preset's parameters over a grid around its values."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from codelex.rank.fusion import Adaptation, Fusion
 
 def candidates() -> dict[str, Fusion]:
     out = {}
-    for k, prose, named, ident, (dis_at, dis), slope in itertools.product(
-            (5, 10, 20), (0.5, 0.6, 0.7, 0.8, 0.9), (None, 0.3, 0.5), (0.1, 0.25),
-            ((0, 0.0), (1, 0.15), (1, -0.15), (2, 0.25), (2, -0.25)), (0.0, 2.0, -2.0)):
-        name = f"k{k}/p{prose}/n{named}/i{ident}/d{dis_at}:{dis:+}/m{slope:+}"
-        out[name] = Fusion(name, {"prose": (prose, 1 - prose), "symbol": (ident, 1 - ident),
-                                  "defined": (ident, 1 - ident)}, k, 100,
-                           Adaptation(named=named, disagree_at=dis_at, disagree=dis, margin_slope=slope))
+    for base, sharp, named, sim, (at, dis), same in itertools.product(
+            (0.8, 0.9, 1.0), (0.7, 0.9, 1.1), (0.0, -0.4), (0.0, 1.0, 2.0), ((1, 0.0), (1, 0.2), (1, 0.4), (0, 0.2)),
+            (1.0, 0.5)):
+        name = f"b{base}/s{sharp}/n{named}/v{sim}/d{at}:{dis}/f{same}"
+        out[name] = Fusion(name, {"prose": (0.7, 0.3), "symbol": (0.1, 0.9), "defined": (0.1, 0.9)}, 5, 100,
+                           Adaptation(base=base, sharpness_slope=sharp, named=named, similarity_slope=sim,
+                                      disagree_at=at, disagree=dis), same_file=same)
     return out

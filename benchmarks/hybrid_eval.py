@@ -32,7 +32,7 @@ from pipeline_eval import chunk_metrics  # noqa: E402
 from codelex.defaults import PIPELINE_DEPTH  # noqa: E402
 from codelex.dense import VectorCache, embed_checked, embedder_from_spec  # noqa: E402
 from codelex.rank import ChunkCorpus, ChunkLexicalIndex, HybridSearcher, chunk_rows, embedding_text  # noqa: E402
-from codelex.rank.fusion import FUSIONS, Fusion, QueryRankings, fused_order  # noqa: E402
+from codelex.rank.fusion import FUSIONS, QueryRankings, fuse, fused_order  # noqa: E402
 from codelex.rank.pipeline import analyze_query  # noqa: E402
 from codelex.structure import analyze  # noqa: E402
 
@@ -68,7 +68,8 @@ def rankings(sets, embedder) -> dict[str, tuple[ChunkCorpus, list[QueryRankings]
         t = time.perf_counter()
         corpus = corpus_of(docs)
         lexical = ChunkLexicalIndex(corpus)
-        cache = VectorCache(embedder, BENCH_DIR / "eval-indexes" / name.replace(":", "-"))
+        # (the stdlib sets share one corpus, so they share its vectors)
+        cache = VectorCache(embedder, BENCH_DIR / "eval-indexes" / name.replace(":", "-").replace("s0-id", "s0-doc"))
         texts = [embedding_text(r) for r in corpus.rows]
         n_new = cache.embed_missing(corpus.keys, texts)
         if n_new:
@@ -80,22 +81,28 @@ def rankings(sets, embedder) -> dict[str, tuple[ChunkCorpus, list[QueryRankings]
         ranked = []
         for q, v in zip(queries, qv):
             lex_rows, lex_scores = lexical.pipeline_ranking(analyze_query(q["query"]), PIPELINE_DEPTH, corpus)
-            vec_rows, vec_sims = searcher.vector_ranking(v, DEPTH)
-            ranked.append(QueryRankings.of(q["query"], corpus, np.asarray(vec_rows), np.asarray(vec_sims),
-                                           lex_rows, lex_scores))
+            vec_rows, vec_sims = searcher.vector_ranking(v)  # (every row: the original's fusion ranks them all)
+            ranking = QueryRankings.of(q["query"], corpus, np.asarray(vec_rows), np.asarray(vec_sims), lex_rows,
+                                       lex_scores)
+            raw_lexical, _ = lexical.ranking(q["query"], len(corpus))  # the original's own lexical half
+            ranked.append((ranking, raw_lexical))
         print(f"# {name}: {len(docs)} files, {len(corpus)} chunks, {n_new} embedded in {embedded:.1f} s",
               file=sys.stderr)
         out[name] = (corpus, ranked)
     return out
 
 
-def orders_for(method, corpus: ChunkCorpus, ranked: list[QueryRankings]) -> list[list[int]]:
+def orders_for(method, corpus: ChunkCorpus, ranked: list[tuple[QueryRankings, list]]) -> list[list[int]]:
     if method == "lexical":
-        return [list(r.lexical_rows) for r in ranked]
+        return [list(r.lexical_rows) for r, _ in ranked]
     if method == "vector":
-        return [list(r.vector_rows) for r in ranked]
+        return [list(r.vector_rows[:DEPTH]) for r, _ in ranked]
     fusion = FUSIONS[method] if isinstance(method, str) else method
-    return [list(fused_order(r, fusion, len(corpus))) for r in ranked]
+    if fusion.depth is None:  # the original: every row of both, its raw lexical ranking
+        wv, wl = fusion.weights_for("prose")
+        return [list(fuse(r.vector_rows, raw, len(corpus), fusion, wv, wl)[:DEPTH]) for r, raw in ranked]
+    rows = corpus.rows
+    return [list(fused_order(r, fusion, len(corpus), lambda row: rows[row].path)) for r, _ in ranked]
 
 
 def score(data, sets, method) -> dict:

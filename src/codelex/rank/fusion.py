@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from codelex.defaults import HYBRID_LEXICAL_WEIGHT, HYBRID_VECTOR_WEIGHT, RRF_K
 from codelex.rank.chunks import ChunkCorpus
+from codelex.rank.pipeline import analyze_query
 
 __all__ = ["FUSIONS", "Adaptation", "Fusion", "QueryRankings", "fuse", "fused_order", "query_class",
            "query_shape"]
@@ -77,6 +78,8 @@ class Fusion:
     depth: int | None = None
     #: Moves the class's weights by the evidence of both rankings (None: the class's weights as they are).
     adapt: Adaptation | None = None
+    #: A file's n-th chunk keeps ``same_file ** (n - 1)`` of its fused score (1: no decay; see fused_order).
+    same_file: float = 1.0
 
     def weights_for(self, query_class_: str) -> tuple[float, float]:
         return self.weights.get(query_class_, self.weights["prose"])
@@ -125,6 +128,8 @@ class QueryRankings:
         The vector ranking, best first, and each row's cosine similarity.
     lexical_rows : list of int
         The lexical ranking (the ranking pipeline's), best first.
+    lexical_scores : tuple of float
+        Its scores.
     query_class : str
         :func:`query_class`: ``symbol``, ``defined`` or ``prose``.
     names : bool
@@ -132,10 +137,12 @@ class QueryRankings:
         fail``): the lexical half can find them by name.
     agreement : int
         Rows the two rankings share in their first :data:`AGREEMENT_DEPTH`.
-    vector_margin : float
-        How far the best vector similarity stands above the
-        :data:`AGREEMENT_DEPTH`-th: a sharp vector ranking has found one
-        thing; a flat one is unsure.
+    vector_best : float
+        The best vector similarity (0 without a vector ranking).
+    lexical_sharpness : float
+        ``1 - score[AGREEMENT_DEPTH - 1] / score[0]`` of the lexical
+        ranking (its last score when shorter; 0 when empty): near 1 when a
+        few chunks stand far above the rest.
     """
 
     query: str
@@ -145,7 +152,8 @@ class QueryRankings:
     query_class: str
     names: bool
     agreement: int
-    vector_margin: float
+    vector_best: float
+    lexical_sharpness: float
 
     @classmethod
     def of(cls, query: str, corpus: ChunkCorpus, vector_rows, vector_similarities,
@@ -155,13 +163,12 @@ class QueryRankings:
         lexical_rows = [int(r) for r in lexical_rows]
         top = AGREEMENT_DEPTH
         agreement = len(set(vector_rows[:top].tolist()) & set(lexical_rows[:top]))
-        sims = vector_similarities
-        margin = float(sims[0] - sims[min(top, sims.size) - 1]) if sims.size else 0.0
-        from codelex.rank.pipeline import analyze_query
-
+        best = float(vector_similarities[0]) if vector_similarities.size else 0.0
+        scores = [float(x) for x in lexical_scores[:top]]
+        sharpness = 1.0 - scores[-1] / scores[0] if scores and scores[0] > 0 else 0.0
         names = bool(analyze_query(query).names)
         return cls(query, vector_rows, vector_similarities, lexical_rows,
-                   query_class(query, lexical_rows, corpus), names, agreement, margin)
+                   query_class(query, lexical_rows, corpus), names, agreement, best, min(max(sharpness, 0.0), 1.0))
 
 
 #: Rows of each ranking compared to measure how far they agree.
@@ -170,49 +177,86 @@ AGREEMENT_DEPTH = 10
 
 @dataclass(frozen=True)
 class Adaptation:
-    """How the evidence of both rankings moves a query's vector weight (the lexical weight is 1 minus it).
+    """How the evidence of both rankings sets a prose query's vector weight (the lexical weight is 1 minus it).
 
-    A prose question that names identifiers of the code starts at ``named``
-    (the lexical half finds names); halves that share at most
-    ``disagree_at`` of their first :data:`AGREEMENT_DEPTH` rows move it by
-    ``disagree`` (one of them is wrong, and on these sets it is more often
-    one than the other); a vector ranking sharper than ``margin_pivot``
-    moves it by ``margin_slope`` per unit of margin.  The result stays
-    within ``[floor, 1 - floor]``: neither half is ever ignored.
+    Measured on the development sets (``benchmarks/hybrid_eval.py``), each
+    half wins on different questions, and these say which, before knowing:
+
+    - a *sharp* lexical ranking (its :data:`AGREEMENT_DEPTH`-th score far
+      below its first: :attr:`QueryRankings.lexical_sharpness`) has found
+      the few chunks that hold the query's words; a flat one has not;
+    - a question that *names* identifiers of the code is found by name;
+    - a high best *vector similarity* means a chunk really says what the
+      question asks;
+    - halves that *disagree* (share at most ``disagree_at`` of their first
+      rows) are more often saved by the vector half: the lexical half then
+      matched words, not meaning.
+
+    The vector weight is ``base - sharpness_slope * sharpness + named (if
+    names) + similarity_slope * (best similarity - similarity_pivot) +
+    disagree (if they disagree)``, kept within ``[floor, 1 - floor]`` so
+    neither half is ever ignored.  Identifier queries (class ``symbol`` or
+    ``defined``) keep their class's weights.
     """
 
-    named: float | None = None
-    disagree_at: int = 0
-    disagree: float = 0.0
-    margin_pivot: float = 0.1
-    margin_slope: float = 0.0
+    base: float = 0.9
+    sharpness_slope: float = 0.9
+    named: float = -0.4
+    similarity_pivot: float = 0.6
+    similarity_slope: float = 1.0
+    disagree_at: int = 1
+    disagree: float = 0.2
     floor: float = 0.05
 
     def weights(self, rankings: QueryRankings, weights: tuple[float, float]) -> tuple[float, float]:
         wv = weights[0] / max(weights[0] + weights[1], 1e-12)
         if rankings.query_class == "prose":
-            if rankings.names and self.named is not None:
-                wv = self.named
+            wv = self.base - self.sharpness_slope * rankings.lexical_sharpness
+            if rankings.names:
+                wv += self.named
+            wv += self.similarity_slope * (rankings.vector_best - self.similarity_pivot)
             if rankings.agreement <= self.disagree_at:
                 wv += self.disagree
-            wv += self.margin_slope * (rankings.vector_margin - self.margin_pivot)
         wv = min(max(wv, self.floor), 1.0 - self.floor)
         return wv, 1.0 - wv
 
 
-def fused_order(rankings: QueryRankings, fusion: Fusion, n: int) -> np.ndarray:
-    """Row indices by fused score under ``fusion`` (its depth: each ranking's first rows; ties by row)."""
+def fused_order(rankings: QueryRankings, fusion: Fusion, n: int,
+                path_of: Callable[[int], str] | None = None) -> np.ndarray:
+    """Row indices by fused score under ``fusion`` (its depth: each ranking's first rows; ties by row).
+
+    With ``path_of`` (row -> file) and a ``same_file`` decay below 1, a
+    file's second chunk keeps that share of its score, its third the square
+    of it...: ten chunks of one file would hide the other files the answer
+    needs (the ranking pipeline's saturation, applied to the fused ranking).
+    """
     wv, wl = fusion.weights_of(rankings)
-    return fuse(rankings.vector_rows, rankings.lexical_rows, n, fusion, wv, wl)
+    if fusion.depth is None or fusion.same_file >= 1.0 or path_of is None:
+        return fuse(rankings.vector_rows, rankings.lexical_rows, n, fusion, wv, wl)
+    k, depth = fusion.k, fusion.depth
+    scores: dict[int, float] = {}
+    for i, row in enumerate(rankings.vector_rows[:depth].tolist()):
+        scores[row] = scores.get(row, 0.0) + wv / (k + i)
+    for i, row in enumerate(rankings.lexical_rows[:depth]):
+        scores[row] = scores.get(row, 0.0) + wl / (k + i)
+    seen: dict[str, int] = {}
+    decayed = {}
+    for row in sorted(scores, key=lambda r: (-scores[r], r)):
+        path = path_of(row)
+        count = seen.get(path, 0)
+        seen[path] = count + 1
+        decayed[row] = scores[row] * fusion.same_file ** count
+    return np.array(sorted(decayed, key=lambda r: (-decayed[r], r)), dtype=np.int64)
 
 
 #: ``original``: the seed's fusion exactly (0.7 / 0.3, k = 60, every chunk ranked);
-#: ``shape`` (the default): weights by query class over the top 100 of each ranking, tuned on ../shared/eval.
+#: ``shape``: weights by query class over the top 100 of each ranking; ``adaptive`` (the default): weights by
+#: the evidence of both rankings (Adaptation), a file's later chunks decayed; both tuned on ../shared/eval.
 FUSIONS = {
     "original": Fusion("original", {"prose": (HYBRID_VECTOR_WEIGHT, HYBRID_LEXICAL_WEIGHT)}, RRF_K, None),
     "shape": Fusion("shape", {"prose": (0.7, 0.3), "symbol": (0.1, 0.9), "defined": (0.1, 0.9)}, 5, 100),
     "adaptive": Fusion("adaptive", {"prose": (0.7, 0.3), "symbol": (0.1, 0.9), "defined": (0.1, 0.9)}, 5, 100,
-                       Adaptation()),
+                       Adaptation(), same_file=0.5),
 }
 
 

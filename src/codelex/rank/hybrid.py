@@ -170,7 +170,7 @@ class HybridSearcher:
         rows, sims = self.vector_ranking(query_vector, fusion.depth, allowed)
         similarity = dict(zip(rows.tolist(), sims.tolist()))
         vector_best = js_round4(float(sims[0])) if sims.size else 0.0
-        rankings = QueryRankings.of(query, self.corpus, rows, sims, lex_rows)
+        rankings = QueryRankings.of(query, self.corpus, rows, sims, lex_rows, lex_scores)
         if fusion.depth is None:
             wv, wl = fusion.weights_of(rankings)
             full = np.empty(n, dtype=np.int64)
@@ -181,7 +181,8 @@ class HybridSearcher:
             if allowed is not None:
                 fused = fused[allowed[fused]]
         else:
-            fused = fused_order(rankings, fusion, n)
+            corpus_rows = self.corpus.rows
+            fused = fused_order(rankings, fusion, n, lambda row: corpus_rows[row].path)
         return fused, similarity, lex_rows, rows.tolist(), vector_best, lexical_best
 
     def search(self, query: str, *, alternatives: Sequence[str] = (), fusion: str | Fusion = "adaptive",
