@@ -7,6 +7,7 @@ from codelex.dense import FunctionEmbedder, StaticModelEmbedder, VectorCache, ch
 from codelex.errors import EmbedderError
 from codelex.rank import ChunkCorpus, ChunkLexicalIndex, ChunkRow, HybridSearcher, chunk_rows, embedding_text
 from codelex.rank.fusion import FUSIONS, Fusion, fuse, query_shape
+from codelex.rank.pipeline import analyze_query
 
 
 def _corpus(rows):
@@ -184,3 +185,65 @@ def test_a_capped_corpus_ranks_by_vector_among_the_rows_it_embedded(make_static_
     assert s.related(1) == [] and all(row != 1 for row, _ in s.related(0))
     plain = HybridSearcher(corpus, ChunkLexicalIndex(corpus), vectors, present, lambda q: embed_checked(e, [q])[0])
     assert plain.search("register routes").mode == "lexical"  # without partial: waiting for the rest
+
+
+FIXTURE = [
+    ChunkRow("web/router.py", 1, 3, "class Router:\n    def add(self, path, handler):\n        self.table[path] = handler",
+             "Router.add"),
+    ChunkRow("web/router.py", 4, 5, "    def dispatch(self, path):\n        return self.table[path]()", "Router.dispatch"),
+    ChunkRow("auth.py", 1, 2, "def check(user, password):\n    return user.password == password", "check"),
+    ChunkRow("conf.py", 1, 2, "def parse(file):\n    return read(file)", "parse"),
+    ChunkRow("io.py", 1, 2, "def write(file, data):\n    file.write(data)", "write"),
+    ChunkRow("users.py", 1, 2, "class User:\n    password = None", "User"),
+]
+# (query, the file that answers it): some only the vectors find (no shared word), some only the words do.
+FIXTURE_QUESTIONS = [("register routes", "web/router.py"), ("how is a handler added for a route", "web/router.py"),
+                     ("return data", "io.py"), ("user password", "auth.py"), ("check user", "auth.py"),
+                     ("config", "conf.py"), ("Router.add", "web/router.py"), ("User", "users.py")]
+
+
+def test_adaptive_fusion_is_never_below_the_better_half_on_a_fixture(make_static_model):
+    """Issue 29: on questions where only one half finds the answer, the adaptive fusion ranks at least as well as
+    the better half, and strictly better than each half alone (each misses some)."""
+    from codelex.rank.fusion import QueryRankings, fused_order
+
+    e = StaticModelEmbedder(make_static_model())
+    s = _searcher(FIXTURE, e)
+    corpus = s.corpus
+
+    def reciprocal_rank(rows, answer):
+        files = list(dict.fromkeys(corpus.rows[int(r)].path for r in rows))
+        return 1.0 / (files.index(answer) + 1) if answer in files else 0.0
+
+    scores = {"lexical": 0.0, "vector": 0.0, "adaptive": 0.0, "original": 0.0}
+    for question, answer in FIXTURE_QUESTIONS:
+        lex_rows, lex_scores = s.lexical.pipeline_ranking(analyze_query(question), 50, corpus)
+        vec_rows, sims = s.vector_ranking(embed_checked(e, [question])[0], 100)
+        rankings = QueryRankings.of(question, corpus, vec_rows, sims, lex_rows, lex_scores)
+        scores["lexical"] += reciprocal_rank(lex_rows, answer)
+        scores["vector"] += reciprocal_rank(vec_rows, answer)
+        fused = fused_order(rankings, FUSIONS["adaptive"], len(corpus), lambda r: corpus.rows[r].path)
+        scores["adaptive"] += reciprocal_rank(fused, answer)
+        via_search = [h.path for h in s.search(question, fusion="adaptive", per_file=1).hits]
+        assert via_search == list(dict.fromkeys(corpus.rows[int(r)].path for r in fused))[:len(via_search)]
+    assert scores["lexical"] < len(FIXTURE_QUESTIONS) and scores["vector"] < len(FIXTURE_QUESTIONS)
+    assert scores["adaptive"] >= max(scores["lexical"], scores["vector"])
+    assert scores["adaptive"] > min(scores["lexical"], scores["vector"])
+
+
+def test_the_adaptive_weights_read_the_evidence():
+    from codelex.rank.fusion import Adaptation, QueryRankings
+
+    def rankings(cls="prose", names=False, agreement=5, best=0.6, sharpness=0.5):
+        return QueryRankings("q", np.arange(3), np.zeros(3), [0, 1, 2], cls, names, agreement, best, sharpness)
+
+    a = Adaptation()
+    base = a.weights(rankings(), (0.7, 0.3))[0]
+    assert a.weights(rankings(sharpness=0.9), (0.7, 0.3))[0] < base  # a sharp lexical ranking: lean lexical
+    assert a.weights(rankings(names=True), (0.7, 0.3))[0] < base  # identifiers named: lean lexical
+    assert a.weights(rankings(best=0.8), (0.7, 0.3))[0] > base  # a close vector match: lean vector
+    assert a.weights(rankings(agreement=0), (0.7, 0.3))[0] > base  # the halves disagree: lean vector
+    assert a.weights(rankings(cls="symbol"), (0.1, 0.9)) == (0.1, 0.9)  # identifiers keep their class's weights
+    for r in (rankings(sharpness=1.0, names=True, best=-1.0), rankings(sharpness=0.0, best=2.0, agreement=0)):
+        wv, wl = a.weights(r, (0.7, 0.3))
+        assert 0.05 <= wv <= 0.95 and abs(wv + wl - 1) < 1e-12  # neither half is ever ignored
