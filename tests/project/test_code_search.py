@@ -204,7 +204,9 @@ def test_a_one_shot_caller_never_loads_a_model_it_does_not_need(project_root, tm
         assert len(counted_loads) == 2 and r.mode == "lexical" and r.embedded == r.chunks - 1
         assert r.hint == f"vectors: {r.chunks - 1:,} of {r.chunks:,} chunks embedded; lexical answer"
         related = p.find_related("auth.py", 1, embedder=spec, background=False)
-        assert not related.available and len(counted_loads) == 2
+        # Related by shared identifiers meanwhile, said so, and still nothing loaded.
+        assert related.available and related.mode == "lexical" and len(counted_loads) == 2
+        assert "related by shared identifiers" in related.hint
         # A bad spec is still an error at once, before anything loads.
         with pytest.raises(EmbedderError):
             p.code_search("password", embedder="model2vec:/nonexistent", background=False)

@@ -247,3 +247,15 @@ def test_the_adaptive_weights_read_the_evidence():
     for r in (rankings(sharpness=1.0, names=True, best=-1.0), rankings(sharpness=0.0, best=2.0, agreement=0)):
         wv, wl = a.weights(r, (0.7, 0.3))
         assert 0.05 <= wv <= 0.95 and abs(wv + wl - 1) < 1e-12  # neither half is ever ignored
+
+
+def test_related_lexically_shares_the_telling_identifiers(make_static_model):
+    """Issue 29: until the vectors are there, related chunks are those sharing the chunk's identifiers."""
+    from codelex.rank.hybrid import related_query
+
+    assert related_query("def add(self, path, handler):\n    self.table[path] = handler", "Router.add") \
+        .split()[:3] == ["add", "handler", "path"]
+    assert "self" not in related_query("self.x = self.y") and related_query("a = b") == ""
+    s = _searcher(FIXTURE, StaticModelEmbedder(make_static_model()), complete=False)
+    found = s.related_lexical(0, limit=5)  # Router.add: its dispatch shares path and table
+    assert found and found[0][0] == 1 and all(row != 0 for row, _ in found)

@@ -345,7 +345,8 @@ def test_code_search_and_find_related_tools(repo):
     assert fenced_json(text)["results"][0]["path"] == "src/db.py"
     for name in ("empty", "alts", "badline"):
         assert out[name].is_error, name
-    assert not out["related"].is_error and "No answer yet" in text_of(out["related"])
+    # Related by shared identifiers at once while the vectors are not there (issue 29), and it says so.
+    assert not out["related"].is_error and "related by shared identifiers" in text_of(out["related"])
     assert not out["after"].is_error
 
 

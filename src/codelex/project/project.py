@@ -1168,8 +1168,11 @@ class Project:
         Returns
         -------
         codelex.project.CodeResult
-            ``mode`` is ``unavailable`` (with a hint) until every chunk is
-            embedded.  There is no shared line budget (``line_budget`` is
+            ``mode`` is ``lexical`` until every chunk is embedded: the
+            chunks sharing the most telling identifiers with it
+            (:func:`codelex.rank.hybrid.related_query`), with a hint saying
+            how much is embedded; ``unavailable`` while the chunks are being
+            prepared.  There is no shared line budget (``line_budget`` is
             None): each excerpt is cut to 80 lines.
 
         Raises
@@ -1195,20 +1198,29 @@ class Project:
         row = corpus.row_at(rel, line)
         if row is None:
             raise ValueError(f"{rel} has no chunk at line {line}")
+        def answer(found, vector: bool, hint=None) -> CodeResult:
+            hits = []
+            for r, score in found:
+                c = corpus.rows[r]
+                excerpt, truncated = excerpt_of(c.text, 80)
+                hits.append(HybridHit(c.path, c.symbol, c.start_line, c.end_line, excerpt, truncated,
+                                      score if vector else 0.0, None, None))
+            best = found[0][1] if found else 0.0
+            return CodeResult(f"{rel}:{line}", hits, best if vector else 0.0, 0.0 if vector else best,
+                              "hybrid" if vector else "lexical", probe.embedded, probe.chunks, hint=hint)
+
         if probe.mode != "hybrid":
-            return CodeResult(f"{rel}:{line}", [], 0.0, 0.0, "unavailable", probe.embedded, probe.chunks, False,
-                                probe.hint or "the chunks are not embedded yet")
+            # Until the vectors are there: the chunks sharing its most telling identifiers, said so.
+            searcher = self._state.code.searcher(None, None)
+            found = searcher.related_lexical(row, limit=limit, same_language=same_language, language_of=kind_of)
+            why = probe.hint or "the chunks are not embedded yet"
+            return answer(found, False, f"related by shared identifiers until the vectors are there ({why})")
         from codelex.project.config import load_config
 
         chosen, _ = self._embedder(embedder, load_config(self.root))
         searcher = self._state.code.searcher(chosen, self._state.writable_dir())
-        hits = []
-        for r, sim in searcher.related(row, limit=limit, same_language=same_language, language_of=kind_of):
-            c = corpus.rows[r]
-            excerpt, truncated = excerpt_of(c.text, 80)
-            hits.append(HybridHit(c.path, c.symbol, c.start_line, c.end_line, excerpt, truncated, sim, None, None))
-        return CodeResult(f"{rel}:{line}", hits, hits[0].similarity if hits else 0.0, 0.0, "hybrid",
-                            probe.embedded, probe.chunks)
+        return answer(searcher.related(row, limit=limit, same_language=same_language, language_of=kind_of), True,
+                      probe.hint)
 
     def on_edit(self, path: str | os.PathLike[str], content: str | bytes | None = None) -> bool:
         """Bring one file up to date after an edit, then schedule a debounced save.

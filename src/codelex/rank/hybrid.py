@@ -10,6 +10,7 @@ preset), the selection :func:`~codelex.rank.original.select_from`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -29,7 +30,7 @@ from codelex.rank.fusion import FUSIONS, Fusion, QueryRankings, fuse, fused_orde
 from codelex.rank.pipeline import analyze_query
 from codelex.rank.original import ChunkMatrix, fuse_rankings, js_round4, select_from
 
-__all__ = ["HybridHit", "HybridResult", "HybridSearcher"]
+__all__ = ["HybridHit", "HybridResult", "HybridSearcher", "related_query"]
 
 @dataclass(frozen=True)
 class HybridHit:
@@ -233,6 +234,22 @@ class HybridSearcher:
 
         return bool(tokenize_line(query))
 
+    def related_lexical(self, row: int, *, limit: int = HYBRID_LIMIT, same_language: bool = True,
+                        language_of: Callable[[str], str | None] | None = None) -> list[tuple[int, float]]:
+        """``(row, score)`` of the chunks sharing the most telling identifiers with ``row`` (:func:`related_query`),
+        the row itself left out: what :meth:`related` answers while the vectors are not there."""
+        rows = self.corpus.rows
+        query = related_query(rows[row].text, rows[row].symbol)
+        if not self._has_terms(query):
+            return []
+        allowed = np.ones(len(rows), dtype=bool)
+        if same_language and language_of is not None:
+            lang = language_of(rows[row].path)
+            allowed = np.array([language_of(r.path) == lang for r in rows], dtype=bool)
+        allowed[row] = False
+        found, scores = self.lexical.pipeline_ranking(analyze_query(query), PIPELINE_DEPTH, self.corpus, allowed)
+        return [(int(r), js_round4(float(s))) for r, s in zip(found[:limit], scores[:limit])]
+
     def related(self, row: int, *, limit: int = HYBRID_LIMIT, same_language: bool = True,
                 language_of: Callable[[str], str | None] | None = None) -> list[tuple[int, float]]:
         """``(row, similarity)`` of the chunks nearest to ``row`` in vector space, the row itself left out."""
@@ -250,6 +267,28 @@ class HybridSearcher:
             allowed &= self._vector_rows
         found, sims = self._index.top_k(self.vectors[row], limit, allowed)
         return [(int(r), js_round4(float(s))) for r, s in zip(found, sims)]
+
+
+#: Identifiers of a chunk that make its lexical "related" query: the most frequent this many.
+RELATED_TERMS = 12
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_NOT_NAMES = frozenset(
+    "self this cls def class return import from none null true false let var const func function struct impl pub "
+    "for while if else elif then end with and not the int str bool string void new try except catch finally raise "
+    "throw async await yield static public private protected final override package use mod fn type interface "
+    "lambda print len range super nil val".split())
+
+
+def related_query(text: str, symbol: str | None = None) -> str:
+    """The identifiers that say what a chunk is about, as a query: its symbol's name first, then the names it
+    uses most (keywords and one- or two-letter names left out)."""
+    counts: dict[str, int] = {}
+    for name in _IDENTIFIER.findall(text):
+        if name.lower() not in _NOT_NAMES:
+            counts[name] = counts.get(name, 0) + 1
+    ordered = sorted(counts, key=lambda n: (-counts[n], n))[:RELATED_TERMS]
+    head = [symbol.rsplit(".", 1)[-1]] if symbol else []
+    return " ".join(dict.fromkeys(head + ordered))
 
 
 class _Similarity:
