@@ -276,3 +276,13 @@ def test_embed_limit_embeds_source_first_and_ranks_by_vector_among_them(project_
     with pytest.raises(ConfigError, match="embed_limit must be an integer >= 0"):
         p.code_search("parse")
     p.close()
+
+
+def test_embedding_priority_source_then_tests_then_documents_shallow_first():
+    from codelex.project.code import embedding_priority
+
+    paths = ["kernel/sched/core.c", "drivers/net/ethernet/intel/e1000/e1000_main.c", "README.md",
+             "tests/test_core.py", "kernel/fork.c", "Documentation/index.rst.md"]
+    ranked = sorted(paths, key=lambda p: (embedding_priority(p), paths.index(p)))
+    assert ranked == ["kernel/fork.c", "kernel/sched/core.c", "drivers/net/ethernet/intel/e1000/e1000_main.c",
+                      "tests/test_core.py", "README.md", "Documentation/index.rst.md"]

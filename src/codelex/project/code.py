@@ -39,17 +39,26 @@ log = logging.getLogger("codelex")
 SAVE_EVERY_S = 30.0
 
 def embedding_priority(path: str) -> int:
-    """When a file's chunks are embedded, lower first: 0 source code, 1 tests, examples and vendored code,
-    2 documentation, configuration and data (their words serve the lexical half well; a huge tree's cap is
-    spent on code first)."""
+    """When a file's chunks are embedded, lower first.
+
+    By class: source code, then tests, examples and re-exports, then
+    documentation, configuration and data (their words serve the lexical
+    half well); within a class, shallower files first, so that a capped
+    huge tree has vectors for its core (``kernel/``, ``mm/``, ``fs/``) rather
+    than for whichever directory sorts first (``arch/alpha``...).
+    """
     from codelex.kinds import kind_of
     from codelex.lexical.priors import path_kind_factor
 
     if kind_of(path) in PROSE_AND_DATA_KINDS:
-        return 2
-    return 0 if path_kind_factor(path) >= 1.0 else 1
+        group = 2
+    else:
+        group = 0 if path_kind_factor(path) >= 1.0 else 1
+    return group * PRIORITY_DEPTHS + min(path.count("/"), PRIORITY_DEPTHS - 1)
 
 
+#: Directory depths told apart within a priority class (deeper ones share the last).
+PRIORITY_DEPTHS = 32
 #: Kinds whose chunks are embedded last.
 PROSE_AND_DATA_KINDS = frozenset({"markdown", "json", "yaml", "toml", "html", "css", "sql"})
 
@@ -112,7 +121,7 @@ class CodeUpkeep:
                 return cached[1]
         by_path: dict[str, int] = {}
         out = np.fromiter((by_path[r.path] if r.path in by_path else by_path.setdefault(r.path, embedding_priority(
-            r.path)) for r in corpus.rows), dtype=np.int8, count=len(corpus))
+            r.path)) for r in corpus.rows), dtype=np.int16, count=len(corpus))
         with self.lock:
             self._priorities = (id(corpus), out)
         return out
