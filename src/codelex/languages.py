@@ -1,0 +1,257 @@
+"""The language registry: what a language is, written once.
+
+Each :class:`Language` says, for one kind of file (the ``lang:`` vocabulary):
+
+- which files are of it: ``extensions`` (matched lowercased) and ``names``
+  (a regular expression over the whole file name, for extensionless or
+  otherwise special files: ``Makefile``, ``Dockerfile.dev``);
+- what people call it: the kind name and its ``aliases`` (``py``, ``c++``);
+- whether it is code (``code=False``: prose, markup and data);
+- which tree-sitter grammar parses it (``grammar``: one name of
+  :data:`GRAMMARS` for every file of the kind, a mapping extension → grammar
+  where the kind spans several, or None);
+- which rule set of the native definition scanner reads it
+  (``definitions``: a name of :data:`DEFINITION_RULES`; the build turns the
+  table into the scanner's, ``tools/gen_definition_rules.py``);
+- which import family extracts and resolves its imports (``imports``: a name
+  of :data:`IMPORT_FAMILIES`, or None).
+
+Every stage asks this module: :mod:`codelex.kinds` (the public ``KINDS``
+view), the structure stage's grammars, the graph's extractors and resolvers,
+the native definition scanner.  Adding a language is one entry of
+:data:`LANGUAGES` (plus, where it needs them, a grammar's node rules in
+``structure/languages.py``, a scanner rule set or an import family).
+
+Pure Python, standard library only: the build reads it to generate native
+tables before the package exists.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+__all__ = [
+    "ALIASES",
+    "BY_KIND",
+    "DEFINITION_RULES",
+    "DEFINITION_RULES_BY_EXTENSION",
+    "EXTENSION_KIND",
+    "GRAMMARS",
+    "IMPORT_FAMILIES",
+    "LANGUAGES",
+    "Grammar",
+    "Language",
+    "definition_rules_of",
+    "extname",
+    "grammar_of",
+    "import_family_of",
+    "kind_of",
+    "language_of",
+]
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """A tree-sitter grammar: the Python module of its PyPI package and the function giving its language."""
+
+    module: str
+    entry: str = "language"
+
+
+#: The grammars, by name (the structure stage's node rules are keyed by these names too).  Each module is
+#: installed by the ``structure`` extra (``tree-sitter-python`` gives ``tree_sitter_python``).
+GRAMMARS: dict[str, Grammar] = {
+    "bash": Grammar("tree_sitter_bash"),
+    "c": Grammar("tree_sitter_c"),
+    "cpp": Grammar("tree_sitter_cpp"),
+    "csharp": Grammar("tree_sitter_c_sharp"),
+    "go": Grammar("tree_sitter_go"),
+    "java": Grammar("tree_sitter_java"),
+    "javascript": Grammar("tree_sitter_javascript"),
+    "kotlin": Grammar("tree_sitter_kotlin"),
+    "lua": Grammar("tree_sitter_lua"),
+    "php": Grammar("tree_sitter_php", "language_php"),
+    "python": Grammar("tree_sitter_python"),
+    "ruby": Grammar("tree_sitter_ruby"),
+    "rust": Grammar("tree_sitter_rust"),
+    "scala": Grammar("tree_sitter_scala"),
+    "swift": Grammar("tree_sitter_swift"),
+    "tsx": Grammar("tree_sitter_typescript", "language_tsx"),
+    "typescript": Grammar("tree_sitter_typescript", "language_typescript"),
+}
+
+#: The native definition scanner's rule sets; a rule set's id is its index here (the scanner's
+#: ``DefinitionRules`` enumeration, ``csrc/text/definitions.hpp``).  ``generic`` reads any language;
+#: ``go`` adds ``const``/``var``/``type`` declarations and their blocks.
+DEFINITION_RULES: tuple[str, ...] = ("generic", "go")
+
+#: The import families (``codelex.graph``): each has one extractor (``graph/extract.py``) and one resolver
+#: (``graph/resolve.py``), keyed by these names.  ``refs`` are the tags of the references its extractor
+#: writes (``ImportRef.lang``, kept in the saved reference cache).
+IMPORT_FAMILIES: dict[str, tuple[str, ...]] = {
+    "c": ("c",),
+    "go": ("go",),
+    "jsts": ("js",),
+    "jvm": ("jvm",),
+    "python": ("py",),
+    "rust": ("rs-mod", "rs-use"),
+}
+
+
+@dataclass(frozen=True)
+class Language:
+    """One kind of file and everything the stages need to know of it."""
+
+    kind: str
+    extensions: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+    #: A regular expression the whole file name must match (``Dockerfile(\\.\\w+)?``), or "".
+    names: str = ""
+    code: bool = True
+    #: A grammar name for every file of the kind, or extension -> grammar (extensions not listed: none).
+    grammar: str | Mapping[str, str] | None = None
+    definitions: str = "generic"
+    imports: str | None = None
+
+    def grammar_for_extension(self, ext: str) -> str | None:
+        """The grammar a file of this kind with extension ``ext`` (lowercased) is parsed with, or None."""
+        if isinstance(self.grammar, str) or self.grammar is None:
+            return self.grammar
+        return self.grammar.get(ext)
+
+
+def _each(grammar: str, *extensions: str) -> dict[str, str]:
+    return dict.fromkeys(extensions, grammar)
+
+
+#: The languages, sorted by kind.
+LANGUAGES: tuple[Language, ...] = (
+    Language("clojure", (".clj", ".cljc", ".cljs", ".edn"), aliases=("clj", "cljs")),
+    Language("cmake", (".cmake",), names=r"CMakeLists\.txt"),
+    Language("csharp", (".cs",), aliases=("cs", "c#", "dotnet"), grammar="csharp"),
+    Language("css", (".css", ".less", ".sass", ".scss"), aliases=("scss", "sass", "less"), code=False),
+    Language("cue", (".cue",)),
+    Language("cxx", (".c", ".h", ".c++", ".cc", ".cp", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tpp",
+                     ".txx", ".c++m", ".cppm", ".cxxm", ".ixx", ".cu", ".hip", ".m", ".mm", ".cl", ".clcpp"),
+             aliases=("c", "h", "c++", "cpp", "cc", "hpp", "cplusplus", "objc", "objective-c", "cuda", "cu"),
+             # Objective-C (.m, .mm) and OpenCL (.cl, .clcpp) have no grammar here.
+             grammar={".c": "c", **_each("cpp", ".h", ".hh", ".hpp", ".hxx", ".cc", ".cpp", ".cxx", ".c++", ".cp",
+                                         ".inl", ".ipp", ".tpp", ".txx", ".cppm", ".cxxm", ".c++m", ".ixx", ".cu",
+                                         ".hip")},
+             imports="c"),
+    Language("dart", (".dart",)),
+    Language("docker", (".dockerfile",), aliases=("dockerfile",), names=r"Dockerfile(\.\w+)?|Containerfile"),
+    Language("elixir", (".ex", ".exs"), aliases=("ex", "exs")),
+    Language("fish", (".fish",)),
+    Language("fsharp", (".fs", ".fsi", ".fsx"), aliases=("fs", "f#")),
+    Language("gleam", (".gleam",)),
+    Language("go", (".go",), aliases=("golang",), grammar="go", definitions="go", imports="go"),
+    Language("haskell", (".hs", ".lhs"), aliases=("hs",)),
+    Language("helm-template", (".tpl",)),
+    Language("html", (".htm", ".html"), aliases=("htm",), code=False),
+    Language("java", (".java",), grammar="java", imports="jvm"),
+    Language("json", (".json", ".json5", ".jsonc"), code=False),
+    Language("jsts", (".cjs", ".cts", ".js", ".jsx", ".mjs", ".mts", ".svelte", ".ts", ".tsx", ".vue"),
+             aliases=("js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "javascript", "typescript", "node", "vue",
+                      "svelte"),
+             # Svelte and Vue single-file components have no grammar here.
+             grammar={**_each("typescript", ".ts", ".mts", ".cts"), ".tsx": "tsx",
+                      **_each("javascript", ".js", ".jsx", ".mjs", ".cjs")},
+             imports="jsts"),
+    Language("kotlin", (".kt", ".kts"), aliases=("kt", "kts"), grammar="kotlin", imports="jvm"),
+    Language("lua", (".lua",), grammar="lua"),
+    Language("markdown", (".md", ".mdx"), aliases=("md", "mdx"), code=False),
+    Language("nix", (".nix",)),
+    Language("ocaml", (".ml", ".mli"), aliases=("ml",)),
+    Language("php", (".php",), grammar="php"),
+    Language("powershell", (".ps1", ".psm1", ".psd1"), aliases=("ps1", "pwsh")),
+    Language("prisma", (".prisma",)),
+    Language("python", (".py", ".pyi"), aliases=("py", "py3", "pyi", "python3"), grammar="python", imports="python"),
+    Language("ruby", (".gemspec", ".rake", ".rb", ".ru"), aliases=("rb",), grammar="ruby"),
+    Language("rust", (".rs",), aliases=("rs",), grammar="rust", imports="rust"),
+    Language("scala", (".scala", ".sc", ".sbt"), aliases=("scala3", "sbt"), grammar="scala"),
+    Language("shell", (".bash", ".sh", ".zsh"), aliases=("sh", "bash", "zsh", "make", "makefile"),
+             names=r"(GNU)?[Mm]akefile",
+             # Makefiles are shell here, but not bash.
+             grammar=_each("bash", ".sh", ".bash", ".zsh")),
+    Language("sql", (".sql",)),
+    Language("swift", (".swift",), grammar="swift"),
+    Language("terraform", (".tf", ".tfvars"), aliases=("tf", "hcl")),
+    Language("terragrunt", (), names=r"terragrunt\.hcl|root\.hcl"),
+    Language("toml", (".toml",), code=False),
+    Language("yaml", (".yaml", ".yml"), aliases=("yml",), code=False),
+    Language("zig", (".zig", ".zon")),
+)
+
+BY_KIND: dict[str, Language] = {lang.kind: lang for lang in LANGUAGES}
+
+#: Lowercased extension (with its dot) -> kind.
+EXTENSION_KIND: dict[str, str] = {ext: lang.kind for lang in LANGUAGES for ext in lang.extensions}
+
+#: Alias -> kind (kinds themselves are not listed).
+ALIASES: dict[str, str] = {alias: lang.kind for lang in LANGUAGES for alias in lang.aliases}
+
+# The special names as one expression (one match per file on the walk's hot path).
+_NAMED = [lang for lang in LANGUAGES if lang.names]
+_SPECIAL = re.compile("|".join(f"(?P<k{i}>{lang.names})" for i, lang in enumerate(_NAMED)))
+_SPECIAL_LANGUAGE = {f"k{i}": lang for i, lang in enumerate(_NAMED)}
+
+
+def extname(path: str) -> str:
+    """Extension of the last path segment, as Node's ``path.extname`` gives it."""
+    base = path.rsplit("/", 1)[-1]
+    dot = base.rfind(".")
+    if dot <= 0:  # no dot, or a leading-dot name such as ".bashrc"
+        return ""
+    return base[dot:]
+
+
+def language_of(path: str) -> Language | None:
+    """The language of a file, from its special name or its lowercased extension."""
+    base = path.rsplit("/", 1)[-1]
+    m = _SPECIAL.fullmatch(base)
+    if m is not None:
+        return _SPECIAL_LANGUAGE[m.lastgroup]
+    kind = EXTENSION_KIND.get(extname(base).lower())
+    return BY_KIND[kind] if kind is not None else None
+
+
+_SPECIAL_KIND = {group: lang.kind for group, lang in _SPECIAL_LANGUAGE.items()}
+
+
+def kind_of(path: str) -> str | None:
+    """The kind of a file (that of :func:`language_of`), or None.  On the walk's hot path: one match, one look-up."""
+    base = path.rsplit("/", 1)[-1]
+    m = _SPECIAL.fullmatch(base)
+    if m is not None:
+        return _SPECIAL_KIND[m.lastgroup]
+    return EXTENSION_KIND.get(extname(base).lower())
+
+
+def grammar_of(path: str) -> str | None:
+    """The grammar a file is parsed with (a key of :data:`GRAMMARS`), from its kind and extension, or None."""
+    lang = language_of(path)
+    return lang.grammar_for_extension(extname(path).lower()) if lang is not None else None
+
+
+def import_family_of(path: str) -> str | None:
+    """The import family (a key of :data:`IMPORT_FAMILIES`) whose scanner reads a file's imports, or None."""
+    lang = language_of(path)
+    return lang.imports if lang is not None else None
+
+
+#: Lowercased extension -> rule set id, for the extensions whose rules are not ``generic`` (id 0).
+DEFINITION_RULES_BY_EXTENSION: dict[str, int] = {
+    ext: DEFINITION_RULES.index(lang.definitions)
+    for lang in LANGUAGES if lang.definitions != "generic" for ext in lang.extensions}
+
+
+def definition_rules_of(path: str) -> int:
+    """The id (index in :data:`DEFINITION_RULES`) of the scanner's rule set for a file.
+
+    Chosen by the file's lowercased extension alone, as the native build
+    chooses it from the path (a special name never selects one).
+    """
+    return DEFINITION_RULES_BY_EXTENSION.get(extname(path).lower(), 0)
