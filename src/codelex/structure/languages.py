@@ -1,11 +1,13 @@
 """The grammars, and how each language's syntax tree names its definitions.
 
-Languages are chosen through :data:`codelex.KINDS` (one vocabulary): a file's
-kind, then its extension where a kind spans several grammars (``jsts``:
-JavaScript, TypeScript, TSX; ``cxx``: C, C++).  Grammars come from the
-per-language packages on PyPI (``tree-sitter-python``...), imported lazily;
+Which grammar parses a file, and where each grammar's module is, is the
+language registry's (:mod:`codelex.languages`): a file's kind, then its
+extension where a kind spans several grammars (``jsts``: JavaScript,
+TypeScript, TSX; ``cxx``: C, C++).  Grammars come from the per-language
+packages on PyPI (``tree-sitter-python``...), imported lazily;
 ``tree-sitter-language-pack`` is not used (its 1.x downloads grammars at run
-time).
+time).  This module holds what only the structure stage needs: how each
+grammar's syntax tree names its definitions.
 
 Each language maps definition node types to a :class:`Rule` (its kind, and
 how its name is found); a few need a ``refine`` hook for what node types
@@ -20,7 +22,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from codelex.kinds import extname, kind_of
+from codelex import languages as registry
 
 __all__ = ["GRAMMARS", "LanguageSpec", "Rule", "grammar_for", "language", "node_text", "set_source", "spec_for"]
 
@@ -43,11 +45,9 @@ class Rule:
 
 @dataclass(frozen=True)
 class LanguageSpec:
-    """One grammar and its definition rules."""
+    """One grammar's definition rules (its module is the registry's: :data:`codelex.languages.GRAMMARS`)."""
 
     name: str
-    module: str
-    function: str
     rules: dict[str, Rule]
     separator: str = "."
     comments: frozenset[str] = frozenset({"comment"})
@@ -62,6 +62,16 @@ class LanguageSpec:
     extra_query: str = ""
     #: Definitions of these kinds make the functions directly inside them methods.
     class_kinds: frozenset[str] = field(default=frozenset({"class", "struct", "interface", "trait", "enum", None}))
+
+    @property
+    def module(self) -> str:
+        """The grammar's Python module (``tree_sitter_python``)."""
+        return registry.GRAMMARS[self.name].module
+
+    @property
+    def function(self) -> str:
+        """The module's function giving the grammar's language (``language``, ``language_tsx``)."""
+        return registry.GRAMMARS[self.name].entry
 
 
 _source = threading.local()
@@ -326,7 +336,7 @@ _C_RULES = {
 
 SPECS: dict[str, LanguageSpec] = {
     "python": LanguageSpec(
-        "python", "tree_sitter_python", "language",
+        "python",
         {"function_definition": R("function"), "class_definition": R("class"), "assignment": R("constant", "left")},
         decorators=frozenset(), wrappers=frozenset({"decorated_definition"}), docstring="python",
         refine=_refine_python,
@@ -334,7 +344,7 @@ SPECS: dict[str, LanguageSpec] = {
                     "(class_definition body: (block (expression_statement (assignment) @def)))",
     ),
     "javascript": LanguageSpec(
-        "javascript", "tree_sitter_javascript", "language",
+        "javascript",
         {"function_declaration": R("function"), "generator_function_declaration": R("function"),
          "class_declaration": R("class"), "method_definition": R("method"), "variable_declarator": R("function"),
          "field_definition": R("method", "property")},
@@ -343,7 +353,7 @@ SPECS: dict[str, LanguageSpec] = {
         refine=_refine_js,
     ),
     "typescript": LanguageSpec(
-        "typescript", "tree_sitter_typescript", "language_typescript",
+        "typescript",
         {"function_declaration": R("function"), "generator_function_declaration": R("function"),
          "class_declaration": R("class"), "abstract_class_declaration": R("class"),
          "method_definition": R("method"), "abstract_method_signature": R("method"),
@@ -356,14 +366,14 @@ SPECS: dict[str, LanguageSpec] = {
         refine=_refine_js,
     ),
     "go": LanguageSpec(
-        "go", "tree_sitter_go", "language",
+        "go",
         {"function_declaration": R("function"), "method_declaration": R("method"), "type_spec": R("type"),
          "type_alias": R("type"), "const_spec": R("constant")},
         wrappers=frozenset({"type_declaration", "const_declaration"}),
         refine=_refine_go,
     ),
     "rust": LanguageSpec(
-        "rust", "tree_sitter_rust", "language",
+        "rust",
         {"function_item": R("function"), "function_signature_item": R("function"), "struct_item": R("struct"),
          "enum_item": R("enum"), "union_item": R("struct"), "trait_item": R("trait"), "impl_item": R(None, "type"),
          "mod_item": R("module"), "type_item": R("type"), "const_item": R("constant"), "static_item": R("constant"),
@@ -372,7 +382,7 @@ SPECS: dict[str, LanguageSpec] = {
         decorators=frozenset({"attribute_item"}), refine=_refine_rust,
     ),
     "java": LanguageSpec(
-        "java", "tree_sitter_java", "language",
+        "java",
         {"class_declaration": R("class"), "interface_declaration": R("interface"), "enum_declaration": R("enum"),
          "record_declaration": R("class"), "annotation_type_declaration": R("interface"),
          "method_declaration": R("method"), "constructor_declaration": R("method"),
@@ -380,28 +390,28 @@ SPECS: dict[str, LanguageSpec] = {
         comments=frozenset({"line_comment", "block_comment"}), refine=_refine_java,
     ),
     "kotlin": LanguageSpec(
-        "kotlin", "tree_sitter_kotlin", "language",
+        "kotlin",
         {"class_declaration": R("class"), "object_declaration": R("class"), "function_declaration": R("function"),
          "property_declaration": R("constant"), "type_alias": R("type", "type"), "companion_object": R(None)},
         comments=frozenset({"line_comment", "block_comment", "multiline_comment", "comment"}),
         refine=_refine_kotlin,
     ),
     "scala": LanguageSpec(
-        "scala", "tree_sitter_scala", "language",
+        "scala",
         {"class_definition": R("class"), "object_definition": R("class"), "trait_definition": R("trait"),
          "enum_definition": R("enum"), "function_definition": R("function"), "function_declaration": R("function"),
          "type_definition": R("type"), "val_definition": R("constant", "pattern")},
         comments=frozenset({"comment", "block_comment"}), refine=_refine_scala,
     ),
     "swift": LanguageSpec(
-        "swift", "tree_sitter_swift", "language",
+        "swift",
         {"class_declaration": R("class"), "protocol_declaration": R("interface"),
          "function_declaration": R("function"), "protocol_function_declaration": R("function"),
          "init_declaration": R("method", "init"), "typealias_declaration": R("type")},
         comments=frozenset({"comment", "multiline_comment"}), refine=_refine_swift,
     ),
     "csharp": LanguageSpec(
-        "csharp", "tree_sitter_c_sharp", "language",
+        "csharp",
         {"class_declaration": R("class"), "interface_declaration": R("interface"), "struct_declaration": R("struct"),
          "enum_declaration": R("enum"), "record_declaration": R("class"), "delegate_declaration": R("type"),
          "method_declaration": R("method"), "constructor_declaration": R("method"),
@@ -410,57 +420,39 @@ SPECS: dict[str, LanguageSpec] = {
         decorators=frozenset({"attribute_list"}), refine=_refine_csharp,
     ),
     "ruby": LanguageSpec(
-        "ruby", "tree_sitter_ruby", "language",
+        "ruby",
         {"class": R("class"), "module": R("module"), "method": R("function"), "singleton_method": R("method")},
         refine=_refine_ruby,
     ),
     "php": LanguageSpec(
-        "php", "tree_sitter_php", "language_php",
+        "php",
         {"class_declaration": R("class"), "interface_declaration": R("interface"), "trait_declaration": R("trait"),
          "enum_declaration": R("enum"), "function_definition": R("function"), "method_declaration": R("method"),
          "namespace_definition": R("module"), "const_declaration": R("constant")},
         decorators=frozenset({"attribute_list"}), refine=_refine_php,
     ),
     "lua": LanguageSpec(
-        "lua", "tree_sitter_lua", "language", {"function_declaration": R("function")}, refine=_refine_lua,
+        "lua", {"function_declaration": R("function")}, refine=_refine_lua,
     ),
-    "bash": LanguageSpec("bash", "tree_sitter_bash", "language", {"function_definition": R("function")}),
-    "c": LanguageSpec("c", "tree_sitter_c", "language", dict(_C_RULES), refine=_refine_c),
+    "bash": LanguageSpec("bash", {"function_definition": R("function")}),
+    "c": LanguageSpec("c", dict(_C_RULES), refine=_refine_c),
     "cpp": LanguageSpec(
-        "cpp", "tree_sitter_cpp", "language",
+        "cpp",
         dict(_C_RULES, class_specifier=R("class"), namespace_definition=R("module"),
              field_declaration=R("method", "declarator"), alias_declaration=R("type"),
              concept_definition=R("type")),
         separator="::", wrappers=frozenset({"template_declaration"}), refine=_refine_c,
     ),
 }
-SPECS["tsx"] = LanguageSpec(**{**SPECS["typescript"].__dict__, "name": "tsx", "function": "language_tsx"})
+SPECS["tsx"] = LanguageSpec(**{**SPECS["typescript"].__dict__, "name": "tsx"})
 
-#: Grammar per (kind, extension); a kind maps to one grammar unless listed by extension here.
-_KIND_GRAMMAR = {"python": "python", "go": "go", "rust": "rust", "java": "java", "kotlin": "kotlin",
-                 "scala": "scala", "swift": "swift", "csharp": "csharp", "ruby": "ruby", "php": "php", "lua": "lua"}
-_EXT_GRAMMAR = {".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
-                ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-                ".c": "c", ".sh": "bash", ".bash": "bash", ".zsh": "bash"}
-_CXX_GRAMMAR_EXTS = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".cc", ".cpp", ".cxx", ".c++", ".cp", ".inl",
-                               ".ipp", ".tpp", ".txx", ".cppm", ".cxxm", ".c++m", ".ixx", ".cu", ".hip"})
-#: The languages with a grammar.
+#: The languages with a grammar (every grammar of the registry has its rules here).
 GRAMMARS = tuple(sorted(SPECS))
 
 
 def grammar_for(path: str) -> str | None:
-    """The grammar a file is parsed with, from its kind (and extension), or None."""
-    kind = kind_of(path)
-    if kind is None:
-        return None
-    ext = extname(path).lower()
-    if kind in _KIND_GRAMMAR:
-        return _KIND_GRAMMAR[kind]
-    if kind == "jsts" or kind == "shell":
-        return _EXT_GRAMMAR.get(ext)
-    if kind == "cxx":
-        return "c" if ext == ".c" else ("cpp" if ext in _CXX_GRAMMAR_EXTS else None)
-    return None
+    """The grammar a file is parsed with, from its kind (and extension), or None (the registry's answer)."""
+    return registry.grammar_of(path)
 
 
 def spec_for(grammar: str) -> LanguageSpec:
@@ -486,7 +478,7 @@ def language(grammar: str):
             if lang is None:
                 import tree_sitter
 
-                spec = SPECS[grammar]
-                lang = tree_sitter.Language(getattr(importlib.import_module(spec.module), spec.function)())
+                where = registry.GRAMMARS[grammar]
+                lang = tree_sitter.Language(getattr(importlib.import_module(where.module), where.entry)())
                 _languages[grammar] = lang
     return lang
