@@ -88,16 +88,8 @@ GRAMMARS: dict[str, Grammar] = {
 DEFINITION_RULES: tuple[str, ...] = ("generic", "go")
 
 #: The import families (``codelex.graph``): each has one extractor (``graph/extract.py``) and one resolver
-#: (``graph/resolve.py``), keyed by these names.  ``refs`` are the tags of the references its extractor
-#: writes (``ImportRef.lang``, kept in the saved reference cache).
-IMPORT_FAMILIES: dict[str, tuple[str, ...]] = {
-    "c": ("c",),
-    "go": ("go",),
-    "jsts": ("js",),
-    "jvm": ("jvm",),
-    "python": ("py",),
-    "rust": ("rs-mod", "rs-use"),
-}
+#: (``graph/resolve.py``), both keyed by these names.
+IMPORT_FAMILIES: tuple[str, ...] = ("c", "go", "jsts", "jvm", "python", "rust")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """Import references as written, per language, by fast line scanners (no project code runs).
 
-Each reference is an :class:`ImportRef` ``(lang, spec, level, names)``:
+Which files are read, and by which scanner (an import family), is the language
+registry's (:mod:`codelex.languages`).  Each reference is an :class:`ImportRef`
+``(lang, spec, level, names)``, ``lang`` a tag of its family (:data:`REF_FAMILY`):
 
 - ``py``: ``import a.b`` → ``("py", "a.b", 0, ())``; ``from .x import y, z`` →
   ``("py", "x", 1, ("y", "z"))``; ``from . import m`` → ``("py", "", 1, ("m",))``;
@@ -23,9 +25,9 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from codelex.kinds import kind_of
+from codelex.languages import import_family_of
 
-__all__ = ["EXTRACTION_RULES", "ImportRef", "extract_imports", "graph_language", "triple_quoted_spans"]
+__all__ = ["EXTRACTION_RULES", "REF_FAMILY", "ImportRef", "extract_imports", "graph_language", "triple_quoted_spans"]
 
 #: Changes whenever what the scanners extract changes (a saved cache of references is then re-extracted).
 EXTRACTION_RULES = "imports-2"
@@ -38,16 +40,14 @@ class ImportRef(NamedTuple):
     names: tuple[str, ...] = ()
 
 
+#: The import family (:data:`codelex.languages.IMPORT_FAMILIES`) of each reference tag (``ImportRef.lang``).
+REF_FAMILY: dict[str, str] = {"py": "python", "js": "jsts", "go": "go", "rs-mod": "rust", "rs-use": "rust",
+                              "jvm": "jvm", "c": "c"}
+
+
 def graph_language(path: str) -> str | None:
-    """The import language of a path (``python``, ``jsts``, ``go``, ``rust``, ``jvm``, ``c``), or None."""
-    kind = kind_of(path)
-    if kind in ("python", "jsts", "go", "rust"):
-        return kind
-    if kind in ("java", "kotlin"):
-        return "jvm"
-    if kind == "cxx":
-        return "c"
-    return None
+    """The import family of a path (``python``, ``jsts``, ``go``, ``rust``, ``jvm``, ``c``: the registry's), or None."""
+    return import_family_of(path)
 
 
 # --- Python ---------------------------------------------------------------------------

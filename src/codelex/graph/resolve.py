@@ -16,7 +16,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
-from codelex.graph.extract import ImportRef, graph_language, jvm_package
+from codelex.graph.extract import REF_FAMILY, ImportRef, graph_language, jvm_package
 
 __all__ = ["MANIFESTS", "Resolver"]
 
@@ -80,8 +80,10 @@ class Resolver:
         self._js_config()
         self._jvm_index()
         self._c_dirs()
-        self._by_lang = {"py": self._python, "js": self._js, "go": lambda path, ref: self._go_resolve(ref.spec),
-                         "rs-mod": self._rust, "rs-use": self._rust, "jvm": self._jvm, "c": self._c}
+        # One resolver per import family (codelex.languages.IMPORT_FAMILIES).
+        self._by_family = {"python": self._python, "jsts": self._js,
+                           "go": lambda path, ref: self._go_resolve(ref.spec), "rust": self._rust, "jvm": self._jvm,
+                           "c": self._c}
 
     # --- Python ---------------------------------------------------------------
 
@@ -443,7 +445,7 @@ class Resolver:
 
     def resolve(self, path: str, ref: ImportRef) -> list[str]:
         """The project files ``ref`` (a reference of ``path``) imports; empty when none is in the project."""
-        method = self._by_lang.get(ref.lang)
+        method = self._by_family.get(REF_FAMILY.get(ref.lang))
         if method is None:
             return []
         found = method(path, ref)
