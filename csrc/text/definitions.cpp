@@ -7,6 +7,18 @@ namespace codelex {
 
 namespace {
 
+#include "codelex_definition_rules.inc"
+
+constexpr bool same_name(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+static_assert(sizeof(kDefinitionRuleNames) / sizeof(kDefinitionRuleNames[0]) == kDefinitionRuleCount,
+              "codelex.languages.DEFINITION_RULES and DefinitionRules differ in number");
+static_assert(same_name(kDefinitionRuleNames[kGenericRules], "generic") &&
+                  same_name(kDefinitionRuleNames[kGoRules], "go"),
+              "codelex.languages.DEFINITION_RULES and DefinitionRules differ in order");
+
 using sv = std::string_view;
 
 constexpr size_t kMaxLine = 2000;
@@ -262,7 +274,30 @@ std::pair<size_t, size_t> scan_line(const Line& l, bool go, bool in_go_block) {
 
 }  // namespace
 
-void scan_definitions(const char* data, size_t n, bool go, std::vector<DefinitionName>& out) {
+uint8_t definition_rules_of(const char* path, size_t n) {
+  size_t base = n;
+  while (base > 0 && path[base - 1] != '/') --base;
+  size_t dot = n;
+  while (dot > base && path[dot - 1] != '.') --dot;
+  if (dot <= base + 1) return kGenericRules;  // no dot, or a leading-dot name such as ".bashrc"
+  const size_t start = dot - 1, len = n - start;
+  for (size_t r = 0; r < kExtensionRuleCount; ++r) {
+    const ExtensionRules& e = kExtensionRules[r];
+    if (e.n != len) continue;
+    size_t i = 0;
+    while (i < len) {
+      char c = path[start + i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if (c != e.ext[i]) break;
+      ++i;
+    }
+    if (i == len) return e.rules;
+  }
+  return kGenericRules;
+}
+
+void scan_definitions(const char* data, size_t n, uint8_t rules, std::vector<DefinitionName>& out) {
+  const bool go = rules == kGoRules;
   bool in_block = false;
   uint32_t number = 0;
   size_t pos = 0;

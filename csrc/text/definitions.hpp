@@ -16,8 +16,20 @@ struct DefinitionName {
   uint32_t end;
 };
 
-// Appends the definitions of a document (UTF-8 bytes) to out.  go selects
-// the Go rules (const/var/type declarations and blocks).
-void scan_definitions(const char* data, size_t n, bool go, std::vector<DefinitionName>& out);
+// The scanner's rule sets, by id: the indexes of codelex.languages.DEFINITION_RULES
+// (definitions.cpp checks the names against the table generated from it).
+enum DefinitionRules : uint8_t {
+  kGenericRules = 0,  // any language
+  kGoRules = 1,       // and Go's const/var/type declarations and blocks
+};
+constexpr uint8_t kDefinitionRuleCount = 2;
+
+// The rule set of a document, from its path: by the lowercased extension of
+// its last segment, as the language registry says (a generated table).
+uint8_t definition_rules_of(const char* path, size_t n);
+
+// Appends the definitions of a document (UTF-8 bytes) to out, read with
+// rule set `rules` (an id below kDefinitionRuleCount; others read as generic).
+void scan_definitions(const char* data, size_t n, uint8_t rules, std::vector<DefinitionName>& out);
 
 }  // namespace codelex

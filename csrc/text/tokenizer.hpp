@@ -278,9 +278,8 @@ void DocumentTokenizer::tokenize_fields(const char* path, size_t path_n, const c
       each_name(defs->names[i].data(), defs->names[i].size(), defs->lines[i]);
     return;
   }
-  const bool go = path_n >= 3 && std::memcmp(path + path_n - 3, ".go", 3) == 0;
   scanned_.clear();
-  scan_definitions(data, n, go, scanned_);
+  scan_definitions(data, n, definition_rules_of(path, path_n), scanned_);
   for (const DefinitionName& d : scanned_) each_name(data + d.begin, d.end - d.begin, d.line);
 }
 

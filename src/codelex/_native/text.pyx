@@ -17,7 +17,12 @@ from codelex._native.cpp_tokenizer cimport (
     split_identifier as c_split_identifier,
     tokenize_line as c_tokenize_line,
 )
-from codelex._native.cpp_definitions cimport DefinitionName, scan_definitions as c_scan_definitions
+from codelex._native.cpp_definitions cimport (
+    DefinitionName,
+    definition_rules_of as c_definition_rules_of,
+    kDefinitionRuleCount,
+    scan_definitions as c_scan_definitions,
+)
 from codelex._native.cpp_unicode cimport unicode_version as c_unicode_version
 from codelex._native.cpp_checked cimport chunk_count, chunk_digests as c_chunk_digests, kCheckChunk
 from codelex._native.cpp_vocabulary cimport (
@@ -513,18 +518,36 @@ def tokenize_document(content, Vocabulary vocab not None):
             copy_array(occ.lines.data(), occ.lines.size(), np.uint32))
 
 
-def scan_definitions(path, content):
+#: How many rule sets the definition scanner has (ids ``0 .. DEFINITION_RULE_SETS - 1``, the indexes of
+#: ``codelex.languages.DEFINITION_RULES``).
+DEFINITION_RULE_SETS = kDefinitionRuleCount
+
+
+def scan_definitions(rules, content):
     """Native twin of the definition scanner: ``[(name, line)]`` of ``content`` (str or bytes).
 
-    ``path`` selects the language rules (a ``.go`` path the Go ones).
+    ``rules`` is the id of the rule set to read with (an index of
+    ``codelex.languages.DEFINITION_RULES``: 0 generic, 1 Go).
     """
-    if not isinstance(path, str):
-        raise TypeError(f"path must be str, not {type(path).__name__}")
+    if not isinstance(rules, int) or isinstance(rules, bool):
+        raise TypeError(f"rules must be int, not {type(rules).__name__}")
+    if not 0 <= rules < kDefinitionRuleCount:
+        raise ValueError(f"rules must be a rule set id below {kDefinitionRuleCount}, not {rules}")
+    cdef uint8_t rule_set = rules
     cdef list keep = []
     cdef Py_ssize_t n
     cdef const char* data = utf8_of(content, &n, keep, "content")
     cdef vector[DefinitionName] out
-    cdef bint go = path.endswith(".go")
     with nogil:
-        c_scan_definitions(data, n, go, out)
+        c_scan_definitions(data, n, rule_set, out)
     return [(PyUnicode_DecodeUTF8(data + d.begin, d.end - d.begin, "surrogatepass"), d.line) for d in out]
+
+
+def definition_rules_of(path):
+    """The rule set id the native index build reads a document of ``path`` with (its generated path table)."""
+    if not isinstance(path, str):
+        raise TypeError(f"path must be str, not {type(path).__name__}")
+    cdef list keep = []
+    cdef Py_ssize_t n
+    cdef const char* data = utf8_of(path, &n, keep, "path")
+    return c_definition_rules_of(data, n)

@@ -8,6 +8,7 @@ Line by line, ASCII identifiers (``[A-Za-z_$][A-Za-z0-9_$]*``), in this order:
    definition keyword (``def``, ``class``, ``fn``, ``func``, ``struct``,
    ``defmodule``...) then a name (``a.b.c``/``a::b`` give the last part); a
    Go ``func`` may have a receiver ``(...)`` before its name; in Go files
+   (the files the language registry gives the ``go`` rule set)
    ``const``, ``var`` and ``type`` count too, and a name at the start of a
    line inside a ``const (``/``var (``/``type (`` block;
 3. at the start of a line, an upper-case constant (``MAX_SIZE = 3``,
@@ -25,6 +26,8 @@ Lines over 2,000 characters are passed over (minified code).
 """
 
 from __future__ import annotations
+
+from codelex.languages import DEFINITION_RULES, definition_rules_of
 
 __all__ = ["CONTROL", "KEYWORDS", "MODIFIERS", "scan_definitions", "scan_line"]
 
@@ -232,7 +235,7 @@ def scan_definitions(path: str, text: str | bytes) -> list[tuple[str, int]]:
     """``(name, line)`` of each definition found, in order (lines 1-based)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
-    go = path.endswith(".go")
+    go = DEFINITION_RULES[definition_rules_of(path)] == "go"
     out: list[tuple[str, int]] = []
     in_block = False
     for number, line in enumerate(text.split("\n"), 1):

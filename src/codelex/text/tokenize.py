@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from codelex._native import text as _text
 from codelex.defaults import STOPWORDS
+from codelex.languages import definition_rules_of
 
 #: Interned token strings with dense ids (the index's term dictionary).
 Vocabulary = _text.Vocabulary
@@ -123,8 +124,9 @@ def scan_definitions(path: str, content: str | bytes) -> list[tuple[str, int]]:
     Parameters
     ----------
     path : str
-        The file's path (a ``.go`` path selects the Go rules: ``const``,
-        ``var`` and ``type`` declarations and blocks).
+        The file's path: its extension selects the rule set, as the language
+        registry says (:func:`codelex.languages.definition_rules_of`; Go's
+        adds ``const``, ``var`` and ``type`` declarations and blocks).
     content : str or bytes
         The file's text (bytes are read as UTF-8).
 
@@ -143,4 +145,6 @@ def scan_definitions(path: str, content: str | bytes) -> list[tuple[str, int]]:
     >>> scan_definitions("a.py", "class Router:\\n    def add_route(self, path):\\n        pass\\n")
     [('Router', 1), ('add_route', 2)]
     """
-    return _text.scan_definitions(path, content)
+    if not isinstance(path, str):
+        raise TypeError(f"path must be str, not {type(path).__name__}")
+    return _text.scan_definitions(definition_rules_of(path), content)
