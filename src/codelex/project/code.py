@@ -28,7 +28,7 @@ from codelex.dense import Embedder, VectorCache, embed_checked, embedder_loader
 from codelex.defaults import DEFAULT_EMBED_LIMIT, DEFAULT_EMBEDDER, EMBED_BATCH
 from codelex.errors import EmbedderError
 from codelex.ingest import Document, read_file
-from codelex.runtime import stop_at_exit
+from codelex.project.jobs import Job, join_all
 from codelex.rank import ChunkCorpus, ChunkLexicalIndex, HybridSearcher, chunk_rows, embedding_text
 
 __all__ = ["CodeUpkeep"]
@@ -63,11 +63,6 @@ PRIORITY_DEPTHS = 32
 PROSE_AND_DATA_KINDS = frozenset({"markdown", "json", "yaml", "toml", "html", "css", "sql"})
 
 
-def _track(upkeep: CodeUpkeep) -> None:
-    """Remember ``upkeep``: its threads are stopped and joined at exit (see :func:`codelex.runtime.stop_at_exit`)."""
-    stop_at_exit(upkeep)
-
-
 def _saved_count(directory: Path, model: str, keys: np.ndarray) -> int:
     """How many of ``keys`` the vectors saved for ``model`` hold (0 when none are, or they do not read back)."""
     from codelex.errors import IndexFormatError
@@ -95,21 +90,38 @@ class CodeUpkeep:
         self.file_rows: dict[str, tuple[int, list]] = {}  # path -> (content hash, rows)
         self.corpus: ChunkCorpus | None = None
         self.synced_key: tuple | None = None
-        self.sync_thread: threading.Thread | None = None
+        # The first corpus, prepared in the background (later syncs touch only what changed).
+        self.first_sync = Job(f"preparing the chunks of {root}", lock=self.lock, busy="running")
         self.lexical: ChunkLexicalIndex | None = None
         self.caches: dict[str, VectorCache] = {}
         self.embedders: dict[str, Embedder] = {}
         self.searchers: dict[str, tuple[tuple, HybridSearcher]] = {}  # model -> (what it was built from, it)
-        self.thread: threading.Thread | None = None
-        self.loaders: dict[str, threading.Thread] = {}  # spec key -> the thread loading its model
+        # The background embedding: its progress is (chunks with a vector, chunks), its error the last failure.
+        self.embedding = Job(f"embedding the chunks of {root}", lock=self.lock, busy="running")
+        self.loaders: dict[str, Job] = {}  # spec key -> the job loading its model
         self.load_errors: dict[str, Exception] = {}  # spec key -> why its background load failed
-        self.progress: tuple[int, int] = (0, 0)
-        self.embed_error: str | None = None
-        self.closed = False
-        self.job = 0
         self.spec_models: dict[str, tuple[str, int]] | None = None  # spec -> (model name, dimensions), read lazily
         self.embed_limit: int = DEFAULT_EMBED_LIMIT  # (the project sets it from its configuration)
         self._priorities: tuple[int, np.ndarray] | None = None  # (id of the corpus, its rows' priorities)
+
+    @property
+    def closed(self) -> bool:
+        return self.embedding.closed
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        return self.embedding.progress
+
+    @property
+    def embed_error(self) -> str | None:
+        return self.embedding.error
+
+    def embedding_status(self) -> dict:
+        """``{embedded, chunks, running, error}`` of the background embedding."""
+        with self.lock:
+            done, total = self.embedding.progress
+            return {"embedded": done, "chunks": total, "running": self.embedding.running,
+                    "error": self.embedding.error}
 
     # --- what is embedded -------------------------------------------------------------
 
@@ -195,17 +207,14 @@ class CodeUpkeep:
         with self.lock:
             if self.corpus is not None:
                 return False
-            if self.sync_thread is None or not self.sync_thread.is_alive():
-                def run() -> None:
-                    try:
-                        self.sync(paths, structure_of, key)
-                    except Exception as exc:  # reported by the next synchronous sync, which retries
-                        log.warning("codelex: preparing the chunks of %s failed: %s", self.root, exc)
-
-                self.sync_thread = threading.Thread(target=run, daemon=True, name="codelex-chunks")
-                _track(self)
-                self.sync_thread.start()
+            if not self.first_sync.running and not self.closed:
+                generation = self.first_sync.begin()
+                self.first_sync.spawn(generation, lambda _: self.sync(paths, structure_of, key), name="codelex-chunks")
             return True
+
+    def wait_first_sync(self, timeout: float | None = None) -> bool:
+        """Wait for the first corpus's background preparation, at most ``timeout`` s; True when it is not running."""
+        return self.first_sync.join(timeout)
 
     def provisional(self, paths: list[str], structure_for) -> HybridSearcher:
         """A lexical searcher over the chunks of ``paths`` only, built now and kept nowhere.
@@ -250,7 +259,7 @@ class CodeUpkeep:
             wait = True  # an embedder object: nothing to load
         if wait:
             if loader is not None:
-                loader.join()
+                loader.join()  # (the load under way: as long as a load takes)
             with self.lock:
                 found = self.embedders.get(key)
             if found is None:
@@ -260,33 +269,34 @@ class CodeUpkeep:
                 self._remember(spec, found)
             return found
         with self.lock:
-            if self.closed or (key in self.loaders and self.loaders[key].is_alive()):
+            if self.closed or (key in self.loaders and self.loaders[key].running):
                 return None
-
-            def run() -> None:
-                try:
-                    loaded = load()
-                except Exception as exc:  # raised by the next call for this spec
-                    log.warning("codelex: loading the embedder %s failed: %s", spec, exc)
-                    if not isinstance(exc, EmbedderError):
-                        exc = EmbedderError(f"cannot load the embedder {spec or 'minilm'}: {type(exc).__name__}: {exc}")
-                    with self.lock:
-                        self.load_errors[key] = exc
-                    return
-                with self.lock:
-                    loaded = self.embedders.setdefault(key, loaded)
-                    closed = self.closed
-                self._remember(spec, loaded)
-                if then is not None and not closed:
-                    try:
-                        then(loaded)
-                    except Exception as exc:  # the next query starts it again
-                        log.warning("codelex: starting to embed the chunks of %s failed: %s", self.root, exc)
-
-            thread = self.loaders[key] = threading.Thread(target=run, daemon=True, name="codelex-model")
-            _track(self)
-            thread.start()
+            job = self.loaders[key] = Job(f"loading the embedder {spec or DEFAULT_EMBEDDER}", busy="running")
+            generation = job.begin()
+        job.spawn(generation, self._load, key, spec, load, then, name="codelex-model")
         return None
+
+    def _load(self, generation: int, key: str, spec, load, then) -> None:
+        """A model loader's run: the embedder kept under ``key``, then ``then(embedder)``; an error is kept for
+        the next call for this spec (which retries)."""
+        try:
+            loaded = load()
+        except Exception as exc:  # raised by the next call for this spec
+            log.warning("codelex: loading the embedder %s failed: %s", spec, exc)
+            if not isinstance(exc, EmbedderError):
+                exc = EmbedderError(f"cannot load the embedder {spec or 'minilm'}: {type(exc).__name__}: {exc}")
+            with self.lock:
+                self.load_errors[key] = exc
+            return
+        with self.lock:
+            loaded = self.embedders.setdefault(key, loaded)
+            closed = self.closed
+        self._remember(spec, loaded)
+        if then is not None and not closed:
+            try:
+                then(loaded)
+            except Exception as exc:  # the next query starts it again
+                log.warning("codelex: starting to embed the chunks of %s failed: %s", self.root, exc)
 
     def _remember(self, spec, embedder: Embedder) -> None:
         """Record which model ``spec`` (a spec string, or None for the default) loaded as, for
@@ -365,50 +375,43 @@ class CodeUpkeep:
         with self.lock:
             if self.closed or self.corpus is None:
                 return
-            if not wait and self.thread is not None and self.thread.is_alive():
+            if not wait and self.embedding.running:
                 return
-            self.job += 1
-            job = self.job
+            job = self.embedding.begin()  # (a waited-for run supersedes a background one)
             corpus = self.corpus
         cache = self.cache(embedder, directory)
         if not wait:
-            thread = threading.Thread(target=self._embed, args=(job, corpus, cache, progress), daemon=True,
-                                      name="codelex-embed")
-            with self.lock:
-                self.thread = thread
-            _track(self)
-            thread.start()
+            self.embedding.spawn(job, self._embed, corpus, cache, progress, name="codelex-embed")
         else:
-            self._embed(job, corpus, cache, progress, raise_errors=True)
+            self.embedding.run(job, self._embed, corpus, cache, progress, raise_errors=True)
 
-    def _embed(self, job: int, corpus: ChunkCorpus, cache: VectorCache, progress, raise_errors: bool = False) -> None:
+    def wait_embedding(self, timeout: float | None = None) -> bool:
+        """Wait for the background embedding, at most ``timeout`` s; True when none is running (any more)."""
+        return self.embedding.join(timeout)
+
+    def _embed(self, job: int, corpus: ChunkCorpus, cache: VectorCache, progress) -> None:
+        """The embedding job's run: the chunks without a vector embedded, by priority, up to ``embed_limit``
+        (a failure is reported with the next answer, through the job's error)."""
         last_save = time.monotonic()
         keys = corpus.keys
 
         def report(done: int, total: int) -> None:
             nonlocal last_save
-            with self.lock:
-                self.progress = (len(corpus) - int(cache.missing(keys).size), len(corpus))
+            self.embedding.report(len(corpus) - int(cache.missing(keys).size), len(corpus))
             if progress is not None:
                 progress(done, total)
             if time.monotonic() - last_save > SAVE_EVERY_S:
                 self._save(cache, keys)
                 last_save = time.monotonic()
 
-        try:
-            self.embed_error = None
-            cache.embed_missing(keys, lambda i: embedding_text(corpus.rows[i]), batch=EMBED_BATCH, progress=report,
-                                should_continue=lambda: self.job == job and not self.closed,
-                                priority=self.priorities(corpus), limit=self.embed_limit)
-            with self.lock:
-                self.progress = (len(corpus) - int(cache.missing(keys).size), len(corpus))
-            if cache.dirty:
-                self._save(cache, keys)
-        except Exception as exc:  # reported with the next answer; never raised into a query
-            if raise_errors:
-                raise
-            log.warning("codelex: embedding the chunks of %s failed: %s", self.root, exc)
-            self.embed_error = f"{type(exc).__name__}: {exc}"
+        with self.lock:
+            self.embedding.error = None
+        cache.embed_missing(keys, lambda i: embedding_text(corpus.rows[i]), batch=EMBED_BATCH, progress=report,
+                            should_continue=lambda: self.embedding.current(job),
+                            priority=self.priorities(corpus), limit=self.embed_limit)
+        self.embedding.report(len(corpus) - int(cache.missing(keys).size), len(corpus))
+        if cache.dirty:
+            self._save(cache, keys)
 
     def _save(self, cache: VectorCache, keys: np.ndarray) -> None:
         try:
@@ -436,26 +439,22 @@ class CodeUpkeep:
         partial = self.capped(corpus) and bool(present[self.wanted(corpus)].all())
         searcher = HybridSearcher(corpus, lexical, vectors, present, embed_query, partial=partial)
         with self.lock:
-            self.progress = (int(present.sum()), len(corpus))
+            self.embedding.progress = (int(present.sum()), len(corpus))
             self.searchers[embedder.name] = (key, searcher)
         return searcher
 
+    def jobs(self) -> list[Job]:
+        with self.lock:
+            return [self.embedding, self.first_sync, *self.loaders.values()]
+
     def stop(self) -> None:
         """Stop the background work: embedding ends after the batch in progress; nothing new starts."""
-        with self.lock:
-            self.closed = True
-            self.job += 1
+        for job in self.jobs():
+            job.stop()
 
     def join(self, timeout: float | None = None) -> bool:
-        """Wait for this upkeep's threads (all of them within ``timeout``); True when none runs any more."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self.lock:
-            threads = [self.thread, self.sync_thread, *self.loaders.values()]
-        for thread in threads:
-            if thread is None or thread is threading.current_thread():
-                continue
-            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        return not any(t is not None and t.is_alive() and t is not threading.current_thread() for t in threads)
+        """Wait for this upkeep's jobs (all of them within ``timeout``); True when none runs any more."""
+        return join_all(self.jobs(), timeout)
 
     def close(self) -> None:
         self.stop()

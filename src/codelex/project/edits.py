@@ -57,15 +57,7 @@ def apply_edit(state: RootState, index: WordIndex, rel: str, content: str | byte
 
 def schedule_save(state: RootState, index: WordIndex, debounce_ms: float | None) -> None:
     """Note that ``index`` changed: one save after the quiet window (see :class:`codelex.PersistScheduler`)."""
-    from codelex.persist.scheduler import PersistScheduler
-
-    with state.lock:
-        if state.saver is None or state.saver.index is not index:
-            if state.saver is not None:
-                state.saver.close()
-            state.saver = PersistScheduler(index, state.writable_dir(), debounce_ms=debounce_ms)
-        saver = state.saver
-    saver.schedule()
+    state.saver.schedule(index, debounce_ms)
 
 
 def edit(state: RootState, rel: str, content: str | bytes | None, debounce_ms: float | None) -> bool:
@@ -81,24 +73,9 @@ def edit(state: RootState, rel: str, content: str | bytes | None, debounce_ms: f
         state.structure.mark_stale(rel, content, debounce_ms)
     else:
         state.structure.remove(rel)
-    _update_graph(state, rel, content if indexed else None, indexed)
+    state.imports.on_edit(rel, content if indexed else None, indexed)
     schedule_save(state, index, debounce_ms)
     return indexed
-
-
-def _update_graph(state: RootState, rel: str, content, indexed: bool) -> None:
-    """Re-extract the edited file's import edges (or drop them), moving the counts of the files they touch."""
-    with state.lock:
-        graph = state.graph
-        if graph is None:
-            if state.graph_thread is not None and state.graph_thread.is_alive():
-                state.graph_backlog.append(rel)
-            return
-    text = content.decode("utf-8", "surrogateescape") if isinstance(content, bytes) else content
-    if indexed:
-        graph.update(rel, text)
-    else:
-        graph.remove(rel)
 
 
 def watch_admits(state: RootState, oracle, rel: str, is_dir: bool) -> bool:

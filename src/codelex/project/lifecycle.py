@@ -9,7 +9,6 @@ reported through the state's status, never raised into a query.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 
@@ -18,13 +17,12 @@ from codelex.ingest import WalkResult, list_files
 from codelex.lexical import WordIndex
 from codelex.persist.container import UntrustedIndexError
 from codelex.persist.layout import index_signature, probe_index
-from codelex.runtime import interpreter_exiting, join_bounded, stop_at_exit
 from codelex.persist.listing import load_listing, save_listing
 from codelex.project.edits import apply_edit
 from codelex.project.refresh import content_skipped, full_build, refresh
 from codelex.project.results import RefreshReport
 from codelex.project.roots import refusal_reason
-from codelex.project.state import Cancelled, RootState
+from codelex.project.state import RootState
 
 __all__ = ["adopt_saved", "close", "load_saved", "reload_if_changed", "start", "wait"]
 
@@ -36,6 +34,7 @@ ProgressCallback = Callable[[int, int, int], object]
 def start(state: RootState, *, full: bool, wait_for_it: bool, reason: str | None, supersede: bool = False,
           progress: ProgressCallback | None = None, structure: bool = True) -> None:
     """Start (or join) a build of ``state``'s root; in this thread when ``wait_for_it``."""
+    build = state.build
     with state.lock:
         if state.status == "closed":
             raise RuntimeError("the project is closed")
@@ -44,58 +43,32 @@ def start(state: RootState, *, full: bool, wait_for_it: bool, reason: str | None
             state.status, state.reason = "refused", refused
             state.done.notify_all()
             return
-        running = state.status == "building"
-        thread = None
-        if running and not supersede:
-            thread = state.thread
-        else:
-            state.job += 1
-            job = state.job
-            state.status, state.reason = "building", None
+        joining = state.status == "building" and not supersede
+        if not joining:
+            job = build.begin()  # supersedes a running build: it stops at its next check, never publishing
             if not wait_for_it:
-                thread = threading.Thread(target=_run, args=(state, job, full, reason, progress, structure), daemon=True,
-                                          name=f"codelex-build-{state.root.name}")
-                state.thread = thread
-                stop_at_exit(state)
-                thread.start()
+                build.spawn(job, _run, state, full, reason, progress, structure,
+                            name=f"codelex-build-{state.root.name}")
     if wait_for_it:
-        if running and not supersede:
+        if joining:
             wait(state)
-        elif thread is None:
-            _run(state, job, full, reason, progress, structure)
+        else:
+            build.run(job, _run, state, full, reason, progress, structure)
 
 
 def wait(state: RootState, timeout: float | None = None) -> bool:
     """Wait for a running build; True when none is running (any more)."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    with state.done:
-        while state.status == "building":
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                return False
-            state.done.wait(remaining)
-    return True
+    return state.build.wait(timeout)
 
 
-def _run(state: RootState, job: int, full: bool, reason: str | None, progress: ProgressCallback | None,
+def _run(job: int, state: RootState, full: bool, reason: str | None, progress: ProgressCallback | None,
          structure: bool = True) -> None:
+    """The build job's run (see :meth:`codelex.project.jobs.Job.run`: a failure is reported through the status)."""
     started = time.perf_counter()
-    try:
-        report = _build(state, job, full, reason, progress, structure)
-    except Cancelled:
-        return
-    except Exception as exc:  # reported through status; never raised into a query
-        if interpreter_exiting() or state.job != job:  # (superseded at exit: thread pools refuse work then)
-            return
-        log.warning("codelex: building the index of %s failed: %s", state.root, exc, exc_info=True)
-        with state.lock:
-            if state.job == job:
-                state.status, state.reason = "failed", f"{type(exc).__name__}: {exc}"
-                state.done.notify_all()
-        return
+    report = _build(state, job, full, reason, progress, structure)
     report.seconds = time.perf_counter() - started
     with state.lock:
-        if state.job == job:
+        if state.build.current(job):
             state.report = report
 
 
@@ -212,7 +185,7 @@ def _publish(state: RootState, job: int, index: WordIndex, walk: WalkResult, cha
     with state.lock:
         state.check_job(job)
         if changed or index is not state.index:  # files changed outside per-edit upkeep: derive the graph again
-            state.graph, state.graph_info = None, {}
+            state.imports.drop()
         edits, state.pending_edits = state.pending_edits, []
         for rel, content in edits:  # edits that arrived during the build are newer
             apply_edit(state, index, rel, content)
@@ -274,10 +247,7 @@ def reload_if_changed(state: RootState) -> bool:
         state.truncated = bool(index.metadata.get("truncated"))
         state.generated_at = index.metadata.get("generated_at")
         state.disk_signature = signature
-        if state.saver is not None:
-            state.saver.cancel()
-            state.saver.close()
-            state.saver = None
+    state.saver.cancel()
     _expect_edits(state, index)
     return True
 
@@ -293,13 +263,9 @@ def close(state: RootState) -> None:
     with state.lock:
         if state.status == "closed":
             return
-        state.job += 1  # supersedes a running build
-        state.status = "closed"
-        state.done.notify_all()
-        thread, saver = state.thread, state.saver
-        state.saver = None
-    join_bounded(thread, what="the index build")  # (cancelled above: it stops at its next check)
-    if saver is not None:
-        saver.close()
+        state.build.cancel(state="closed")  # supersedes a running build
+    state.build.close()  # (cancelled above: it stops at its next check; waited for within a bound)
+    state.saver.close()
     state.structure.close()
     state.code.close()
+    state.imports.close()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -42,11 +41,13 @@ from codelex.project.roots import discover_root, refusal_reason
 from codelex.project.state import RootOptions, state_for
 from codelex.project.symbols import Outline, SymbolSource, find_definition, outline_of
 from codelex.query.options import SearchOptions, parse_request
-from codelex.runtime import stop_at_exit
 
 log = logging.getLogger("codelex")
 
 __all__ = ["Project"]
+
+#: Longest a waited-for open, rebuild or refresh waits for the import graph that follows it.
+GRAPH_WAIT_S = 120.0
 
 #: While a project's chunks are prepared, code_search ranks the chunks of this many of the word index's
 #: best files for the query (twice its limit when that is more): a few files' analyses, not the tree's.
@@ -73,92 +74,6 @@ def _within_budget(result, total_lines: int | None, limit: int = 0, excerpt_line
 def _unbounded(limit: int, excerpt_lines: int) -> int:
     """A shared budget that never binds: ``limit`` excerpts of at most ``excerpt_lines`` lines each fit in it."""
     return limit * excerpt_lines
-
-
-def _build_graph(state) -> None:
-    """Extract and resolve the import edges of the indexed files (a background thread)."""
-    from codelex.runtime import collector_paused
-
-    with collector_paused():  # hundreds of thousands of small reference tuples: no cycles among them
-        _build_graph_now(state)
-
-
-def _build_graph_now(state) -> None:
-    import time
-
-    from codelex.graph import ImportGraph, read_from
-
-    index = state.index
-    if index is None:
-        return
-    from codelex.graph import ImportRef
-    from codelex.graph.extract import EXTRACTION_RULES
-    from codelex.persist.graph import load_graph_refs, save_graph_refs
-
-    started = time.perf_counter()
-    table = {path: (mtime, size) for path, mtime, size in index.file_table()}
-    directory = state.saved_dir
-    known: dict = {}
-    cached: dict = {}
-    if directory is not None:  # references saved with a file's current signature need no second read
-        cached = load_graph_refs(directory, EXTRACTION_RULES) or {}
-        for path, (mtime, size, refs) in cached.items():
-            if mtime >= 0 and table.get(path) == (mtime, size):
-                try:  # the container's checksum vouches for the bytes; the shape is checked here
-                    known[path] = [ImportRef(r[0], r[1], r[2], tuple(r[3])) for r in refs]
-                except (TypeError, ValueError, IndexError, KeyError):
-                    continue
-    from_cache = len(known)
-    seed, state.graph_seed = state.graph_seed, None
-    if seed is not None and seed[0] is index:  # extracted by the full build that made this index
-        for path, (mtime, refs) in seed[1].items():
-            if mtime >= 0 and table.get(path, (None,))[0] == mtime:
-                known.setdefault(path, refs)
-    reused = len(known)  # files not read again (from the cache or the build's own reading)
-    try:
-        graph = ImportGraph.build(list(index.files), read_from(str(state.root), state.options.max_bytes), known)
-    except Exception as exc:  # a graph is a prior: search goes on without it
-        log.exception("codelex: building the import graph failed")
-        with state.lock:
-            state.graph_info = {"error": f"{type(exc).__name__}: {exc}"}
-        return
-    with state.lock:
-        if state.status == "closed" or state.index is not index:
-            return  # closed, or rebuilt meanwhile (the next need starts over)
-        # Edits that arrived meanwhile: bring their files up to date in the graph too.
-        for rel in state.graph_backlog:
-            if state.index is not None and rel in state.index:
-                graph.update(rel)
-            else:
-                graph.remove(rel)
-        state.graph_backlog.clear()
-        state.graph = graph
-        state.graph_info = {"seconds": time.perf_counter() - started, "reused": reused}
-    refs = graph.references()
-    if directory is not None and (from_cache < len(refs) or len(cached) != len(refs)):  # new extractions, or
-        # files came or went (the prior counts changed): keep them
-        entries = {p: (table[p][0], table[p][1], r) for p, r in refs.items() if p in table and table[p][0] >= 0}
-        try:
-            save_graph_refs(entries, EXTRACTION_RULES, directory, graph.prior_counts())
-        except OSError as exc:  # a cache: the next process extracts again
-            log.info("codelex: could not save the import graph cache in %s: %s", directory, exc)
-
-
-def _saved_prior(state):
-    """The centrality prior saved with the graph cache, as a ``CentralityMap`` (None without one); read once."""
-    directory = state.saved_dir
-    if directory is None:
-        return None
-    held = state.saved_prior
-    if held is None or held[0] != directory:
-        from codelex.graph.extract import EXTRACTION_RULES
-        from codelex.persist.graph import load_graph_prior
-        from codelex.query import CentralityMap
-
-        counts = load_graph_prior(directory, EXTRACTION_RULES)
-        held = (directory, CentralityMap(counts) if counts else None)
-        state.saved_prior = held
-    return held[1]
 
 
 def _sentinel_dir(state) -> Path | None:
@@ -429,7 +344,7 @@ class Project:
             raise ValueError(f"import_graph must be True, False or 'saved', not {import_graph!r}")
         self.import_graph = import_graph
         if self.import_graph is True:
-            self._state.graph_wanted = True
+            self._state.imports.wanted = True
 
     @classmethod
     def discover(cls, path: str | os.PathLike[str] = ".", **kwargs) -> Project:
@@ -518,6 +433,8 @@ class Project:
             lifecycle.adopt_saved(self._state)
         lifecycle.start(self._state, full=False, wait_for_it=wait, reason=None, progress=self.progress,
                         structure=self.build_structure)
+        if wait:
+            self._await_graph()
         return self
 
     def rebuild(self, wait: bool = True) -> Project:
@@ -525,6 +442,8 @@ class Project:
         self._follow_config(start=False)
         lifecycle.start(self._state, full=True, wait_for_it=wait, reason="requested", supersede=True,
                         progress=self.progress, structure=self.build_structure)
+        if wait:
+            self._await_graph()
         return self
 
     def refresh(self) -> RefreshReport | None:
@@ -532,7 +451,15 @@ class Project:
         self._follow_config(start=False)
         lifecycle.start(self._state, full=False, wait_for_it=True, reason=None, supersede=True,
                         progress=self.progress, structure=self.build_structure)
+        self._await_graph()
         return self._state.report
+
+    def _await_graph(self) -> None:
+        """The import graph's prior changes rankings: after a waited-for build, wait for it too (within
+        :data:`GRAPH_WAIT_S`), so the next query ranks as every later one does."""
+        state = self._state
+        if self.import_graph is True and state.index is not None:
+            state.imports.wait(state, GRAPH_WAIT_S)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for a background build; True when none is running (any more)."""
@@ -649,20 +576,17 @@ class Project:
         index = state.index
         start_graph = False
         if index is not None and self.import_graph and opts.centrality is None and "centrality" not in kwargs:
-            graph = state.graph if self.import_graph is True else None
-            if graph is not None:
-                opts = dataclasses.replace(opts, centrality=graph.centrality_map())
-            else:
-                # Until this process's graph is ready, the counts the last one saved (if any).
-                saved = _saved_prior(state)
-                if saved is not None:
-                    opts = dataclasses.replace(opts, centrality=saved)
-                start_graph = self.import_graph is True  # after this answer: it would compete with it
+            # The graph's counts, else (until this process's graph is ready) the ones the last one saved, if any.
+            prior = state.imports.centrality(state, saved_only=self.import_graph is not True)
+            if prior is not None:
+                opts = dataclasses.replace(opts, centrality=prior)
+            start_graph = self.import_graph is True and not state.imports.ready  # after this answer: it would
+            # compete with it
         if start_graph:
             try:
                 return self._search_index(state, index, query, opts)
             finally:
-                self._graph(wait=False)
+                state.imports.ensure(state)
         if index is not None:
             return self._search_index(state, index, query, opts)
         with state.lock:
@@ -1136,27 +1060,16 @@ class Project:
         if self.status in ("idle", "building"):
             self.open(wait=True)
         self.wait_structure()
-        thread = self._state.code.sync_thread
-        if thread is not None:
-            thread.join()
+        self._state.code.wait_first_sync()
         self.code_search("prepare", embedder=False, limit=1, wait=True)  # builds the corpus here
 
     def embedding_status(self) -> dict:
         """``{embedded, chunks, running, error}`` of the background embedding of this project's chunks."""
-        code = self._state.code
-        with code.lock:
-            thread = code.thread
-            done, total = code.progress
-            return {"embedded": done, "chunks": total, "running": thread is not None and thread.is_alive(),
-                    "error": code.embed_error}
+        return self._state.code.embedding_status()
 
     def wait_embeddings(self, timeout: float | None = None) -> bool:
         """Wait for the background embedding; True when none is running (any more)."""
-        thread = self._state.code.thread
-        if thread is not None:
-            thread.join(timeout)
-            return not thread.is_alive()
-        return True
+        return self._state.code.wait_embedding(timeout)
 
     def find_related(self, path: str | os.PathLike[str], line: int, *, limit: int = 8, same_language: bool = True,
                      embedder=None, wait: bool = False, background: bool = True,
@@ -1267,14 +1180,7 @@ class Project:
     def graph_status(self) -> dict:
         """``state`` (``off``, ``building``, ``ready``, ``failed``) and, when ready, the graph's counts
         (files, references, resolved, unresolved, edges) and the seconds its build took."""
-        state = self._state
-        with state.lock:
-            graph, thread, info = state.graph, state.graph_thread, dict(state.graph_info)
-        if graph is not None:
-            return dict(info, state="ready", **graph.stats())
-        if thread is not None and thread.is_alive():
-            return {"state": "building"}
-        return dict(info, state="failed" if info.get("error") else "off")
+        return self._state.imports.status()
 
     def _search_index(self, state, index, query: str, opts: SearchOptions) -> SearchResult:
         try:
@@ -1336,34 +1242,16 @@ class Project:
         """Importer counts for the pipeline's centrality stage: the graph's, else the last saved ones (None)."""
         if not self.import_graph:
             return None
-        state = self._state
-        graph = state.graph if self.import_graph is True else None
-        return graph.centrality_map() if graph is not None else _saved_prior(state)
+        return self._state.imports.centrality(self._state, saved_only=self.import_graph is not True)
 
     def _require_graph(self, timeout: float | None):
-        if self._state.index is None:
+        state = self._state
+        if state.index is None:
             raise RuntimeError("the project has no index yet: open() it first")
-        graph = self._graph(wait=True, timeout=timeout)
+        graph = state.imports.wait(state, timeout)
         if graph is None:
             raise TimeoutError("the import graph is still being built")
         return graph
-
-    def _graph(self, wait: bool, timeout: float | None = None):
-        """The import graph (None while it builds); its build starts on first need, in the background."""
-        state = self._state
-        with state.lock:
-            if state.graph is not None:
-                return state.graph
-            thread = state.graph_thread
-            if (thread is None or not thread.is_alive()) and state.index is not None \
-                    and not state.graph_info.get("error"):
-                thread = threading.Thread(target=_build_graph, args=(state,), name="codelex-graph", daemon=True)
-                state.graph_thread = thread
-                stop_at_exit(state)
-                thread.start()
-        if wait and thread is not None:
-            thread.join(timeout)
-        return state.graph
 
     # --- live freshness ------------------------------------------------------------
 

@@ -80,7 +80,7 @@ def refresh(state: RootState, job: int, index: WordIndex, walk: WalkResult,
     content_skips: dict[str, str] = {}
     max_bytes = state.options.max_bytes
     for doc in read_files(state.root, to_read, max_bytes=max_bytes, skipped=read_skipped, progress=progress,
-                          should_continue=lambda: state.job == job, on_skip=content_skips.__setitem__):
+                          should_continue=lambda: state.build.current(job), on_skip=content_skips.__setitem__):
         index.update(doc.path, doc.content, mtime_ns=doc.mtime_ns)
         read_ok.add(doc.path)
         if doc.path in stale_set:
@@ -129,13 +129,13 @@ def full_build(state: RootState, job: int, walk: WalkResult, reason: str,
     content_skips: dict[str, str] = {}
     max_bytes = state.options.max_bytes
     docs = read_files(state.root, walk.files, max_bytes=max_bytes, skipped=skipped, progress=progress,
-                      should_continue=lambda: state.job == job, on_skip=content_skips.__setitem__)
-    seed: dict | None = {} if state.graph_wanted else None
+                      should_continue=lambda: state.build.current(job), on_skip=content_skips.__setitem__)
+    seed: dict | None = {} if state.imports.wanted else None
     items = ((d.path, d.content, d.mtime_ns) for d in docs) if seed is None else _extracting(docs, seed)
     index = WordIndex.build(items, max_bytes=max_bytes)
     state.check_job(job)  # a superseded build stopped reading early: never publish it
     if seed is not None:
-        state.graph_seed = (index, seed)
+        state.imports.seed = (index, seed)
     listed = {f.path: f for f in walk.files}
     index.metadata["content_skipped"] = {
         p: [listed[p].mtime_ns, listed[p].size, r] for p, r in content_skips.items() if r in CONTENT_SKIPS

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,15 +19,13 @@ from codelex.lexical import WordIndex
 from codelex.persist.layout import index_locations, writable_dir
 from codelex.project.results import RefreshReport
 from codelex.project.code import CodeUpkeep
+from codelex.project.graph_upkeep import GraphUpkeep
+from codelex.project.jobs import Cancelled, DebouncedSaver, Job
 from codelex.project.structure import StructureUpkeep
 
 __all__ = ["Cancelled", "RootOptions", "RootState", "state_for"]
 
 log = logging.getLogger("codelex")
-
-
-class Cancelled(Exception):
-    """A build was superseded or its project closed: it stops and never publishes."""
 
 
 @dataclass(frozen=True)
@@ -87,17 +84,16 @@ class RootState:
         self.options = options
         self.root = options.root
         self.lock = threading.RLock()
-        self.done = threading.Condition(self.lock)
+        # The index build: its state word is the root's status (idle | building | ready | refused | failed |
+        # closed), published with the index under the same lock.
+        self.build = Job(f"building the index of {self.root}", lock=self.lock)
+        self.done = self.build.done
         self.index: WordIndex | None = None
-        self.status = "idle"  # idle | building | ready | refused | failed | closed
-        self.reason: str | None = None
         self.generated_at: float | None = None
         self.truncated = False
         self.report: RefreshReport | None = None
-        self.job = 0
-        self.thread: threading.Thread | None = None
         self.pending_edits: list[tuple[str, object]] = []
-        self.saver = None
+        self.saver = DebouncedSaver(self.writable_dir)  # the index's debounced save after edits
         self.saved_dir: Path | None = None
         # Tells this process's saves from another's (see Project.reload_if_changed).
         self.writer = f"{os.getpid()}:{id(self):x}"
@@ -105,15 +101,7 @@ class RootState:
         # Candidate index locations that could not be examined, with the reason (shown by status).
         self.unreadable_dirs: dict[str, str] = {}
         self.watcher = None  # a ProjectWatcher once a watched handle opened the root
-        self.graph = None  # the ImportGraph, once built (codelex.graph)
-        self.graph_thread: threading.Thread | None = None
-        self.graph_info: dict = {}
-        self.graph_backlog: list[str] = []  # files edited while the graph was being built
-        # Set by a handle that ranks with the graph: a full build then extracts import references from the
-        # contents it reads anyway, and the graph's build takes them as (index, {path: (mtime_ns, refs)}).
-        self.graph_wanted = False
-        self.graph_seed: tuple | None = None
-        self.saved_prior: tuple | None = None  # (index directory, CentralityMap | None) read from graph.clx
+        self.imports = GraphUpkeep(self.root, self.lock)  # the import graph (codelex.graph) and its job
         self.watch_failure: str | None = None  # why the watcher could not start
         # (signature of the configuration files, effective settings) that ``options`` were derived from: the
         # project compares the signature on each request and re-derives the options when it moved.
@@ -141,24 +129,27 @@ class RootState:
         """Where to save: where the last save went, else the first writable candidate."""
         return self.saved_dir or writable_dir(self.root, self.options.index_dir)
 
-    def stop(self) -> None:
-        """Supersede the running build and graph (at interpreter exit): they stop at their next check."""
-        with self.lock:
-            self.job += 1
-            self.done.notify_all()
+    @property
+    def status(self) -> str:
+        """The build job's state word: ``idle``, ``building``, ``ready``, ``refused``, ``failed`` or ``closed``."""
+        return self.build.state
 
-    def join(self, timeout: float | None = None) -> bool:
-        """Wait for the build and graph threads (all within ``timeout``); True when neither runs any more."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        threads = [self.thread, self.graph_thread]
-        for thread in threads:
-            if thread is not None and thread is not threading.current_thread():
-                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        return not any(t is not None and t.is_alive() and t is not threading.current_thread() for t in threads)
+    @status.setter
+    def status(self, value: str) -> None:
+        self.build.state = value
+
+    @property
+    def reason(self) -> str | None:
+        """Why the root is ``refused`` or ``failed``."""
+        return self.build.reason
+
+    @reason.setter
+    def reason(self, value: str | None) -> None:
+        self.build.reason = value
 
     def check_job(self, job: int) -> None:
         """Raise :class:`Cancelled` when ``job`` is no longer the current build."""
-        if self.job != job or self.status == "closed":
+        if not self.build.current(job) or self.status == "closed":
             raise Cancelled
 
 

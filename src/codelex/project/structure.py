@@ -20,7 +20,7 @@ from codelex.defaults import STRUCTURE_FILE
 from codelex.errors import IndexFormatError
 from codelex.ingest import Document, SourceFile, read_file
 from codelex.persist.layout import probe_index
-from codelex.runtime import join_bounded, stop_at_exit
+from codelex.project.jobs import DebouncedSaver, Job
 from codelex.structure import FileStructure, analyze
 from codelex.structure.pool import analyze_files, content_hash
 from codelex.structure.store import FileRecord, StructureIndex
@@ -41,22 +41,31 @@ class StructureUpkeep:
         self.max_bytes = max_bytes
         self.save_dir_fn = save_dir_fn  # where to save (the root's writable index directory)
         self.debounce_ms: float | None = None
-        self.lock = threading.RLock()
-        self.done = threading.Condition(self.lock)
+        # The background analysis: its state word is the store's status (idle | building | ready | failed).
+        self.build = Job(f"building the structure of {root}", lock=threading.RLock())
+        self.lock = self.build.lock
+        self.done = self.build.done
         self.index: StructureIndex | None = None
-        self.status = "idle"  # idle | building | ready | failed
-        self.reason: str | None = None
         self.stats: dict[str, int] = {}
         self.save_error: str | None = None  # why the last save of the store failed (None: it did not)
-        self.job = 0
-        self.thread: threading.Thread | None = None
         self.stale: dict[str, bytes | str | None] = {}  # path -> new content (None: read it from disk)
         self.drain_timer: threading.Timer | None = None
-        self.saver = None
-        self.closed = False
+        self.saver = DebouncedSaver(save_dir_fn)  # the store's debounced save after edits
         # Edits that arrive while a build runs: analyzed again after it, so the build's read of the disk
         # never wins over a newer edit.
         self.edited_during_build: dict[str, bytes | str | None] = {}
+
+    @property
+    def status(self) -> str:
+        return self.build.state
+
+    @property
+    def reason(self) -> str | None:
+        return self.build.reason
+
+    @property
+    def closed(self) -> bool:
+        return self.build.closed
 
     # --- loading and building ----------------------------------------------------
 
@@ -83,71 +92,47 @@ class StructureUpkeep:
         with self.lock:
             if self.closed:
                 return
-            self.job += 1
-            job = self.job
-            self.status = "building"
-            self.done.notify_all()
+            job = self.build.begin()
         if wait:
-            self._refresh(job, files, directory)
-            return
-        thread = threading.Thread(target=self._refresh, args=(job, files, directory), daemon=True,
-                                  name="codelex-structure")
-        with self.lock:
-            self.thread = thread
-        stop_at_exit(self)
-        thread.start()
+            self.build.run(job, self._refresh, files, directory)
+        else:
+            self.build.spawn(job, self._refresh, files, directory, name="codelex-structure")
 
     def _refresh(self, job: int, files: list[SourceFile], directory) -> None:
+        """The analysis job's run (a failure is reported through the status by the job)."""
         started = time.perf_counter()
-        try:
-            index = self.load(directory)
-            current = {f.path: f for f in files}
-            removed = index.retain(set(current))
-            todo = []
-            for f in files:
-                info = index.file_info(f.path)
-                if info is None or info[1] != f.mtime_ns or info[2] != f.size:
-                    todo.append((f.path, info[0] if info is not None else None))
-            result = analyze_files(self.root, todo, max_bytes=self.max_bytes,
-                                   should_continue=lambda: self.job == job and not self.closed)
-            # Work done is kept even when the build was cut short (a closed project, a one-shot
-            # command): the next refresh goes on from there.
-            index.apply(result.batches, result.unchanged)
-            for path in result.skipped:  # binary, vanished...: not in the word index either
-                index.remove(path)
-            if self.job != job or self.closed:
-                if index.changes:
-                    self._save(self.save_dir_fn())
-                return
-            if index.changes:
-                self._save(self.save_dir_fn())
-            with self.lock:
-                self.stats = dict(result.statuses, analyzed=len(todo), removed=removed,
-                                  unchanged=len(result.unchanged), seconds=round(time.perf_counter() - started, 3))
-                self.status, self.reason = "ready", None
-                requeue = bool(self.edited_during_build)
-                self.stale.update(self.edited_during_build)
-                self.edited_during_build.clear()
-                self.done.notify_all()
-            if requeue:
-                self._start_drain()
-        except Exception as exc:  # reported through status; never raised into a query
-            log.warning("codelex: building the structure of %s failed: %s", self.root, exc, exc_info=True)
-            with self.lock:
-                if self.job == job:
-                    self.status, self.reason = "failed", f"{type(exc).__name__}: {exc}"
-                    self.done.notify_all()
+        index = self.load(directory)
+        current = {f.path: f for f in files}
+        removed = index.retain(set(current))
+        todo = []
+        for f in files:
+            info = index.file_info(f.path)
+            if info is None or info[1] != f.mtime_ns or info[2] != f.size:
+                todo.append((f.path, info[0] if info is not None else None))
+        result = analyze_files(self.root, todo, max_bytes=self.max_bytes,
+                               should_continue=lambda: self.build.current(job))
+        # Work done is kept even when the build was cut short (a closed project, a one-shot
+        # command): the next refresh goes on from there.
+        index.apply(result.batches, result.unchanged)
+        for path in result.skipped:  # binary, vanished...: not in the word index either
+            index.remove(path)
+        if index.changes:
+            self._save(self.save_dir_fn())
+        if not self.build.current(job):
+            return
+        with self.lock:
+            self.stats = dict(result.statuses, analyzed=len(todo), removed=removed,
+                              unchanged=len(result.unchanged), seconds=round(time.perf_counter() - started, 3))
+            requeue = bool(self.edited_during_build)
+            self.stale.update(self.edited_during_build)
+            self.edited_during_build.clear()
+            self.build.finish(job, "ready")
+        if requeue:
+            self._start_drain()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until no structure build runs; True when none does (any more)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self.done:
-            while self.status == "building":
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return False
-                self.done.wait(remaining)
-        return True
+        return self.build.wait(timeout)
 
     def _save(self, directory) -> None:
         """Save the store to ``directory``; a failure is logged and kept in :attr:`save_error` (``codelex index``
@@ -233,17 +218,11 @@ class StructureUpkeep:
                 self.index.remove(path)
 
     def _schedule_save(self) -> None:
-        from codelex.persist.scheduler import PersistScheduler
-
         with self.lock:
             if self.closed or self.index is None:
                 return
-            if self.saver is None or self.saver.index is not self.index:
-                if self.saver is not None:
-                    self.saver.close()
-                self.saver = PersistScheduler(self.index, self.save_dir_fn(), debounce_ms=self.debounce_ms)
-            saver = self.saver
-        saver.schedule()
+            index = self.index
+        self.saver.schedule(index, self.debounce_ms)
 
     # --- reads -------------------------------------------------------------------
 
@@ -272,29 +251,18 @@ class StructureUpkeep:
         return structure
 
     def close(self) -> None:
+        self.build.stop()  # nothing new starts; the analysis under way stops at its next batch
         with self.lock:
-            self.closed = True
-            self.job += 1
-            timer, thread, saver = self.drain_timer, self.thread, self.saver
-            self.saver = None
-            self.done.notify_all()
+            timer = self.drain_timer
         if timer is not None:
             timer.cancel()
-        join_bounded(thread, what="the structure stage")
-        if saver is not None:
-            saver.close()
+        self.build.close()  # waited for within a bound
+        self.saver.close()
 
     def stop(self) -> None:
         """Stop the background analysis at its next batch (at interpreter exit); nothing new starts."""
-        with self.lock:
-            self.closed = True
-            self.job += 1
-            self.done.notify_all()
+        self.build.stop()
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait for the analysis thread for at most ``timeout`` s; True when it no longer runs."""
-        thread = self.thread
-        if thread is None or thread is threading.current_thread():
-            return True
-        thread.join(timeout)
-        return not thread.is_alive()
+        return self.build.join(timeout)
