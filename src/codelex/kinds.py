@@ -4,7 +4,7 @@ the source of truth)."""
 
 from __future__ import annotations
 
-from codelex.languages import ALIASES, LANGUAGES, extname, kind_of
+from codelex.languages import ALIASES, LANGUAGES, canonical_kind, extname, kind_of
 from codelex.languages import EXTENSION_KIND as EXTENSION_KIND
 
 #: Kind -> its extensions: a view of the language registry (:mod:`codelex.languages`), where kinds are defined.
@@ -16,14 +16,6 @@ KIND_ALIASES: dict[str, str] = ALIASES
 
 NON_CODE_KINDS: frozenset[str] = frozenset(lang.kind for lang in LANGUAGES if not lang.code)
 CODE_KINDS: frozenset[str] = frozenset(KINDS) - NON_CODE_KINDS
-
-
-def canonical_kind(name: str) -> str | None:
-    """The :data:`KINDS` key a kind name or alias (any case, surrounding blanks ignored) stands for, or None."""
-    key = name.strip().lower()
-    if key in KINDS:
-        return key
-    return KIND_ALIASES.get(key)
 
 
 def supported_kinds() -> str:

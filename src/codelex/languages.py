@@ -43,12 +43,14 @@ __all__ = [
     "LANGUAGES",
     "Grammar",
     "Language",
+    "canonical_kind",
     "definition_rules_of",
     "extname",
     "grammar_of",
     "import_family_of",
     "kind_of",
     "language_of",
+    "tables_of",
 ]
 
 
@@ -177,18 +179,72 @@ LANGUAGES: tuple[Language, ...] = (
     Language("zig", (".zig", ".zon")),
 )
 
-BY_KIND: dict[str, Language] = {lang.kind: lang for lang in LANGUAGES}
 
+def tables_of(languages: tuple[Language, ...]) -> dict[str, object]:
+    """The look-up tables of a list of languages, by the module global each is (those of :data:`LANGUAGES`).
+
+    Raises ``ValueError`` for a registry that does not hold together: a kind,
+    extension or alias claimed twice, an alias that is a kind, an unknown
+    grammar, rule set or import family, a grammar for an extension the kind
+    does not have.
+    """
+    by_kind: dict[str, Language] = {}
+    extension_kind: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    for lang in languages:
+        if lang.kind in by_kind:
+            raise ValueError(f"kind {lang.kind!r} registered twice")
+        by_kind[lang.kind] = lang
+        for ext in lang.extensions:
+            if ext in extension_kind:
+                raise ValueError(f"extension {ext!r} of {lang.kind!r} is {extension_kind[ext]!r}'s already")
+            if not ext.startswith(".") or ext != ext.lower():
+                raise ValueError(f"extension {ext!r} of {lang.kind!r}: not a lowercase '.ext'")
+            extension_kind[ext] = lang.kind
+        for alias in lang.aliases:
+            if alias in aliases or alias != alias.lower():
+                raise ValueError(f"alias {alias!r} of {lang.kind!r} is another's, or not lowercase")
+            aliases[alias] = lang.kind
+        grammars = [lang.grammar] if isinstance(lang.grammar, str) else list((lang.grammar or {}).values())
+        if not set(grammars) <= set(GRAMMARS):
+            raise ValueError(f"{lang.kind!r} names a grammar not in GRAMMARS: {sorted(set(grammars) - set(GRAMMARS))}")
+        if isinstance(lang.grammar, Mapping) and not set(lang.grammar) <= set(lang.extensions):
+            raise ValueError(f"{lang.kind!r} gives a grammar to extensions it does not have")
+        if lang.definitions not in DEFINITION_RULES:
+            raise ValueError(f"{lang.kind!r}: unknown definition rule set {lang.definitions!r}")
+        if lang.imports is not None and lang.imports not in IMPORT_FAMILIES:
+            raise ValueError(f"{lang.kind!r}: unknown import family {lang.imports!r}")
+    clash = set(aliases) & set(by_kind)
+    if clash:
+        raise ValueError(f"aliases that are kinds: {sorted(clash)}")
+    named = [lang for lang in languages if lang.names]
+    return {
+        "BY_KIND": by_kind,
+        "EXTENSION_KIND": extension_kind,
+        "ALIASES": aliases,
+        # The special names as one expression (one match per file on the walk's hot path).
+        "_SPECIAL": re.compile("|".join(f"(?P<k{i}>{lang.names})" for i, lang in enumerate(named))),
+        "_SPECIAL_LANGUAGE": {f"k{i}": lang for i, lang in enumerate(named)},
+        "_SPECIAL_KIND": {f"k{i}": lang.kind for i, lang in enumerate(named)},
+        "DEFINITION_RULES_BY_EXTENSION": {
+            ext: DEFINITION_RULES.index(lang.definitions)
+            for lang in languages if lang.definitions != "generic" for ext in lang.extensions},
+    }
+
+
+_TABLES = tables_of(LANGUAGES)
+
+#: Kind -> language.
+BY_KIND: dict[str, Language] = _TABLES["BY_KIND"]
 #: Lowercased extension (with its dot) -> kind.
-EXTENSION_KIND: dict[str, str] = {ext: lang.kind for lang in LANGUAGES for ext in lang.extensions}
-
+EXTENSION_KIND: dict[str, str] = _TABLES["EXTENSION_KIND"]
 #: Alias -> kind (kinds themselves are not listed).
-ALIASES: dict[str, str] = {alias: lang.kind for lang in LANGUAGES for alias in lang.aliases}
-
-# The special names as one expression (one match per file on the walk's hot path).
-_NAMED = [lang for lang in LANGUAGES if lang.names]
-_SPECIAL = re.compile("|".join(f"(?P<k{i}>{lang.names})" for i, lang in enumerate(_NAMED)))
-_SPECIAL_LANGUAGE = {f"k{i}": lang for i, lang in enumerate(_NAMED)}
+ALIASES: dict[str, str] = _TABLES["ALIASES"]
+_SPECIAL: re.Pattern[str] = _TABLES["_SPECIAL"]
+_SPECIAL_LANGUAGE: dict[str, Language] = _TABLES["_SPECIAL_LANGUAGE"]
+_SPECIAL_KIND: dict[str, str] = _TABLES["_SPECIAL_KIND"]
+#: Lowercased extension -> rule set id, for the extensions whose rules are not ``generic`` (id 0).
+DEFINITION_RULES_BY_EXTENSION: dict[str, int] = _TABLES["DEFINITION_RULES_BY_EXTENSION"]
 
 
 def extname(path: str) -> str:
@@ -210,9 +266,6 @@ def language_of(path: str) -> Language | None:
     return BY_KIND[kind] if kind is not None else None
 
 
-_SPECIAL_KIND = {group: lang.kind for group, lang in _SPECIAL_LANGUAGE.items()}
-
-
 def kind_of(path: str) -> str | None:
     """The kind of a file (that of :func:`language_of`), or None.  On the walk's hot path: one match, one look-up."""
     base = path.rsplit("/", 1)[-1]
@@ -222,6 +275,14 @@ def kind_of(path: str) -> str | None:
     return EXTENSION_KIND.get(extname(base).lower())
 
 
+def canonical_kind(name: str) -> str | None:
+    """The kind a kind name or alias (any case, surrounding blanks ignored) stands for, or None."""
+    key = name.strip().lower()
+    if key in BY_KIND:
+        return key
+    return ALIASES.get(key)
+
+
 def grammar_of(path: str) -> str | None:
     """The grammar a file is parsed with (a key of :data:`GRAMMARS`), from its kind and extension, or None."""
     lang = language_of(path)
@@ -229,15 +290,9 @@ def grammar_of(path: str) -> str | None:
 
 
 def import_family_of(path: str) -> str | None:
-    """The import family (a key of :data:`IMPORT_FAMILIES`) whose scanner reads a file's imports, or None."""
+    """The import family (a name of :data:`IMPORT_FAMILIES`) whose scanner reads a file's imports, or None."""
     lang = language_of(path)
     return lang.imports if lang is not None else None
-
-
-#: Lowercased extension -> rule set id, for the extensions whose rules are not ``generic`` (id 0).
-DEFINITION_RULES_BY_EXTENSION: dict[str, int] = {
-    ext: DEFINITION_RULES.index(lang.definitions)
-    for lang in LANGUAGES if lang.definitions != "generic" for ext in lang.extensions}
 
 
 def definition_rules_of(path: str) -> int:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from codelex.defaults import WINDOWS
 from codelex.errors import QueryError
-from codelex.languages import LANGUAGES
+from codelex import languages
 
 
 def _norm_path(path: str) -> str:
@@ -42,11 +42,11 @@ def _extension(path: str) -> str:
 
 def _kind(path: str) -> str | None:
     name = path.split("/")[-1]
-    for lang in LANGUAGES:
+    for lang in languages.LANGUAGES:
         if lang.names and re.fullmatch(lang.names, name):
             return lang.kind
     ext = _extension(path)
-    for lang in LANGUAGES:
+    for lang in languages.LANGUAGES:
         if ext in lang.extensions:
             return lang.kind
     return None
@@ -54,7 +54,7 @@ def _kind(path: str) -> str | None:
 
 def _resolve_kind(value: str) -> str:
     key = value.strip().lower()
-    for lang in LANGUAGES:
+    for lang in languages.LANGUAGES:
         if key == lang.kind or key in lang.aliases:
             return lang.kind
     raise QueryError(f"Unknown lang: {value!r}")
