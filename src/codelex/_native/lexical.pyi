@@ -1,6 +1,7 @@
 """Type stubs of codelex._native.lexical (lexical.pyx): the live word index and BM25."""
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -8,6 +9,8 @@ import numpy.typing as npt
 LINE_CHECKPOINT: int
 
 from codelex._native.text import Vocabulary
+
+_Row = TypeVar("_Row", bound=tuple)
 
 FIELD_NAMES: tuple[str, str, str, str]
 FIELD_PREFIXES: tuple[str, str, str, str]
@@ -31,36 +34,9 @@ class FieldRanking:
         def_boost: float,
         name_boost: float,
     ) -> None: ...
+    def native_params(self) -> dict[str, object]: ...
 
 def encode_paths(paths: list[str]) -> tuple[bytes, npt.NDArray[np.uint64]]: ...
-
-class Hit:
-    @property
-    def file(self) -> str: ...
-    @property
-    def score(self) -> float: ...
-    @property
-    def hits(self) -> int: ...
-    @property
-    def start_line(self) -> int: ...
-    @property
-    def end_line(self) -> int: ...
-    @property
-    def symbol(self) -> str | None: ...
-    @property
-    def fields(self) -> tuple[str, ...]: ...
-    def __init__(
-        self,
-        file: str,
-        score: float,
-        hits: int,
-        start_line: int,
-        end_line: int = -1,
-        symbol: str | None = None,
-        fields: tuple[str, ...] = ("body",),
-    ) -> None: ...
-    def with_symbol(self, symbol: str | None, end_line: int) -> Hit: ...
-    def to_dict(self) -> dict[str, object]: ...
 
 class SegmentBatch:
     @property
@@ -161,7 +137,8 @@ class LiveIndex:
         multiplier_max: float = ...,
         exhaustive: bool = False,
         prune_min_postings: int = 16384,
-    ) -> list[Hit] | None: ...
+        row_type: type[_Row] = ...,
+    ) -> list[_Row] | None: ...
     def search_fields(
         self,
         terms: list[str | tuple[str, float, bool]],
@@ -175,4 +152,5 @@ class LiveIndex:
         multiplier_max: float = ...,
         exhaustive: bool = False,
         prune_min_postings: int = 16384,
-    ) -> list[Hit] | None: ...
+        row_type: type[_Row] = ...,
+    ) -> list[_Row] | None: ...

@@ -36,6 +36,10 @@ from codelex._native.text cimport Vocabulary
 
 import numpy as np
 
+cdef extern from "text/tokenizer.hpp" namespace "codelex" nogil:
+    const int kFields
+    const char kFieldPrefix[4]
+
 
 # --- index ---------------------------------------------------------------------
 
@@ -64,92 +68,80 @@ cdef tuple _packed(const PackedOffsets& values, size_t n):
     return base, rel
 
 
-cdef class Hit:
-    """One ranked file.
+# --- result rows -----------------------------------------------------------------
+#
+# A search answers rows ``(file, score, hits, start_line, end_line, symbol, fields)``: plain tuples, or
+# tuples of the tuple subclass the caller names (``codelex.lexical.hits.Hit``, whose type and wire shape
+# are Python's).  They are filled here, so no Python code runs per hit.
 
-    Attributes
-    ----------
-    file : str
-        Path as stored in the index (``/``-separated, project-relative).
-    score : float
-        BM25 score times the priors.
-    hits : int
-        Sum over the matched query tokens of the number of lines mentioning them.
-    start_line : int
-        The best-matching line (1-based): the line whose distinct query tokens
-        carry the largest total idf, the earliest on ties.
-    end_line : int
-        ``start_line``, or, when the structure of the file is known, the last
-        line of the definition that encloses it.
-    symbol : str or None
-        The qualified name of that definition (None when unknown or outside
-        every definition).
-    fields : tuple of str
-        The fields the query matched (``body``, ``dir``, ``name``, ``defs``;
-        always ``("body",)`` in the classic ranking).
+cdef extern from *:
     """
+    /* A row of 7 items of tuple type t (tuple itself, or a subclass adding no storage: checked by the caller).
+       Below 3.14 a subclass instance is allocated and filled as tuple.__new__ does; from 3.14 on (tuples
+       cache their hash) it is made by tuple.__new__ itself. */
+    static PyObject* codelex_row7(PyTypeObject* t, PyObject* a, PyObject* b, PyObject* c, PyObject* d,
+                                  PyObject* e, PyObject* f, PyObject* g) {
+        PyObject* items[7] = {a, b, c, d, e, f, g};
+        PyObject* out;
+        int i;
+    #if PY_VERSION_HEX < 0x030E0000
+        out = (t == &PyTuple_Type) ? PyTuple_New(7) : t->tp_alloc(t, 7);
+        if (out == NULL) return NULL;
+        for (i = 0; i < 7; ++i) { Py_INCREF(items[i]); PyTuple_SET_ITEM(out, i, items[i]); }
+        return out;
+    #else
+        PyObject* plain = PyTuple_New(7);
+        PyObject* args;
+        if (plain == NULL) return NULL;
+        for (i = 0; i < 7; ++i) { Py_INCREF(items[i]); PyTuple_SET_ITEM(plain, i, items[i]); }
+        if (t == &PyTuple_Type) return plain;
+        args = PyTuple_Pack(1, plain);
+        Py_DECREF(plain);
+        if (args == NULL) return NULL;
+        out = PyTuple_Type.tp_new(t, args, NULL);
+        Py_DECREF(args);
+        return out;
+    #endif
+    }
+    """
+    object codelex_row7(type t, object a, object b, object c, object d, object e, object f, object g)
 
-    cdef readonly str file
-    cdef readonly double score
-    cdef readonly long hits
-    cdef readonly long start_line
-    cdef readonly long end_line
-    cdef readonly object symbol
-    cdef readonly tuple fields
-
-    def __init__(self, str file not None, double score, long hits, long start_line, long end_line=-1, symbol=None,
-                 tuple fields=("body",)):
-        if symbol is not None and not isinstance(symbol, str):
-            raise TypeError(f"symbol must be str or None, not {type(symbol).__name__}")
-        self.file = file
-        self.score = score
-        self.hits = hits
-        self.start_line = start_line
-        self.end_line = start_line if end_line < 0 else end_line
-        self.symbol = symbol
-        self.fields = fields if fields is not None else ("body",)
-
-    def with_symbol(self, symbol, long end_line):
-        """This hit, naming the definition ``symbol`` that encloses its best line and ends at ``end_line``."""
-        return Hit(self.file, self.score, self.hits, self.start_line, end_line, symbol, self.fields)
-
-    def to_dict(self):
-        """The original's result shape: ``{file, score, hits, startLine, endLine}``, plus ``symbol`` when known."""
-        out = {"file": self.file, "score": self.score, "hits": self.hits,
-               "startLine": self.start_line, "endLine": self.end_line}
-        if self.symbol is not None:
-            out["symbol"] = self.symbol
-        if self.fields != ("body",):
-            out["fields"] = list(self.fields)
-        return out
-
-    def __repr__(self):
-        extra = f", symbol={self.symbol!r}" if self.symbol is not None else ""
-        if self.fields != ("body",):
-            extra += f", fields={self.fields!r}"
-        return (f"Hit(file={self.file!r}, score={self.score:.6g}, hits={self.hits}, "
-                f"start_line={self.start_line}, end_line={self.end_line}{extra})")
-
-    def __eq__(self, other):
-        if not isinstance(other, Hit):
-            return NotImplemented
-        cdef Hit o = other
-        return (self.file == o.file and self.score == o.score and self.hits == o.hits
-                and self.start_line == o.start_line and self.end_line == o.end_line and self.symbol == o.symbol
-                and self.fields == o.fields)
-
-    def __hash__(self):
-        return hash((self.file, self.score, self.hits, self.start_line, self.end_line, self.symbol, self.fields))
-
-    def __reduce__(self):
-        return (Hit, (self.file, self.score, self.hits, self.start_line, self.end_line, self.symbol, self.fields))
+cdef inline bint _is_field_byte(char c) noexcept nogil:
+    """Whether ``c`` is the prefix byte of a field other than the body (``kFieldPrefix``)."""
+    cdef int f
+    for f in range(1, kFields):
+        if c == kFieldPrefix[f]:
+            return True
+    return False
 
 
+cdef type _row_type_ok = tuple  # the last row type checked
+
+
+cdef type _row_type(object row_type):
+    """``row_type`` once checked: tuple, or a subclass of it that adds no storage (``__slots__ = ()``)."""
+    global _row_type_ok
+    if row_type is _row_type_ok:
+        return <type>row_type
+    if not isinstance(row_type, type) or not issubclass(row_type, tuple):
+        raise TypeError(f"row_type must be tuple or a subclass of it, not {row_type!r}")
+    if (row_type.__basicsize__ != tuple.__basicsize__ or row_type.__itemsize__ != tuple.__itemsize__
+            or row_type.__dictoffset__ or row_type.__weakrefoffset__):
+        raise TypeError(f"row_type must add no storage to tuple (__slots__ = ()): {row_type!r}")
+    _row_type_ok = row_type
+    return <type>row_type
+
+
+#: The fields of a document, in the native order (csrc/text/tokenizer.hpp, ``Field``): what ``Hit.fields`` names.
 FIELD_NAMES = ("body", "dir", "name", "defs")
-#: Field prefixes of the vocabulary: a field's terms are its tokens behind this byte (none for the body).
-FIELD_PREFIXES = ("", "\x01", "\x02", "\x03")
-_BODY = ("body",)
-_FIELD_TUPLES = tuple(tuple(FIELD_NAMES[f] for f in range(4) if mask >> f & 1) for mask in range(16))
+#: Field prefixes of the vocabulary, as the native tokenizer writes them (``kFieldPrefix``): a field's terms are
+#: its tokens behind this byte (none for the body).  The one source of the vocabulary's field bytes.
+FIELD_PREFIXES = tuple(chr(<unsigned char>kFieldPrefix[f]) if f else "" for f in range(kFields))
+cdef tuple _BODY = ("body",)
+if kFields != len(FIELD_NAMES):  # pragma: no cover - a header change this binding has not followed
+    raise ImportError(f"the native tokenizer has {kFields} fields, the binding names {len(FIELD_NAMES)}")
+#: ``Hit.fields`` of each mask of matched fields (typed: indexed per hit without a lookup).
+cdef tuple _FIELD_TUPLES = tuple(tuple(FIELD_NAMES[f] for f in range(4) if mask >> f & 1) for mask in range(16))
 
 
 cdef class _ScorerBox:
@@ -164,9 +156,14 @@ cdef class _ScorerBox:
 cdef class FieldRanking:
     """The code ranking's parameters, checked once: BM25F saturation ``k1``,
     per-field ``weights`` and length normalisations ``bs`` (body, dir, name,
-    defs), and the ``def_boost`` and ``name_boost`` multipliers."""
+    defs), and the ``def_boost`` and ``name_boost`` multipliers.
+
+    Every value is given: the native ``FieldParams`` defaults are never used
+    (a ranking made without ``__init__`` is refused by the search).
+    """
 
     cdef FieldParams c
+    cdef bint ready
     cdef readonly double k1
     cdef readonly tuple weights
     cdef readonly tuple bs
@@ -189,6 +186,13 @@ cdef class FieldRanking:
         self.c.def_boost = def_boost
         self.c.name_boost = name_boost
         self.k1, self.weights, self.bs, self.def_boost, self.name_boost = k1, w, bb, def_boost, name_boost
+        self.ready = True
+
+    def native_params(self):
+        """What the native scorer receives, read back from its ``FieldParams``: ``{weights, bs, def_boost,
+        name_boost}`` (tests check it against :mod:`codelex.defaults`)."""
+        return {"weights": tuple(self.c.w[f] for f in range(4)), "bs": tuple(self.c.b[f] for f in range(4)),
+                "def_boost": self.c.def_boost, "name_boost": self.c.name_boost}
 
     def __repr__(self):
         return (f"FieldRanking(k1={self.k1}, weights={self.weights}, bs={self.bs}, def_boost={self.def_boost}, "
@@ -805,7 +809,7 @@ cdef class LiveIndex:
                 is_field.resize(n_terms)
                 for t in range(n_terms):
                     term = self.vocab.c.term(<uint32_t>t)
-                    is_field[t] = term.size() > 0 and <unsigned char>term.data()[0] < 4
+                    is_field[t] = term.size() > 0 and _is_field_byte(term.data()[0])
             finally:
                 self.vocab.lock.unlock()
             c = self.c.counts(is_field)
@@ -883,44 +887,10 @@ cdef class LiveIndex:
         """
         if limit <= 0 or not tokens:
             return []
-        if not (k1 >= 0 and 0 <= b <= 1):
-            raise ValueError(f"BM25 parameters out of range: k1={k1}, b={b}")
         cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
-        cdef SearchRequest req
-        cdef int64_t tid
-        cdef size_t i
-        cdef list keep = []
-        cdef Py_ssize_t tlen
-        cdef const char* tdata
         try:
-            box.ids.clear()
-            box.keys.clear()
-            for tok in tokens:
-                tdata = utf8_of(tok, &tlen, keep, "token")
-                box.keys.push_back(string(tdata, tlen))
-            with nogil:  # the vocabulary's lock is only ever taken without the GIL
-                self.vocab.lock.lock()
-                try:
-                    for i in range(box.keys.size()):
-                        tid = self.vocab.c.lookup(box.keys[i].data(), box.keys[i].size())
-                        if tid >= 0:
-                            box.ids.push_back(<uint32_t>tid)
-                finally:
-                    self.vocab.lock.unlock()
-            req.term_ids = box.ids.data()
-            req.n_term_ids = box.ids.size()
-            req.generation = generation
-            req.allowed = NULL
-            req.allowed_len = 0
-            req.multiplier = NULL
-            req.multiplier_len = 0
-            req.limit = <size_t>limit
-            req.k1 = k1
-            req.b = b
-            req.exhaustive = exhaustive
-            req.prune_min_postings = prune_min_postings
-            req.multiplier_max = 1.0 if multiplier is None else multiplier_max
-            if self._run(box, &req, allowed, multiplier) == SearchStatus.kStale:
+            if self._classic(box, tokens, limit, generation, k1, b, allowed, multiplier, multiplier_max, exhaustive,
+                             prune_min_postings) == SearchStatus.kStale:
                 return None
             return [(h.doc, h.score, h.hits, h.line) for h in box.out]
         finally:
@@ -928,28 +898,69 @@ cdef class LiveIndex:
 
     def search_hits(self, list tokens not None, Py_ssize_t limit, object paths not None, uint64_t generation,
                     double k1, double b, allowed=None, multiplier=None, double multiplier_max=float("inf"),
-                    bint exhaustive=False, int64_t prune_min_postings=16384):
-        """Like :meth:`search`, but returns :class:`Hit` objects named by ``paths[slot]``.
+                    bint exhaustive=False, int64_t prune_min_postings=16384, row_type=tuple):
+        """Like :meth:`search`, but answers rows ``(file, score, hits, line, line, None, ("body",))`` of the
+        tuple type ``row_type`` (``codelex.Hit``), ``file`` being ``paths[slot]``.
 
         (Positional arguments: this sits on every query's path.)
         """
-        found = self.search(tokens, limit, generation, k1, b, allowed, multiplier, multiplier_max, exhaustive,
-                            prune_min_postings)
-        if found is None:
-            return None
+        if limit <= 0 or not tokens:
+            return []
+        cdef type rt = _row_type(row_type)
+        cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
         cdef list out = []
-        cdef Hit hit
-        for doc, score, hits, line in found:
-            hit = Hit.__new__(Hit)
-            hit.file = paths[doc]
-            hit.score = score
-            hit.hits = hits
-            hit.start_line = line
-            hit.end_line = line
-            hit.symbol = None
-            hit.fields = _BODY
-            out.append(hit)
-        return out
+        cdef object line
+        try:
+            if self._classic(box, tokens, limit, generation, k1, b, allowed, multiplier, multiplier_max, exhaustive,
+                             prune_min_postings) == SearchStatus.kStale:
+                return None
+            for h in box.out:
+                line = h.line
+                out.append(codelex_row7(rt, paths[h.doc], h.score, h.hits, line, line, None, _BODY))
+            return out
+        finally:
+            self.pool.append(box)
+
+    cdef SearchStatus _classic(self, _ScorerBox box, list tokens, Py_ssize_t limit, uint64_t generation, double k1,
+                               double b, allowed, multiplier, double multiplier_max, bint exhaustive,
+                               int64_t prune_min_postings) except *:
+        """The classic ranking of ``tokens`` into ``box.out`` (best first)."""
+        if not (k1 >= 0 and 0 <= b <= 1):
+            raise ValueError(f"BM25 parameters out of range: k1={k1}, b={b}")
+        cdef SearchRequest req
+        cdef int64_t tid
+        cdef size_t i
+        cdef list keep = []
+        cdef Py_ssize_t tlen
+        cdef const char* tdata
+        box.ids.clear()
+        box.keys.clear()
+        for tok in tokens:
+            tdata = utf8_of(tok, &tlen, keep, "token")
+            box.keys.push_back(string(tdata, tlen))
+        with nogil:  # the vocabulary's lock is only ever taken without the GIL
+            self.vocab.lock.lock()
+            try:
+                for i in range(box.keys.size()):
+                    tid = self.vocab.c.lookup(box.keys[i].data(), box.keys[i].size())
+                    if tid >= 0:
+                        box.ids.push_back(<uint32_t>tid)
+            finally:
+                self.vocab.lock.unlock()
+        req.term_ids = box.ids.data()
+        req.n_term_ids = box.ids.size()
+        req.generation = generation
+        req.allowed = NULL
+        req.allowed_len = 0
+        req.multiplier = NULL
+        req.multiplier_len = 0
+        req.limit = <size_t>limit
+        req.k1 = k1
+        req.b = b
+        req.exhaustive = exhaustive
+        req.prune_min_postings = prune_min_postings
+        req.multiplier_max = 1.0 if multiplier is None else multiplier_max
+        return self._run(box, &req, allowed, multiplier)
 
     cdef SearchStatus _run(self, _ScorerBox box, SearchRequest* req, allowed, multiplier) except *:
         """Attach the mask and multipliers to ``req`` and score without the GIL (the caller keeps the
@@ -973,8 +984,11 @@ cdef class LiveIndex:
 
     def search_fields(self, list terms not None, Py_ssize_t limit, object paths not None, uint64_t generation,
                       FieldRanking ranking not None, Py_ssize_t n_query_tokens, allowed=None, multiplier=None,
-                      double multiplier_max=float("inf"), bint exhaustive=False, int64_t prune_min_postings=16384):
-        """The code ranking (BM25F over body, dir, name and defs): :class:`Hit` objects, best first.
+                      double multiplier_max=float("inf"), bint exhaustive=False, int64_t prune_min_postings=16384,
+                      row_type=tuple):
+        """The code ranking (BM25F over body, dir, name and defs): rows ``(file, score, hits, line, line, None,
+        fields)`` of the tuple type ``row_type`` (``codelex.Hit``), best first; ``fields`` names the fields
+        matched (:data:`FIELD_NAMES`).
 
         ``terms`` holds the query tokens in query order, each a str or a
         ``(token, weight, is_query_token)`` tuple (stem variants come after
@@ -986,6 +1000,10 @@ cdef class LiveIndex:
         """
         if limit <= 0 or not terms:
             return []
+        if not ranking.ready:
+            raise ValueError("the FieldRanking was not initialized: every parameter must be given")
+        cdef type rt = _row_type(row_type)
+        cdef object line
         cdef FieldTerm ft
         cdef SearchRequest req
         cdef int64_t tid
@@ -994,7 +1012,6 @@ cdef class LiveIndex:
         cdef const char* tdata
         cdef int f
         cdef size_t i
-        cdef Hit hit
         cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
         try:
             box.fts.clear()
@@ -1021,7 +1038,7 @@ cdef class LiveIndex:
                             if f == 0:
                                 tid = self.vocab.c.lookup(box.keys[i].data(), box.keys[i].size())
                             else:
-                                box.key[0] = <char>f
+                                box.key[0] = kFieldPrefix[f]
                                 tid = self.vocab.c.lookup(box.key.data(), box.key.size())
                             box.fts[i].ids[f] = <uint32_t>tid if tid >= 0 else kNoTerm
                 finally:
@@ -1046,15 +1063,9 @@ cdef class LiveIndex:
                 return None
             out = []
             for h in box.out:
-                hit = Hit.__new__(Hit)
-                hit.file = paths[h.doc]
-                hit.score = h.score
-                hit.hits = h.hits
-                hit.start_line = h.line
-                hit.end_line = h.line
-                hit.symbol = None
-                hit.fields = _FIELD_TUPLES[h.fields & 15]
-                out.append(hit)
+                line = h.line
+                out.append(codelex_row7(rt, paths[h.doc], h.score, h.hits, line, line, None,
+                                        _FIELD_TUPLES[h.fields & 15]))
             return out
         finally:
             self.pool.append(box)

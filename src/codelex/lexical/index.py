@@ -50,6 +50,7 @@ from codelex.errors import IndexFormatError
 from codelex.lexical.build import build_into, first_occurrences
 from codelex.lexical.checks import check_content, check_definitions, check_max_bytes, check_mtime, check_path
 from codelex.lexical.doctable import NO_KIND, DocTable, PathTable, rules_fingerprint
+from codelex.lexical.hits import Hit
 from codelex.lexical.masks import search_mask
 from codelex.lexical.priors import slot_multipliers
 from codelex.lexical.stems import StemTable, is_prose, stemmer_available
@@ -60,9 +61,6 @@ if TYPE_CHECKING:
     from codelex.persist.lexical import LexicalSnapshot
 
 __all__ = ["FileInfo", "Hit", "WordIndex"]
-
-#: One ranked file (``file, score, hits, start_line, end_line``; ``to_dict()`` gives the original's shape).
-Hit = _lexical.Hit
 
 #: Below this many base postings in all, scoring every posting beats MaxScore pruning.
 PRUNE_MIN_POSTINGS = 16384
@@ -702,10 +700,10 @@ class WordIndex:
             terms = self.field_terms(tokens) if stems else tokens
             if opts.ranking == "classic":
                 return self._live.search_hits(tokens, opts.limit, paths, view.generation, self.k1, self.b,
-                                              mask, mult, mult_max, self.exhaustive, self.prune_min_postings)
+                                              mask, mult, mult_max, self.exhaustive, self.prune_min_postings, Hit)
             return self._live.search_fields(terms, opts.limit, paths, view.generation, self._ranking,
                                             len(tokens), mask, mult, mult_max, self.exhaustive,
-                                            self.prune_min_postings)
+                                            self.prune_min_postings, Hit)
         except RuntimeError as exc:
             with native_errors():
                 raise exc from None
