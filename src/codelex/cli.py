@@ -24,34 +24,11 @@ __all__ = ["main"]
 EXIT_FOUND, EXIT_NONE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-class _Style:
-    """ANSI colours, on when writing to a terminal (or forced), as ripgrep does."""
+def _style(args):
+    """The colours of a listing on standard output (``--color``; :class:`codelex.output.Style`)."""
+    from codelex.output import Style, use_colour
 
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-
-    def _wrap(self, code: str, text: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self.enabled else text
-
-    def path(self, text: str) -> str:
-        return self._wrap("35", text)
-
-    def line_no(self, text: str) -> str:
-        return self._wrap("32", text)
-
-    def match(self, text: str) -> str:
-        return self._wrap("1;31", text)
-
-    def dim(self, text: str) -> str:
-        return self._wrap("2", text)
-
-
-def _use_colour(choice: str, stream) -> bool:
-    if choice == "always":
-        return True
-    if choice == "never" or os.environ.get("NO_COLOR"):
-        return False
-    return stream.isatty() and os.environ.get("TERM") != "dumb"
+    return Style(use_colour(args.color, sys.stdout))
 
 
 class _Progress:
@@ -190,14 +167,6 @@ def _open_ready(args, progress=None):
     return project
 
 
-def _highlighter(query_tokens: Sequence[str], style: _Style):
-    if not style.enabled or not query_tokens:
-        return lambda text: text
-    words = sorted(set(query_tokens), key=len, reverse=True)
-    pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
-    return lambda text: pattern.sub(lambda m: style.match(m.group(0)), text)
-
-
 def _search_paths(args) -> list[str] | None:
     """``--path`` globs, and the current subtree when the root was discovered (unless ``--whole-project``)."""
     scope = getattr(args, "scope", None)
@@ -209,8 +178,9 @@ def _search_paths(args) -> list[str] | None:
 
 
 def _cmd_search(args) -> int:
+    from codelex.output import Where, search_lines
     from codelex.query import SearchOptions, parse_request
-    from codelex.render import best_line_text, display_path, display_text, echo_query, wire_text
+    from codelex.render import display_text
 
     _project_root(args)  # (sets args.scope; indexes nothing)
     options = SearchOptions(limit=args.limit, paths=_search_paths(args), lang=args.lang,
@@ -234,45 +204,21 @@ def _cmd_search(args) -> int:
         result = project.search(args.query, options)
         searched = time.perf_counter()
         root = str(project.root)
-        if args.json or args.jsonl:
-            payload = result.to_dict()
-            entries = payload["results"]
-            for hit, entry in zip(result.results, entries):
-                entry["path"] = _shown(args, root, hit.file)
-                entry["file"] = display_path(hit.file)
-                entry["text"] = wire_text(best_line_text(root, hit.file, hit.start_line))
-            if args.jsonl:  # one object per hit, streamed
-                for entry in entries:
-                    sys.stdout.write(json.dumps(entry, ensure_ascii=False) + "\n")
-            else:
-                payload["query"] = echo_query(args.query)
-                json.dump(payload, sys.stdout, ensure_ascii=False)
-                sys.stdout.write("\n")
-        elif args.files_only:
-            for hit in result.results:
-                sys.stdout.write(_shown(args, root, hit.file) + "\n")
-        elif args.vimgrep:
-            for hit in result.results:
-                text = best_line_text(root, hit.file, hit.start_line, VIMGREP_MAX_CHARS, strip=False)
-                column = _match_column(text, parsed.tokens)
-                sys.stdout.write(f"{_shown(args, root, hit.file)}:{hit.start_line}:{column}:{display_text(text)}\n")
-        else:
-            style = _Style(_use_colour(args.color, sys.stdout))
-            highlight = _highlighter(parsed.tokens, style)
-            for rank, hit in enumerate(result.results, 1):
-                text = display_text(best_line_text(root, hit.file, hit.start_line))
-                matched = f", {'+'.join(hit.fields)}" if hit.fields != ("body",) else ""
-                print(f"{rank:>3}. {style.path(_shown(args, root, hit.file))}:{style.line_no(str(hit.start_line))}  "
-                      f"{style.dim(f'score {hit.score:.2f}, {hit.hits} hit(s){matched}')}  {highlight(text)}")
+        fmt = "json" if args.json else "jsonl" if args.jsonl else "files" if args.files_only else \
+            "vimgrep" if args.vimgrep else "text"
+        where = Where(root, lambda file: _shown(args, root, file))
+        for line in search_lines(result, fmt, where, query=args.query, tokens=parsed.tokens,
+                                 style=_style(args) if fmt == "text" else None):
+            sys.stdout.write(line + "\n")
         if not machine and not args.quiet:
             report = project.last_report
             how = report.mode if report is not None else "loaded"
             capped = " (capped)" if result.coverage.truncated else ""
             scoped = bool(args.scope) and not args.whole_project
-            where = f" under {display_text(args.scope)}/" if scoped else ""
+            under = f" under {display_text(args.scope)}/" if scoped else ""
             if pool is not None:
                 how = "kept warm by the server" + ("" if project.watching else " (stat-checked)")
-            print(f"{len(result.results)} of {result.coverage.files:,} files{where}{capped}; index {how} in "
+            print(f"{len(result.results)} of {result.coverage.files:,} files{under}{capped}; index {how} in "
                   f"{(opened - started) * 1e3:.0f} ms, query {(searched - opened) * 1e3:.2f} ms",
                   file=sys.stderr)
     finally:
@@ -298,20 +244,11 @@ def _pooled(args, pool):
     return project
 
 
-#: ``--vimgrep`` prints the whole line (indentation included), up to this many characters.
-VIMGREP_MAX_CHARS = 4096
-
-
 def _match_column(text: str, tokens: Sequence[str]) -> int:
-    """The 1-based byte column of the first query token in ``text`` (case-insensitive), else 1, as ripgrep's
-    ``--vimgrep`` and editors' quickfix lists count it."""
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a case mapping changed the length: positions would be off
-        return 1
-    found = [i for i in (lowered.find(t.lower()) for t in tokens if t) if i >= 0]
-    if not found:
-        return 1
-    return len(text[:min(found)].encode("utf-8", "surrogateescape")) + 1
+    """``--vimgrep``'s column of the first query token in ``text`` (:func:`codelex.output.match_column`)."""
+    from codelex.output import match_column
+
+    return match_column(text, tokens)
 
 
 def _human_bytes(n: int | None) -> str:
@@ -327,13 +264,14 @@ def _human_bytes(n: int | None) -> str:
 def _verify_saved(project) -> int:
     """``codelex index --verify``: every checksum of every saved file in the index directory, now, and that
     this user wrote each (a committed or copied file's checksums match whatever it holds: it is reported)."""
+    from codelex.defaults import INDEX_FILE
     from codelex.errors import IndexFormatError
     from codelex.persist.container import verify_container_file
     from codelex.persist.lexical import verify_lexical
     from codelex.render import display_path
 
     directory = project.index_dir
-    main = directory / "index.clx"
+    main = directory / INDEX_FILE
     if not main.is_file():
         raise _Failure(f"no saved index in {display_path(str(directory))}: run `codelex index` first")
     started = time.perf_counter()
@@ -354,6 +292,7 @@ def _verify_saved(project) -> int:
 
 
 def _cmd_index(args) -> int:
+    from codelex.defaults import INDEX_FILE
     from codelex.render import display_path, display_text
 
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
@@ -383,7 +322,7 @@ def _cmd_index(args) -> int:
             raise _Failure(f"{structure['save_error']}; the structure of the {len(project.index):,} files "
                            "indexed was not kept")
         info = project.check() if args.json else None
-        index_file = project.index_dir / "index.clx"
+        index_file = project.index_dir / INDEX_FILE
         size = index_file.stat().st_size if index_file.is_file() else None
         summary = {
             "root": display_path(str(project.root)), "index_dir": display_path(str(project.index_dir)),
@@ -524,7 +463,7 @@ def _cmd_docs(args) -> int:
             ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        style = _Style(_use_colour(args.color, sys.stdout))
+        style = _style(args)
         for rank, h in enumerate(hits, 1):
             s = h.section
             where = display_path(f"{s.path}#{s.anchor}" if s.anchor else s.path)
@@ -585,7 +524,7 @@ def _cmd_outline(args) -> int:
         return EXIT_FOUND if outline.definitions else EXIT_NONE
     if not outline.available:
         raise _Failure(f"no outline for {display_path(outline.path)}: {outline.reason}")
-    style = _Style(_use_colour(args.color, sys.stdout))
+    style = _style(args)
     for i, depth in outline.order():  # (iterative: no nesting depth overflows the stack)
         d = outline.definitions[i]
         signature = outline.signatures[i] if i < len(outline.signatures) else ""
@@ -605,7 +544,7 @@ def _cmd_show(args) -> int:
         source = project.read_symbol(path, symbol, line=args.line)
     finally:
         project.close()
-    style = _Style(_use_colour(args.color, sys.stdout))
+    style = _style(args)
     d = source.definition
     print(style.dim(f"{display_path(source.path)}:{source.start_line}-{source.end_line} {d.kind} "
                     f"{display_text(d.qualified_name)}"))
@@ -647,7 +586,7 @@ def _print_code_result(result, args) -> None:
         json.dump(payload, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
         return
-    style = _Style(_use_colour(args.color, sys.stdout))
+    style = _style(args)
     for rank, h in enumerate(result.hits, 1):
         places = []
         if h.vector_rank is not None:

@@ -51,9 +51,10 @@ from codelex.defaults import (
     VERSION,
 )
 from codelex.errors import ConfigError, QueryError
-from codelex.project import Project, SearchResult, refusal_reason
+from codelex.output import mcp_search_text, mcp_unavailable_text
+from codelex.project import Project, refusal_reason
 from codelex.query import SearchOptions
-from codelex.render import best_line_text, display_path, display_text, echo_query, error_text, format_age, wire_text
+from codelex.render import display_path, display_text, echo_query, error_text, format_age, wire_text
 
 __all__ = ["build_server", "docs_search_text", "file_outline_text", "read_symbol_text", "serve",
            "symbol_search_text"]
@@ -193,11 +194,6 @@ def _lines(lines) -> int:
     return max(1, min(math.floor(lines), MAX_TOTAL_LINES))
 
 
-def _coverage_line(result: SearchResult) -> str:
-    capped = " (capped — results may be incomplete)" if result.coverage.truncated else ""
-    return f"Index covers {result.coverage.files} files{capped}."
-
-
 def symbol_search_text(project: Project, query: str, limit=None, paths=None, lang=None, ranking=None) -> str:
     """The tool's reply for a project (separate from the server for reuse and tests).
 
@@ -228,10 +224,7 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
     except (QueryError, TypeError, ValueError) as exc:
         raise ToolError(f'Symbol search failed for "{echo}": {error_text(exc)}') from None
     if not result.available:
-        payload = {"available": False, "query": echo, "hint": result.hint,
-                   "unavailableReason": result.unavailable_reason}
-        text = result.hint or "No codelex index for this workspace yet; retry shortly."
-        return f"{text}\n\n```json\n{json.dumps(payload, ensure_ascii=False)}\n```"
+        return mcp_unavailable_text(result, echo)
 
     staleness = None
     if not project.watching and result.generated_at is not None \
@@ -240,40 +233,9 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
                      f"background (or run `codelex index`).")
         if project.status == "ready":
             project.open(wait=False)  # refresh in the background; this answer uses the current index
-    root = str(project.root)
-    results = []
     graph_ready = project.import_graph and project.graph_status["state"] == "ready"
-    for hit in result.results:
-        entry = hit.to_dict()
-        if graph_ready:
-            entry["importers"] = len(project.importers(hit.file, timeout=0))  # how central the file is
-        entry["file"] = display_path(hit.file)
-        entry["text"] = display_text(best_line_text(root, hit.file, hit.start_line))
-        if hit.symbol is not None:
-            entry["symbol"] = display_text(hit.symbol)
-            entry["suggestedNext"] = {"tool": "read_symbol", "path": entry["file"], "symbol": entry["symbol"]}
-        else:
-            entry["suggestedNext"] = {"tool": "read_file", "path": entry["file"], "line": hit.start_line}
-        results.append(entry)
-    payload: dict = {"query": echo, "coverage": {"files": result.coverage.files,
-                                                  "truncated": result.coverage.truncated}, "results": results}
-    if staleness:
-        payload["staleness"] = staleness
-    lines = []
-    if results:
-        lines.append(f'Top {len(results)} file(s) for "{echo}":')
-        for rank, (hit, entry) in enumerate(zip(result.results, results), 1):
-            where = f" in {entry['symbol']} (lines {hit.start_line}-{hit.end_line})" if hit.symbol is not None else ""
-            matched = f", matched {'+'.join(hit.fields)}" if hit.fields != ("body",) else ""
-            lines.append(f"  {rank}. {entry['file']} (score {hit.score:.2f}, {hit.hits} hit(s), line {hit.start_line})"
-                         f"{where}{matched}")
-    else:
-        lines.append(f'No files matched "{echo}".')
-    if staleness:
-        lines.extend(["", staleness])
-    lines.append(_coverage_line(result))
-    lines.extend(["", "```json", json.dumps(payload, ensure_ascii=False), "```"])
-    return "\n".join(lines)
+    importers = (lambda file: len(project.importers(file, timeout=0))) if graph_ready else None  # how central
+    return mcp_search_text(result, str(project.root), echo, staleness=staleness, importers=importers)
 
 
 def docs_search_text(root: Path, query: str, limit=None) -> str:
