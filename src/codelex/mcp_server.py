@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -50,9 +49,10 @@ from codelex.defaults import (
     STALE_AFTER_S,
     VERSION,
 )
-from codelex.errors import ConfigError, QueryError
+from codelex.errors import QueryError
 from codelex.output import mcp_search_text, mcp_unavailable_text
 from codelex.project import Project, refusal_reason
+from codelex.project.pool import ProjectPool
 from codelex.query import SearchOptions
 from codelex.render import display_path, display_text, echo_query, error_text, format_age, wire_text
 
@@ -68,8 +68,8 @@ _QUERY_HELP = (
     "with '-' to exclude."
 )
 
-_projects: dict[Path, Project] = {}
-_projects_lock = threading.Lock()
+#: The projects this server keeps warm (watched), one per served root, and their docs.
+_pool = ProjectPool()
 
 #: Environment variable naming more roots for the server to serve (``os.pathsep``-separated), as ``--root``.
 ROOTS_ENV = "CODELEX_MCP_ROOTS"
@@ -158,20 +158,10 @@ def _project_for(cwd: str | None) -> Project:
             raise ToolError(f"Refusing to search {display_path(str(directory))}: outside the projects this "
                             f"server serves. " + _scope_hint())
         root = served
-    with _projects_lock:
-        project = _projects.get(root)
-        if project is None or project.status == "closed":
-            try:
-                project = Project(root, watch=True)  # edits reach the index as they happen
-            except (OSError, ValueError) as exc:  # e.g. a bad [tool.codelex] table: an error result
-                raise ToolError(f"Cannot open {display_path(str(root))}: {error_text(exc)}") from None
-            _projects[root] = project
-            return project
-    try:  # edited since: a valid change re-lists the tree (in the background), a broken file is this call's error
-        project.reload_config(wait=False)
-    except ConfigError as exc:
+    try:  # watched (edits reach the index as they happen); a project already open follows its configuration
+        return _pool.get(root)
+    except (OSError, ValueError) as exc:  # e.g. a bad [tool.codelex] table (ConfigError): an error result
         raise ToolError(f"Cannot open {display_path(str(root))}: {error_text(exc)}") from None
-    return project
 
 
 def _limit(limit, default: int = DEFAULT_LIMIT) -> int:
@@ -246,7 +236,7 @@ def docs_search_text(root: Path, query: str, limit=None) -> str:
         raise ToolError("Provide a non-empty `query`.")
     n = _limit(limit, DOCS_DEFAULT_LIMIT)
     echo = echo_query(query)
-    index = _docs_index(root)
+    index = _pool.docs(root)
     hits = index.search(query, n) if terms(query) else []
     if not hits:
         return (f'No documentation section matched "{echo}" (among {len(index)} sections). '
@@ -397,24 +387,6 @@ def find_related_text(project: Project, path, line, limit=None) -> str:
     return _hybrid_text(result, f"Chunks most like {display_path(rel)}:{int(line)}:")
 
 
-_docs: dict[Path, tuple[float, object]] = {}
-DOCS_TTL_S = 30.0
-
-
-def _docs_index(root: Path):
-    """The project's docs, re-read from disk (cheaply: unchanged files come from the cache) every 30 s."""
-    from codelex.docs import DocsIndex
-
-    with _projects_lock:
-        entry = _docs.get(root)
-    if entry is not None and time.monotonic() - entry[0] < DOCS_TTL_S:
-        return entry[1]
-    index = DocsIndex.for_project(root)
-    with _projects_lock:
-        _docs[root] = (time.monotonic(), index)
-    return index
-
-
 def _result(text: str, *, error: bool = False) -> CallToolResult:
     """A tool result whose text always serializes (no lone surrogate can reach the writer)."""
     return CallToolResult(content=[TextContent(type="text", text=wire_text(text))], is_error=error)
@@ -557,8 +529,4 @@ def serve(roots: list[Path] | None = None) -> None:
     try:
         build_server(roots).run("stdio")
     finally:
-        with _projects_lock:
-            projects = list(_projects.values())
-            _projects.clear()
-        for project in projects:  # flush pending saves
-            project.close()
+        _pool.close()  # flush pending saves

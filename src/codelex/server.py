@@ -274,47 +274,6 @@ def spawn_server() -> None:
 # --- server ---------------------------------------------------------------------------
 
 
-class _Pool:
-    """One opened, watched project per (root, size cap): what the CLI's commands use in the server."""
-
-    def __init__(self) -> None:
-        import threading
-
-        self.lock = threading.Lock()
-        self.projects: dict[tuple, object] = {}
-
-    def project(self, root, options: dict):
-        from codelex.project import Project
-
-        key = (root, tuple(sorted(options.items())))
-        with self.lock:
-            project = self.projects.get(key)
-            fresh = project is None or project.status == "closed"
-            if fresh:
-                project = Project(root, watch=True, **options)
-                self.projects[key] = project
-        # Every build below runs on the project's own thread and is waited for only until it publishes its
-        # index: the save that follows (bounded by defaults.LOCK_TIMEOUT_S, a held index.lock included) never
-        # holds this command, nor the server's run lock, hence no other root's command.
-        if not fresh:
-            # The configuration files as they are now: a change re-lists the tree before this answer, a broken
-            # file is this command's one-line error (ConfigError), never silently the old settings.
-            project.reload_config(wait=False)
-            project.wait()
-        if fresh or project.status != "ready" or not project.watching:
-            # Load, check by stat, start watching: once (again on every request when the watcher could not
-            # start: the files are checked by stat instead).
-            project.open(wait=False)
-            project.wait()
-        return project
-
-    def close(self) -> None:
-        with self.lock:
-            projects, self.projects = list(self.projects.values()), {}
-        for project in projects:
-            project.close()
-
-
 class ProgressLine:
     """A stream a served command draws its progress bar on: it keeps the last line, which the heartbeats carry
     to the client (whose stderr is a terminal, or no bar is drawn)."""
@@ -340,9 +299,11 @@ class Server:
         import threading
 
         # runner(argv, cwd=, tty=, env=, pool=, stderr_tty=, progress_stream=) -> exit status (the CLI's run_served)
+        from codelex.project.pool import ProjectPool
+
         self.runner = runner
         self.idle_timeout = idle_timeout
-        self.pool = _Pool()
+        self.pool = ProjectPool()  # one opened, watched project per (root, size cap), as MCP's
         self.run_lock = threading.Lock()  # commands write to a per-request capture of stdout/stderr
         self.last_activity = time.monotonic()
         self.stopping = False
@@ -501,8 +462,7 @@ class Server:
             return dict(base, op="refused", reason="another codelex version")
         op = payload.get("op")
         if op == "ping":
-            with self.pool.lock:
-                watching = {str(k[0]): p.watch_status["state"] for k, p in self.pool.projects.items()}
+            watching = self.pool.watch_states()
             return dict(base, op="pong", pid=os.getpid(), requests=self.requests, roots=sorted(watching),
                         watch=watching)
         if op == "stop":

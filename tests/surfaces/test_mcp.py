@@ -454,11 +454,7 @@ def test_tools_serve_only_the_projects_the_server_was_started_for(tmp_path, monk
         result = _reply(symbol_search_text, None, "user")
         assert result.is_error and "--root" in result.content[0].text
     finally:
-        with mcp_server._projects_lock:
-            projects = list(mcp_server._projects.values())
-            mcp_server._projects.clear()
-        for project in projects:
-            project.close()
+        mcp_server._pool.close()
         mcp_server._roots = []
 
 

@@ -241,7 +241,8 @@ def test_the_server_never_waits_for_a_save(tmp_path, monkeypatch):
     lock's timeout.  Builds now run on the project's thread and a command waits only for their publication."""
     import threading
 
-    from codelex import WordIndex, server
+    from codelex import WordIndex
+    from codelex.project.pool import ProjectPool
 
     root = tmp_path / "repo"
     (root / "src").mkdir(parents=True)
@@ -255,7 +256,7 @@ def test_the_server_never_waits_for_a_save(tmp_path, monkeypatch):
         return real_save(self, directory, *args, **kwargs)
 
     monkeypatch.setattr(WordIndex, "save", held_save)
-    pool = server._Pool()
+    pool = ProjectPool()  # the server's pool
     try:
         started = time.monotonic()
         project = pool.project(root, {})
