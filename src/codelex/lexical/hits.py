@@ -9,8 +9,8 @@ listing, ``--json``, ``--jsonl``, ``-l``, ``--vimgrep``, MCP) is
 
 from __future__ import annotations
 
+from collections import namedtuple
 from operator import index as _as_int
-from operator import itemgetter
 
 __all__ = ["BODY_ONLY", "Hit"]
 
@@ -18,7 +18,18 @@ __all__ = ["BODY_ONLY", "Hit"]
 BODY_ONLY: tuple[str, ...] = ("body",)
 
 
-class Hit(tuple):
+# The seven values and their attributes (C-level accessors, as fast as an extension type's).
+_Row = namedtuple("Hit", ["file", "score", "hits", "start_line", "end_line", "symbol", "fields"])
+_Row.file.__doc__ = "Path as stored in the index."
+_Row.score.__doc__ = "BM25 score times the priors."
+_Row.hits.__doc__ = "Lines mentioning the matched query tokens, summed."
+_Row.start_line.__doc__ = "The best-matching line (1-based)."
+_Row.end_line.__doc__ = "The last line of the enclosing definition, else start_line."
+_Row.symbol.__doc__ = "The enclosing definition's qualified name, or None."
+_Row.fields.__doc__ = "The fields the query matched."
+
+
+class Hit(_Row):
     """One ranked file.
 
     Attributes
@@ -67,14 +78,6 @@ class Hit(tuple):
         end_line = _as_int(end_line)
         return tuple.__new__(cls, (file, float(score), _as_int(hits), start_line,
                                    start_line if end_line < 0 else end_line, symbol, fields))
-
-    file: str = property(itemgetter(0), doc="Path as stored in the index.")  # type: ignore[assignment]
-    score: float = property(itemgetter(1), doc="BM25 score times the priors.")  # type: ignore[assignment]
-    hits: int = property(itemgetter(2), doc="Lines mentioning the matched query tokens, summed.")  # type: ignore[assignment]
-    start_line: int = property(itemgetter(3), doc="The best-matching line (1-based).")  # type: ignore[assignment]
-    end_line: int = property(itemgetter(4), doc="The last line of the enclosing definition, else start_line.")  # type: ignore[assignment]
-    symbol: str | None = property(itemgetter(5), doc="The enclosing definition's qualified name, or None.")  # type: ignore[assignment]
-    fields: tuple[str, ...] = property(itemgetter(6), doc="The fields the query matched.")  # type: ignore[assignment]
 
     def with_symbol(self, symbol: str | None, end_line: int) -> Hit:
         """This hit, naming the definition ``symbol`` that encloses its best line and ends at ``end_line``."""
