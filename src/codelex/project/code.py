@@ -202,6 +202,56 @@ class CodeUpkeep:
                 cache.retain(corpus.keys)
             return corpus
 
+    @staticmethod
+    def sources(upkeep, index):
+        """``(structure_of, key)`` for :meth:`sync` from the structure upkeep: each file's (content hash,
+        structure loader), and what the word index and structure store are at (None while the store is stale)."""
+        store = upkeep.index
+
+        def structure_of(path: str):
+            # (content hash, structure loader): unchanged files are never decoded.
+            info = store.file_info(path) if store is not None else None
+            if info is None or path in upkeep.stale:
+                structure = upkeep.structure(path)
+                info = store.file_info(path) if store is not None else None
+                if structure is None or info is None:
+                    return None
+                return info[0], lambda: structure
+            return info[0], lambda: store.get(path)
+
+        # Nothing to look at while neither the word index nor the structure store changed.
+        key = None if upkeep.stale or store is None else (id(index), len(index), index.edits, id(store),
+                                                          store.version)
+        return structure_of, key
+
+    def sync_with(self, upkeep, index) -> ChunkCorpus:
+        """:meth:`sync` with the word index's files and the structure upkeep's structures, in this thread."""
+        structure_of, key = self.sources(upkeep, index)
+        return self.sync(lambda: index.files, structure_of, key)
+
+    def ready_chunks(self, upkeep, index, *, build: bool, index_ready: bool):
+        """``(corpus, chunk index)`` when they stand for ``index`` and a complete structure, else None.
+
+        ``build``: bring them up to date now (in this thread) when they are not.  Otherwise, once the
+        structure is complete, their first build starts in the background and file granularity answers
+        until then.  ``index_ready``: no refresh of the word index is under way.
+        """
+        if upkeep.status == "building" or upkeep.index is None:
+            return None
+        structure_of, key = self.sources(upkeep, index)
+        if key is None or not index_ready:
+            return None  # edits the structure has not followed yet, or a refresh under way: files rank alone
+        if self.corpus is not None and self.synced_key == key and self.lexical is not None:
+            return self.corpus, self.lexical
+        if build:
+            corpus = self.sync(lambda: index.files, structure_of, key)
+            return corpus, self.lexical
+        if self.corpus is None:
+            self.start_first_sync(lambda: index.files, structure_of, key)
+        elif self.lexical is not None:
+            return self.sync(lambda: index.files, structure_of, key), self.lexical  # a few edited files: cheap
+        return None
+
     def start_first_sync(self, paths, structure_of, key) -> bool:
         """Build the first corpus on a background thread; False when it is already there."""
         with self.lock:

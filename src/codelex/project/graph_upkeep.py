@@ -17,9 +17,12 @@ import time
 
 from codelex.project.jobs import Cancelled, Job
 
-__all__ = ["GraphUpkeep"]
+__all__ = ["GRAPH_WAIT_S", "GraphUpkeep"]
 
 log = logging.getLogger("codelex")
+
+#: Longest a waited-for open, rebuild or refresh waits for the import graph that follows it.
+GRAPH_WAIT_S = 120.0
 
 
 class GraphUpkeep:
@@ -58,6 +61,12 @@ class GraphUpkeep:
         """The importer counts search ranks with: the graph's, else the last saved ones (None without any)."""
         graph = None if saved_only else self.graph
         return graph.centrality_map() if graph is not None else self.saved_prior(state)
+
+    def prior(self, state, mode):
+        """The importer counts a project of ``import_graph=mode`` ranks with now (None: no centrality prior)."""
+        if not mode:
+            return None
+        return self.centrality(state, saved_only=mode is not True)
 
     def saved_prior(self, state):
         """The centrality prior saved with the graph cache, as a ``CentralityMap`` (None without one); read once."""

@@ -19,12 +19,12 @@ from codelex.persist.container import UntrustedIndexError
 from codelex.persist.layout import index_signature, probe_index
 from codelex.persist.listing import load_listing, save_listing
 from codelex.project.edits import apply_edit
-from codelex.project.refresh import content_skipped, full_build, refresh
+from codelex.project.refresh import content_skipped, diff, full_build, refresh
 from codelex.project.results import RefreshReport
 from codelex.project.roots import refusal_reason
 from codelex.project.state import RootState
 
-__all__ = ["adopt_saved", "close", "load_saved", "reload_if_changed", "start", "wait"]
+__all__ = ["adopt_saved", "availability", "check", "close", "load_saved", "reload_if_changed", "start", "wait"]
 
 log = logging.getLogger("codelex")
 
@@ -121,6 +121,48 @@ def _build(state: RootState, job: int, full: bool, reason: str | None,
     if structure:  # the structure follows in the background (worker processes); queries never wait for it
         state.structure.refresh(walk.files, state.preferred_dir())
     return report
+
+
+def availability(state: RootState) -> tuple[str, str | None, bool]:
+    """Why no index answers yet: ``(why, reason, start)``, ``why`` being ``refused``, ``last-build-failed`` or
+    ``building`` (see :data:`codelex.project.results.HINTS`), ``reason`` the status's, ``start`` whether the
+    caller should start a build in the background (an idle root, or a retry after a failed build)."""
+    with state.lock:
+        status, reason = state.status, state.reason
+        if status == "idle":
+            refused = refusal_reason(state.root)
+            if refused is not None:
+                state.status, state.reason = status, reason = "refused", refused
+    if status == "refused":
+        return "refused", reason, False
+    if status == "failed":
+        return "last-build-failed", reason, True
+    return "building", reason, status == "idle"
+
+
+def check(state: RootState, index_dir, config: dict) -> dict:
+    """Compare the index with the files on disk, changing nothing (see :meth:`codelex.Project.check`)."""
+    index = state.index
+    directory = state.saved_dir
+    if index is None:
+        index, _ = load_saved(state)
+        directory = state.saved_dir
+    out: dict = {"index_dir": str(directory or index_dir), "indexed": None, "stale": None, "added": None,
+                 "removed": None, "generated_at": None, "index_bytes": None,
+                 "unreadable_dirs": dict(state.unreadable_dirs), "config": dict(config)}
+    if directory is not None:
+        found, _ = probe_index(directory)
+        if found is not None:
+            out["index_bytes"] = found.st_size
+    if index is None:
+        return out
+    opts = state.options
+    walk = list_files(state.root, max_bytes=opts.max_bytes, max_files=opts.max_files, use_git=opts.use_git,
+                      ignore=opts.ignore, include=opts.include, kinds=opts.kinds)
+    added, removed, stale = diff(index, {f.path: f for f in walk.files})
+    out.update(indexed=len(index), stale=len(stale), added=len(added), removed=len(removed),
+               generated_at=index.metadata.get("generated_at"))
+    return out
 
 
 def load_saved(state: RootState) -> tuple[WordIndex | None, str | None]:

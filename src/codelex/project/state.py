@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codelex.lexical import WordIndex
-from codelex.persist.layout import index_locations, writable_dir
+from codelex.defaults import STRUCTURE_FILE
+from codelex.persist.layout import index_locations, probe_index, writable_dir
 from codelex.project.results import RefreshReport
 from codelex.project.code import CodeUpkeep
 from codelex.project.graph_upkeep import GraphUpkeep
@@ -124,6 +125,16 @@ class RootState:
             return self.saved_dir
         dirs = self.candidate_dirs()
         return dirs[0] if dirs else None
+
+    def structure_dir(self) -> Path | None:
+        """Where the structure store is: the index's directory, else the first candidate holding an index or
+        a store (None: neither is saved anywhere yet)."""
+        if self.saved_dir is not None:
+            return self.saved_dir
+        for directory in self.candidate_dirs():
+            if probe_index(directory)[0] is not None or probe_index(directory, STRUCTURE_FILE)[0] is not None:
+                return directory
+        return None
 
     def writable_dir(self) -> Path:
         """Where to save: where the last save went, else the first writable candidate."""

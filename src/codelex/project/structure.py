@@ -51,6 +51,7 @@ class StructureUpkeep:
         self.stale: dict[str, bytes | str | None] = {}  # path -> new content (None: read it from disk)
         self.drain_timer: threading.Timer | None = None
         self.saver = DebouncedSaver(save_dir_fn)  # the store's debounced save after edits
+        self.names_cache: tuple | None = None  # (store, its version, path -> defined names)
         # Edits that arrive while a build runs: analyzed again after it, so the build's read of the disk
         # never wins over a newer edit.
         self.edited_during_build: dict[str, bytes | str | None] = {}
@@ -225,6 +226,32 @@ class StructureUpkeep:
         self.saver.schedule(index, self.debounce_ms)
 
     # --- reads -------------------------------------------------------------------
+
+    def names_source(self, directory):
+        """What each file defines (``path -> frozenset of names``, None for an unknown file), from the store once
+        it is complete; None before (the ranking stages then leave the word index's ranking as it is)."""
+        self.load(directory)
+        store = self.index
+        if store is None or self.status == "building" or self.stale:
+            return None
+        with self.lock:
+            held = self.names_cache
+            if held is None or held[0] is not store or held[1] != store.version:
+                held = self.names_cache = (store, store.version, {})
+        cache = held[2]
+
+        def names_of(path: str):
+            found = cache.get(path, cache)
+            if found is not cache:
+                return found
+            try:
+                structure = store.get(path)
+            except (KeyError, ValueError, IndexFormatError):
+                structure = None
+            found = cache[path] = None if structure is None else frozenset(d.name for d in structure.definitions)
+            return found
+
+        return names_of
 
     def structure(self, path: str, *, parse: bool = True) -> FileStructure | None:
         """The current structure of ``path``.

@@ -1,15 +1,20 @@
-"""Reading a file's structure: its outline, and one definition's exact source by name."""
+"""Reading a file's structure: its outline, and one definition's exact source by name (:class:`SymbolQueries`:
+the project's outline, read_symbol and structure status)."""
 
 from __future__ import annotations
 
 import difflib
 import functools
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from codelex.errors import AmbiguousSymbolError, SymbolNotFoundError
+from codelex.project.edits import relative_path
+from codelex.project.state import RootState
 from codelex.structure import Definition, FileStructure
 
-__all__ = ["Outline", "SymbolSource", "find_definition", "outline_of"]
+__all__ = ["Outline", "SymbolQueries", "SymbolSource", "find_definition", "outline_of"]
 
 
 @dataclass(frozen=True)
@@ -171,3 +176,115 @@ def find_definition(structure: FileStructure, name: str, line: int | None = None
     listed = ", ".join(f"{q} (line {ln})" for q, ln in candidates)
     raise AmbiguousSymbolError(f"{name!r} names {len(matches)} definitions in {structure.path}: {listed}; "
                                "give a qualified name or a line", candidates)
+
+
+class SymbolQueries:
+    """Outlines and definitions of files, for :class:`codelex.Project` (which sets what is declared here).
+
+    A file's structure comes from the root's structure store, or is read on
+    demand when the store does not know it (yet) or it was edited since.
+    """
+
+    root: Path
+    _state: RootState
+
+    def _structure(self, path: str | os.PathLike[str]):
+        """``(rel, structure, content)`` of a file named from outside: contained, and read once, safely.
+
+        The file is read through :mod:`codelex.safefs` before any structure
+        (perhaps cached for that path) is consulted, so a path through a
+        symbolic link or naming a FIFO is refused whatever the store holds.
+        """
+        from codelex.safefs import NotRegularFileError, read_bytes
+
+        rel = relative_path(self.root, path)
+        max_bytes = self._state.options.max_bytes
+        try:
+            content, _ = read_bytes(self.root, rel, max_bytes)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no such file in {self.root}: {rel}") from None
+        except (NotRegularFileError, IsADirectoryError):
+            raise ValueError(f"cannot read {rel}: not a regular file") from None
+        except OSError as exc:
+            raise ValueError(f"cannot read {rel}: {exc.strerror or exc}") from None
+        if max_bytes is not None and len(content) > max_bytes:
+            raise ValueError(f"cannot read the structure of {rel}: too-large")
+        upkeep = self._state.structure
+        upkeep.load(self._state.structure_dir())
+        structure = upkeep.structure(rel)
+        if structure is None:
+            from codelex.ingest import read_file
+
+            why = read_file(str(self.root), rel, max_bytes)
+            raise ValueError(f"cannot read the structure of {rel}: {why if isinstance(why, str) else 'unreadable'}")
+        return rel, structure, content
+
+    def outline(self, path: str | os.PathLike[str]) -> Outline:
+        """The definitions of a file, in order, nested, with kinds and spans.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Absolute, or relative to the root.
+
+        Returns
+        -------
+        Outline
+            ``available`` False (with a reason) when the file has no grammar
+            or the structure extra is not installed.
+
+        Raises
+        ------
+        codelex.UnsafePathError
+            (a ``ValueError``) When ``path`` is outside the root or reaches
+            the file through a symbolic link.
+        ValueError
+            When the file cannot be read (binary, too large, not a regular
+            file).
+        FileNotFoundError
+            When there is no such file.
+        """
+        _, structure, content = self._structure(path)
+        return outline_of(structure, content)
+
+    def read_symbol(self, path: str | os.PathLike[str], name: str, *, line: int | None = None) -> SymbolSource:
+        """The exact source of one definition of a file (decorators and doc comment included).
+
+        Parameters
+        ----------
+        name : str
+            A qualified name (``Outer.method``, ``Type::fn``), a qualified
+            suffix (``Inner.method``) or a bare name.
+        line : int, optional
+            Picks one of several definitions of the same name.
+
+        Raises
+        ------
+        codelex.SymbolNotFoundError
+            No such definition (the message names the nearest ones).
+        codelex.AmbiguousSymbolError
+            Several match (the message lists them with their lines).
+        codelex.UnsafePathError, ValueError, FileNotFoundError
+            As :meth:`outline`.
+        """
+        if line is not None and (isinstance(line, bool) or not isinstance(line, int)):
+            raise TypeError(f"line must be int or None, not {type(line).__name__}")
+        rel, structure, content = self._structure(path)
+        definition = find_definition(structure, name, line)
+        lines = content.decode("utf-8", "replace").split("\n")
+        lo, hi = definition.outer_start_line, min(definition.end_line, len(lines))
+        text = "\n".join(line.rstrip("\r") for line in lines[lo - 1:hi])
+        return SymbolSource(rel, definition, lo, hi, text)
+
+    def wait_structure(self, timeout: float | None = None) -> bool:
+        """Wait for the background structure build; True when none is running (any more)."""
+        return self._state.structure.wait(timeout)
+
+    @property
+    def structure_status(self) -> dict:
+        """``{status, reason, stats, save_error}`` of the structure store (``idle``, ``building``, ``ready``,
+        ``failed``); ``save_error`` says why its last save failed (None when it did not)."""
+        upkeep = self._state.structure
+        with upkeep.lock:
+            return {"status": upkeep.status, "reason": upkeep.reason, "stats": dict(upkeep.stats),
+                    "save_error": upkeep.save_error}

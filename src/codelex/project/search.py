@@ -1,0 +1,165 @@
+"""A project's file search and import graph queries: the word index through the ranking pipeline, never waited for.
+
+:class:`FileSearch` is the part of :class:`codelex.Project` that answers
+:meth:`~codelex.Project.search`, :meth:`~codelex.Project.importers`,
+:meth:`~codelex.Project.imports` and :attr:`~codelex.Project.graph_status`;
+what it is ready to use (the index, the chunks, the structure's names, the
+graph's prior) is asked of the root's jobs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from pathlib import Path
+
+from codelex.defaults import CHUNK_SEARCH_BUILD_FILES
+from codelex.errors import IndexFormatError
+from codelex.lexical import WordIndex
+from codelex.project import lifecycle
+from codelex.project.edits import relative_path
+from codelex.project.results import HINTS, Coverage, SearchResult
+from codelex.project.settings import Request, follow_config
+from codelex.project.state import RootState
+from codelex.query.options import SearchOptions, parse_request
+
+__all__ = ["FileSearch"]
+
+log = logging.getLogger("codelex")
+
+
+class FileSearch:
+    """File search and the import graph's queries, for :class:`codelex.Project` (which sets what is declared here)."""
+
+    root: Path
+    progress: object
+    build_structure: bool
+    chunk_ranking: str
+    import_graph: bool | str
+    _state: RootState
+    _request: Request
+
+    def search(self, query: str, options: SearchOptions | None = None, **kwargs) -> SearchResult:
+        """Rank files for ``query`` without ever waiting for a build.
+
+        Parameters are those of :meth:`codelex.WordIndex.search`.  When no
+        index is available the result says why; a refused root answers
+        ``refused`` from the first call and never starts a build; after a
+        failed build the same call starts a retry in the background.
+
+        Raises
+        ------
+        TypeError, codelex.QueryError
+            As :meth:`codelex.WordIndex.search` does, also while unavailable.
+        codelex.ConfigError
+            When a configuration file changed and is now invalid (see
+            :meth:`reload_config`; a valid change starts a re-listing in the
+            background and this answer comes from the index held).
+        """
+        state = self._state
+        _, opts = parse_request(query, options, kwargs)  # a malformed request raises, available or not
+        follow_config(state, self._request, start=True, progress=self.progress, structure=self.build_structure)
+        index = state.index
+        if index is None:
+            why, reason, start = lifecycle.availability(state)
+            if start:
+                self.open(wait=False)
+            return SearchResult(False, query, [], Coverage(0, False), None, why, HINTS[why].format(reason=reason))
+        start_graph = False
+        if opts.centrality is None and "centrality" not in kwargs:
+            # The graph's counts, else (until this process's graph is ready) the ones the last one saved, if any.
+            prior = state.imports.prior(state, self.import_graph)
+            if prior is not None:
+                opts = dataclasses.replace(opts, centrality=prior)
+            start_graph = self.import_graph is True
+        try:
+            return self._search_index(state, index, query, opts)
+        finally:
+            if start_graph:  # after this answer: the graph's build would compete with it
+                state.imports.ensure(state)
+
+    def _search_index(self, state: RootState, index: WordIndex, query: str, opts: SearchOptions) -> SearchResult:
+        try:
+            if opts.ranking == "code":
+                hits = self._pipeline_search(index, query, opts)
+            else:  # classic: the original's formula, exactly
+                hits = index.search(query, opts)
+        except IndexFormatError as exc:
+            # A chunk this query read failed its digest (the index is checked as it is read): drop the
+            # index, rebuild it in the background, and answer as while building.
+            self._drop_corrupt(index, exc)
+            return SearchResult(False, query, [], Coverage(0, False), None, "building", HINTS["building"])
+        results = self._with_symbols(hits)
+        return SearchResult(True, query, results, Coverage(len(index), state.truncated), state.generated_at)
+
+    def _pipeline_search(self, index: WordIndex, query: str, opts: SearchOptions) -> list:
+        """Files for ``query`` through the ranking pipeline: by their best chunk when the project's chunks are
+        at hand (:attr:`chunk_ranking`), else at file granularity (:func:`codelex.rank.search_files`)."""
+        from codelex.rank import search_files
+
+        state = self._state
+        mode = self.chunk_ranking
+        if mode in ("auto", "small"):
+            small = len(index) <= CHUNK_SEARCH_BUILD_FILES
+            mode = "build" if small else ("background" if mode == "auto" else "off")
+        chunks = names_of = None
+        if self.build_structure:
+            upkeep, directory = state.structure, state.structure_dir()
+            upkeep.load(directory)
+            if mode != "off":
+                chunks = state.code.ready_chunks(upkeep, index, build=mode == "build",
+                                                 index_ready=state.status == "ready")
+            names_of = upkeep.names_source(directory)
+        return search_files(index, query, opts, chunks=chunks, names_of=names_of,
+                            importers=opts.centrality or None)
+
+    def _drop_corrupt(self, index: WordIndex, exc: Exception) -> None:
+        state = self._state
+        log.warning("codelex: the index of %s is corrupt (%s); rebuilding it", state.root, exc)
+        with state.lock:
+            if state.index is not index:
+                return  # already replaced
+            state.index = None
+        lifecycle.start(state, full=True, wait_for_it=False, reason="corrupt-index", supersede=True,
+                        progress=self.progress, structure=self.build_structure)
+
+    def _with_symbols(self, hits: list) -> list:
+        """Each hit named by the definition that encloses its best line (``end_line`` becomes its end)."""
+        upkeep = self._state.structure
+        upkeep.load(self._state.structure_dir())
+        out = []
+        for hit in hits:
+            structure = upkeep.structure(hit.file)
+            found = structure.enclosing(hit.start_line) if structure is not None else None
+            out.append(hit.with_symbol(found.qualified_name, found.end_line) if found is not None else hit)
+        return out
+
+    # --- import graph ---------------------------------------------------------------
+
+    def importers(self, path: str | os.PathLike[str], timeout: float | None = None) -> list[str]:
+        """The indexed files that import ``path`` (absolute or root-relative), sorted.
+
+        Waits (at most ``timeout`` seconds) for the import graph when it is
+        still being built; raises ``TimeoutError`` past that.
+        """
+        return self._require_graph(timeout).importers(relative_path(self.root, path))
+
+    def imports(self, path: str | os.PathLike[str], timeout: float | None = None) -> list[str]:
+        """The indexed files ``path`` imports, sorted (see :meth:`importers`)."""
+        return self._require_graph(timeout).imports(relative_path(self.root, path))
+
+    @property
+    def graph_status(self) -> dict:
+        """``state`` (``off``, ``building``, ``ready``, ``failed``) and, when ready, the graph's counts
+        (files, references, resolved, unresolved, edges) and the seconds its build took."""
+        return self._state.imports.status()
+
+    def _require_graph(self, timeout: float | None):
+        state = self._state
+        if state.index is None:
+            raise RuntimeError("the project has no index yet: open() it first")
+        graph = state.imports.wait(state, timeout)
+        if graph is None:
+            raise TimeoutError("the import graph is still being built")
+        return graph
