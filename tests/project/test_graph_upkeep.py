@@ -68,3 +68,28 @@ def test_graph_status_says_off_building_ready_and_the_job_is_closed_with_the_pro
     job = project._state.imports.job
     project.close()
     assert job.closed and not job.running
+
+
+@pytest.mark.timeout(120)
+def test_a_one_shot_project_ranks_as_the_server_would_when_nothing_was_saved(tmp_path, monkeypatch):
+    """import_graph="saved" (the CLI's one-shot mode) builds no background graph, but when no process ever saved
+    the counts its first search derives and saves them, so it answers as a project with the graph does; the next
+    one-shot reads them and builds nothing."""
+    root = tmp_path / "repo"
+    _two_equal_files(root)
+    with Project(root, build_structure=False, import_graph="saved") as one_shot:
+        one_shot.open()
+        first = _ranking(one_shot)
+    with Project(root, build_structure=False) as served:  # what the server answers: the live graph
+        served.open()
+        assert served.graph_status["state"] == "ready"
+        assert _ranking(served) == first and first[0][0] == "lib/beta.py"
+    from codelex.graph import ImportGraph
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("the saved counts should have been used")
+
+    monkeypatch.setattr(ImportGraph, "build", no_build)
+    with Project(root, build_structure=False, import_graph="saved") as again:
+        again.open()
+        assert _ranking(again) == first

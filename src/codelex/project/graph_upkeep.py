@@ -39,7 +39,8 @@ class GraphUpkeep:
         # contents it reads anyway, and the graph's build takes them as (index, {path: (mtime_ns, refs)}).
         self.wanted = False
         self.seed: tuple | None = None
-        self.saved: tuple | None = None  # (index directory, CentralityMap | None) read from graph.clx
+        # (index directory, CentralityMap | None, whether a cache was found) read from graph.clx
+        self.saved: tuple | None = None
 
     # --- readiness ---------------------------------------------------------------------
 
@@ -63,10 +64,23 @@ class GraphUpkeep:
         return graph.centrality_map() if graph is not None else self.saved_prior(state)
 
     def prior(self, state, mode):
-        """The importer counts a project of ``import_graph=mode`` ranks with now (None: no centrality prior)."""
+        """The importer counts a project of ``import_graph=mode`` ranks with now (None: no centrality prior).
+
+        ``"saved"`` ranks with the counts the last process saved; when none ever did, they are derived now
+        (the graph built and saved, within :data:`GRAPH_WAIT_S`), so that a one-shot command's first answer
+        is the one the server and every later command give (issue 30: one query, one answer).
+        """
         if not mode:
             return None
-        return self.centrality(state, saved_only=mode is not True)
+        if mode is True:
+            return self.centrality(state)
+        saved = self.saved_prior(state)
+        if saved is None and state.saved_dir is not None and not self.saved_any(state) and state.index is not None \
+                and self.job.state != "failed":
+            graph = self.graph if self.graph is not None else self.wait(state, GRAPH_WAIT_S)
+            if graph is not None:
+                return graph.centrality_map()
+        return saved
 
     def saved_prior(self, state):
         """The centrality prior saved with the graph cache, as a ``CentralityMap`` (None without one); read once."""
@@ -80,9 +94,15 @@ class GraphUpkeep:
             from codelex.query import CentralityMap
 
             counts = load_graph_prior(directory, EXTRACTION_RULES)
-            held = (directory, CentralityMap(counts) if counts else None)
+            held = (directory, CentralityMap(counts) if counts else None, counts is not None)
             self.saved = held
         return held[1]
+
+    def saved_any(self, state) -> bool:
+        """Whether a process saved the counts (a graph cache of this user's, even one with no import edge)."""
+        self.saved_prior(state)
+        held = self.saved
+        return held is not None and held[0] == state.saved_dir and held[2]
 
     # --- the job -----------------------------------------------------------------------
 

@@ -86,8 +86,11 @@ class Project(FileSearch, SymbolQueries, CodeSearch, LiveFreshness):
         does) once they are known; until then, with the counts the last
         process saved beside the index, if any.  :meth:`importers` and
         :meth:`imports` answer from the graph.  ``"saved"``: rank with the
-        saved counts only and build no graph (for one-shot commands, which
-        exit before a graph would be ready).  False: no centrality prior.
+        saved counts and build no graph in the background (for one-shot
+        commands, which exit before a graph would be ready); when no
+        process ever saved any, the graph is built and saved at the first
+        search, so its answer is the one every later one gets.  False: no
+        centrality prior.
         A search given its own ``centrality`` uses that instead.
     watch : bool, default False
         Follow file changes with a file watcher (the ``watch`` extra:
