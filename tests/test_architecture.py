@@ -132,23 +132,6 @@ def test_nothing_imports_the_root_package_or_the_oracles():
             assert not any(t.startswith("codelex._reference") for t in targets), f"{module} imports an oracle"
 
 
-def _defined_private_names(tree: ast.AST) -> set[str]:
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            names.add(node.attr)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__"
-                                                  for t in node.targets):
-            for elt in getattr(node.value, "elts", []):
-                if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
-                    names.add(elt.value)
-    return {n for n in names if n.startswith("_")}
-
-
 #: Documented public APIs that happen to start with an underscore.
 PUBLIC_UNDERSCORED = frozenset({"_exit", "_asdict", "_replace", "_fields"})
 
@@ -158,18 +141,52 @@ def _private(name: str) -> bool:
         and name not in PUBLIC_UNDERSCORED
 
 
+def _own_instances(tree: ast.AST) -> dict[ast.AST, set[str]]:
+    """Per function, the names that hold an object of this module's own making: ``self``, ``cls``, and names
+    bound there to ``self``, to ``cls(...)`` or to a call of a class this module defines."""
+    classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    out = {}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        names = {"self", "cls"}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                value = node.value
+                if (isinstance(value, ast.Name) and value.id == "self") or (
+                        isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                        and (value.func.id == "cls" or value.func.id in classes)):
+                    names.add(node.targets[0].id)
+        out[fn] = names
+    return out
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_module_reads_another_modules_private_names(module):
+    """Never ``from x import _y``, and a private attribute is read only on ``self``, ``cls`` or an object of
+    this module's own class made or named in the same function (``graph = cls(...)``; ``watcher = self`` for
+    a callback), never on any other object: that another module's class happens to define the same
+    private name does not make it this module's."""
     tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
-    own = _defined_private_names(tree)
     problems = []
     for node in _import_nodes(tree):
         for target, name in _targets(node):
             if name is not None and _private(name):
                 problems.append(f"imports {name} from {target}")
+    owners = _own_instances(tree)
+    allowed_at: dict[ast.AST, set[str]] = {}
+    for fn, names in owners.items():  # (a nested function sees the names of the functions around it)
+        for node in ast.walk(fn):
+            allowed_at.setdefault(node, set()).update(names)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in own:
-            problems.append(f"reads .{node.attr} (line {node.lineno})")
+        if not (isinstance(node, ast.Attribute) and _private(node.attr)):
+            continue
+        base = node.value
+        if isinstance(base, ast.Name) and base.id in allowed_at.get(node, ()):
+            continue
+        if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super":
+            continue
+        problems.append(f"reads .{node.attr} of {ast.unparse(base)[:40]} (line {node.lineno})")
     assert not problems, problems
 
 
@@ -182,3 +199,46 @@ def test_every_stage_folder_has_a_line_in_architecture_md():
         assert f"`{folder}/`" in doc, folder
     for folder in sorted(p.name for p in (REPO / "csrc").iterdir() if p.is_dir()):
         assert f"`csrc/{folder}/`" in doc, folder
+
+
+def _table_rows() -> list[list[str]]:
+    """The Python rows of ARCHITECTURE.md's folder table, in order: each row's backticked names."""
+    import re
+
+    doc = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = doc.split("## Folders, as the questions they answer", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        if line.startswith("| `") and not line.startswith("| `csrc/"):
+            first = line.split(" | ", 1)[0]
+            rows.append(re.findall(r"`([^`]+)`", first))
+    return rows
+
+
+def _row_of(module: str, rows: list[list[str]]) -> int | None:
+    parts = module.split(".")
+    names = {f"{parts[1]}/", f"{parts[1]}.py"} if len(parts) > 1 else {"__init__.py"}
+    for i, row in enumerate(rows):
+        if names & set(row):
+            return i
+    return None
+
+
+def test_imports_follow_the_table_of_architecture_md():
+    """A module imports only from its own row of ARCHITECTURE.md's folder table or the rows before it, and every
+    module has a row: the document states the layering, this test holds the code to it."""
+    if not (REPO / "ARCHITECTURE.md").is_file():
+        pytest.skip("ARCHITECTURE.md not available (tests run outside the checkout)")
+    rows = _table_rows()
+    missing = sorted(m for m in MODULES if m != "codelex" and _row_of(m, rows) is None)
+    assert not missing, f"modules with no row in ARCHITECTURE.md's table: {missing}"
+    upward = []
+    for module, targets in _graph().items():
+        if module == "codelex":  # the root re-exports the public API of every row
+            continue
+        here = _row_of(module, rows)
+        for target in targets:
+            there = _row_of(target, rows) if target != "codelex" else 0
+            if there is not None and there > here:
+                upward.append(f"{module} (row {here + 1}) imports {target} (row {there + 1})")
+    assert not upward, upward

@@ -510,10 +510,10 @@ def _log_to_own_stderr() -> None:
     import logging
 
     logger = logging.getLogger("codelex")
-    if not any(getattr(h, "_codelex_server", False) for h in logger.handlers):
+    if not any(getattr(h, "codelex_server", False) for h in logger.handlers):
         handler = logging.StreamHandler(sys.__stderr__ if sys.__stderr__ is not None else open(os.devnull, "w"))
         handler.setLevel(logging.WARNING)
-        handler._codelex_server = True  # type: ignore[attr-defined]
+        handler.codelex_server = True  # type: ignore[attr-defined]  (our mark on a logging handler)
         logger.addHandler(handler)
         logger.propagate = False
 
