@@ -9,6 +9,10 @@ Engines (each through its public API, on the same corpora written to disk):
 
 - ``codelex-search``: ``Project.search`` (files), the product's default ranking;
 - ``codelex-code``: ``Project.code_search`` without an embedder (chunks; files in the order of their chunks);
+- ``codelex-hybrid``, ``codelex-vector``, ``codelex-original``: ``Project.code_search`` with the default
+  embedder (all-MiniLM-L6-v2 on ONNX Runtime) and the ``adaptive`` fusion (the default), the vector half
+  alone, or the seed's fusion; the first run embeds every chunk (minutes; the vectors are kept in the
+  set's index directory, shared with ``hybrid_eval.py``);
 - ``semble``: semble 0.7.0's own index and ``search`` with alpha = 0 (its lexical pipeline), in its own
   venv (``python benchmarks/contender_semble.py --setup``; skipped with a note when absent).
 
@@ -124,8 +128,13 @@ def run_codelex(sets, engines, *, ablate: list[str] | None = None) -> dict[str, 
                         files.append([h.file for h in hits])
                         chunks.append([(h.file, h.start_line, h.end_line) for h in hits])
                     else:
-                        result = project.code_search(q["query"], embedder=False, limit=K, per_file=K,
+                        fusion = {"codelex-hybrid": "adaptive", "codelex-vector": "vector",
+                                  "codelex-original": "original"}.get(engine)
+                        result = project.code_search(q["query"], embedder=False if fusion is None else None,
+                                                     fusion=fusion, wait=fusion is not None, limit=K, per_file=K,
                                                      total_lines=10**6, excerpt_lines=10**6, background=False)
+                        if fusion is not None and result.mode != "hybrid":
+                            raise SystemExit(f"{engine}: {name}: not hybrid ({result.hint})")
                         chunks.append([(h.path, h.start_line, h.end_line) for h in result.hits])
                         files.append(files_of(chunks[-1]))
                 out.setdefault(engine, {})[name] = {"files": files, "chunks": chunks,

@@ -27,7 +27,7 @@ Keys (all optional):
     comes from the user: ``--embedder``, the ``embedder`` argument of the
     API, or ``$CODELEX_EMBEDDER``.
 ``fusion``
-    ``adaptive`` (the default), ``shape`` or ``original``.
+    ``adaptive`` (the default), ``shape``, ``original`` or ``vector`` (the vector half alone).
 ``embed_limit``
     Chunks embedded for hybrid search at most (an integer >= 0; default
     :data:`codelex.defaults.DEFAULT_EMBED_LIMIT`): source files first, then
@@ -74,7 +74,7 @@ CONFIG_KEYS = {
     "max_files": "an integer >= 0",
     "languages": "a list of language names",
     "embedder": "the name of an installed model (minilm, minilm-int8)",
-    "fusion": "one of: adaptive, shape, original",
+    "fusion": "one of: adaptive, shape, original, vector",
     "embed_limit": "an integer >= 0 (chunks embedded at most, source files first)",
 }
 #: The ignore file read at the root, in gitignore syntax.
@@ -84,7 +84,7 @@ CONFIG_FILES = ("pyproject.toml", ".codelex.toml", f"{INDEX_DIR_NAME}/config.tom
 #: Larger configuration files are refused (a ConfigError), never read whole.
 MAX_CONFIG_BYTES = 8 * 1024 * 1024
 _TABLES = {"pyproject.toml": ("tool", "codelex")}
-_FUSIONS = ("adaptive", "shape", "original")
+_FUSIONS = ("adaptive", "shape", "original", "vector")
 
 
 def _read_raw(root: Path, rel: str) -> bytes | None:

@@ -257,6 +257,8 @@ FUSIONS = {
     "shape": Fusion("shape", {"prose": (0.7, 0.3), "symbol": (0.1, 0.9), "defined": (0.1, 0.9)}, 5, 100),
     "adaptive": Fusion("adaptive", {"prose": (0.7, 0.3), "symbol": (0.1, 0.9), "defined": (0.1, 0.9)}, 5, 100,
                        Adaptation(), same_file=0.5),
+    # The vector half alone (its top 100; chunks only the lexical half found follow): for measuring the halves.
+    "vector": Fusion("vector", {"prose": (1.0, 0.0)}, 5, 100),
 }
 
 
