@@ -31,6 +31,12 @@ def _style(args):
     return Style(use_colour(args.color, sys.stdout))
 
 
+def _write(lines) -> None:
+    """Print an answer's lines (a renderer of :mod:`codelex.output`) on standard output."""
+    for line in lines:
+        sys.stdout.write(line + "\n")
+
+
 class _Progress:
     """A one-line progress bar on stderr for builds that last more than a second."""
 
@@ -207,9 +213,8 @@ def _cmd_search(args) -> int:
         fmt = "json" if args.json else "jsonl" if args.jsonl else "files" if args.files_only else \
             "vimgrep" if args.vimgrep else "text"
         where = Where(root, lambda file: _shown(args, root, file))
-        for line in search_lines(result, fmt, where, query=args.query, tokens=parsed.tokens,
-                                 style=_style(args) if fmt == "text" else None):
-            sys.stdout.write(line + "\n")
+        _write(search_lines(result, fmt, where, query=args.query, tokens=parsed.tokens,
+                            style=_style(args) if fmt == "text" else None))
         if not machine and not args.quiet:
             report = project.last_report
             how = report.mode if report is not None else "loaded"
@@ -242,13 +247,6 @@ def _pooled(args, pool):
     if project.status != "ready":
         raise _Failure(f"indexing {project.root} {project.status}: {project.status_reason}")
     return project
-
-
-def _match_column(text: str, tokens: Sequence[str]) -> int:
-    """``--vimgrep``'s column of the first query token in ``text`` (:func:`codelex.output.match_column`)."""
-    from codelex.output import match_column
-
-    return match_column(text, tokens)
 
 
 def _human_bytes(n: int | None) -> str:
@@ -437,9 +435,9 @@ def _config_line(config: dict) -> str:
 
 
 def _cmd_docs(args) -> int:
-    from codelex.docs import DocsIndex, snippet, terms
-
-    from codelex.render import display_path, display_text, echo_query, wire_text
+    from codelex.docs import DocsIndex, terms
+    from codelex.output import docs_lines
+    from codelex.render import echo_query
 
     if not terms(args.query):
         raise _Failure("the query has no searchable words (only stop words or punctuation)")
@@ -454,22 +452,9 @@ def _cmd_docs(args) -> int:
     opened = time.perf_counter()
     hits = index.search(args.query, args.limit)
     searched = time.perf_counter()
-    if args.json:
-        json.dump({"query": echo_query(args.query), "sections": len(index), "results": [
-            {"path": display_path(h.section.path), "anchor": wire_text(h.section.anchor),
-             "title": wire_text(h.section.title), "heading": wire_text(h.section.heading),
-             "startLine": h.section.start_line, "endLine": h.section.end_line,
-             "score": h.score, "snippet": wire_text(snippet(h.section, args.query))} for h in hits]}, sys.stdout,
-            ensure_ascii=False)
-        sys.stdout.write("\n")
-    else:
-        style = _style(args)
-        for rank, h in enumerate(hits, 1):
-            s = h.section
-            where = display_path(f"{s.path}#{s.anchor}" if s.anchor else s.path)
-            print(f"{rank:>3}. {style.path(where)} — {display_text(s.title)} › {display_text(s.heading)}  "
-                  f"{style.dim(f'(score {h.score})')}")
-            print(f"     {display_text(snippet(s, args.query))}")
+    fmt = "json" if args.json else "text"
+    _write(docs_lines(hits, fmt, query=args.query, sections=len(index), style=_style(args) if fmt == "text" else None))
+    if not args.json:
         if not hits:
             print(f'codelex: no documentation section matched "{echo_query(args.query)}"; try other words, or '
                   f"`codelex search` for code", file=sys.stderr)
@@ -509,32 +494,22 @@ def _structure_project(args, file_arg: str):
 
 
 def _cmd_outline(args) -> int:
-    from codelex.render import display_path, display_text
+    from codelex.output import outline_lines
+    from codelex.render import display_path
 
     project, path = _structure_project(args, args.file)
     try:
         outline = project.outline(path)
     finally:
         project.close()
-    if args.json:
-        data = outline.to_dict()
-        data["path"] = display_path(outline.path)
-        json.dump(data, sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
-        return EXIT_FOUND if outline.definitions else EXIT_NONE
-    if not outline.available:
+    if not args.json and not outline.available:
         raise _Failure(f"no outline for {display_path(outline.path)}: {outline.reason}")
-    style = _style(args)
-    for i, depth in outline.order():  # (iterative: no nesting depth overflows the stack)
-        d = outline.definitions[i]
-        signature = outline.signatures[i] if i < len(outline.signatures) else ""
-        print(f"{'  ' * depth}{style.dim(d.kind)} {style.path(display_text(d.name))}  "
-              f"{style.line_no(f'{d.start_line}-{d.end_line}')}  {display_text(signature)}")
+    _write(outline_lines(outline, "json" if args.json else "text", style=None if args.json else _style(args)))
     return EXIT_FOUND if outline.definitions else EXIT_NONE
 
 
 def _cmd_show(args) -> int:
-    from codelex.render import display_path, display_text
+    from codelex.output import source_lines
 
     file_arg, sep, symbol = args.target.rpartition(":")
     if not sep or not file_arg or not symbol:
@@ -544,13 +519,7 @@ def _cmd_show(args) -> int:
         source = project.read_symbol(path, symbol, line=args.line)
     finally:
         project.close()
-    style = _style(args)
-    d = source.definition
-    print(style.dim(f"{display_path(source.path)}:{source.start_line}-{source.end_line} {d.kind} "
-                    f"{display_text(d.qualified_name)}"))
-    width = len(str(source.end_line))
-    for number, text in enumerate(source.text.split("\n"), source.start_line):
-        print(f"{style.line_no(str(number).rjust(width))}  {display_text(text)}")
+    _write(source_lines(source, style=_style(args)))
     return EXIT_FOUND
 
 
@@ -573,46 +542,10 @@ def _code_embedder(args):
 
 
 def _print_code_result(result, args) -> None:
-    from codelex.render import display_path, display_text, echo_query, wire_text
+    """A chunks answer (``code``, ``related``) on standard output (:func:`codelex.output.code_lines`)."""
+    from codelex.output import code_lines
 
-    if args.json:
-        payload = result.to_dict()
-        payload["query"] = echo_query(result.query)
-        for hit, entry in zip(result.hits, payload["results"]):
-            entry["path"] = display_path(hit.path)
-            entry["excerpt"] = wire_text(hit.excerpt)
-            if hit.symbol is not None:
-                entry["symbol"] = wire_text(hit.symbol)
-        json.dump(payload, sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
-        return
-    style = _style(args)
-    for rank, h in enumerate(result.hits, 1):
-        places = []
-        if h.vector_rank is not None:
-            places.append(f"vector #{h.vector_rank}")
-        if h.lexical_rank is not None:
-            places.append(f"lexical #{h.lexical_rank}")
-        symbol = f" {display_text(h.symbol)}" if h.symbol else ""
-        print(f"{rank:>3}. {style.path(display_path(h.path))}:{style.line_no(f'{h.start_line}-{h.end_line}')}"
-              f"{symbol}  {style.dim(', '.join(([f'similarity {h.similarity:.4f}'] if result.mode == 'hybrid' else []) + places))}")
-        for number, text in enumerate(h.excerpt.split("\n"), h.start_line):
-            print(f"     {style.line_no(str(number))}  {display_text(text)}")
-        if h.truncated:
-            print(f"     {style.dim('…')}")
-    note = _budget_note(result, "raise --lines")
-    if note:
-        print(style.dim(note))
-
-
-def _budget_note(result, remedy: str) -> str | None:
-    """One line when the shared line budget left results out (None when it cut nothing)."""
-    omitted = getattr(result, "omitted", 0)
-    if not omitted:
-        return None
-    cut = " (and excerpts cut to their first lines)" if any(h.truncated for h in result.hits) else ""
-    return (f"{omitted} more result{'s' if omitted != 1 else ''} left out by the {result.line_budget:,}-line "
-            f"budget{cut}: {remedy}")
+    _write(code_lines(result, "json" if args.json else "text", style=None if args.json else _style(args)))
 
 
 def _embed_progress(args):

@@ -30,7 +30,6 @@ Requires the ``mcp`` extra: ``pip install 'codelex[mcp]'``.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -50,7 +49,16 @@ from codelex.defaults import (
     VERSION,
 )
 from codelex.errors import QueryError
-from codelex.output import mcp_search_text, mcp_unavailable_text
+from codelex.output import (
+    mcp_code_search_text,
+    mcp_docs_text,
+    mcp_no_answer_text,
+    mcp_outline_text,
+    mcp_related_text,
+    mcp_search_text,
+    mcp_source_text,
+    mcp_unavailable_text,
+)
 from codelex.project import Project, refusal_reason
 from codelex.project.pool import ProjectPool
 from codelex.query import SearchOptions
@@ -230,33 +238,14 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
 
 def docs_search_text(root: Path, query: str, limit=None) -> str:
     """The ``docs_search`` reply: numbered sections with snippets, then a fenced JSON block."""
-    from codelex.docs import DocsIndex, snippet, terms
+    from codelex.docs import terms
 
     if not isinstance(query, str) or not query.strip():
         raise ToolError("Provide a non-empty `query`.")
     n = _limit(limit, DOCS_DEFAULT_LIMIT)
-    echo = echo_query(query)
     index = _pool.docs(root)
     hits = index.search(query, n) if terms(query) else []
-    if not hits:
-        return (f'No documentation section matched "{echo}" (among {len(index)} sections). '
-                "Try other words, or symbol_search to find code.")
-    lines = [f'Top {len(hits)} section(s) for "{echo}":']
-    results = []
-    for rank, h in enumerate(hits, 1):
-        s = h.section
-        path = display_path(s.path)
-        where = f"{path}#{display_text(s.anchor)}" if s.anchor else path
-        text = display_text(snippet(s, query))
-        title, heading = display_text(s.title), display_text(s.heading)
-        lines.append(f"  {rank}. {where} — {title} › {heading} (score {h.score}, lines {s.start_line}-{s.end_line})")
-        lines.append(f"     {text}")
-        results.append({"path": path, "anchor": display_text(s.anchor), "title": title, "heading": heading,
-                        "startLine": s.start_line, "endLine": s.end_line, "score": h.score, "snippet": text,
-                        "suggestedNext": {"tool": "read_file", "path": path, "line": s.start_line}})
-    lines.extend(["", "```json", json.dumps({"query": echo, "sections": len(index), "results": results},
-                                           ensure_ascii=False), "```"])
-    return "\n".join(lines)
+    return mcp_docs_text(hits, query, len(index))
 
 
 def _resolve(project: Project, path) -> str:
@@ -281,23 +270,7 @@ def file_outline_text(project: Project, path) -> str:
         outline = project.outline(rel)
     except (FileNotFoundError, ValueError, CodelexError) as exc:
         raise ToolError(f"Cannot outline {echo_query(display_path(str(path)))}: {error_text(exc)}") from None
-    shown = display_path(outline.path)
-    if not outline.available:
-        lines = [f"No outline for {shown}: {outline.reason}."]
-    else:
-        lines = [f"Outline of {shown} ({outline.language}, {len(outline.definitions)} definition(s)):"]
-        for i, depth in outline.order():  # (iterative: no nesting depth overflows the stack)
-            d = outline.definitions[i]
-            signature = outline.signatures[i] if i < len(outline.signatures) else ""
-            lines.append(f"{'  ' * (depth + 1)}{d.kind} {display_text(d.qualified_name)}  "
-                         f"(lines {d.start_line}-{d.end_line})  {display_text(signature)}")
-        if not outline.definitions:
-            lines.append("  (no definitions)")
-        lines.append("Use read_symbol with a name above to read its source.")
-    data = outline.to_dict()
-    data["path"] = shown
-    lines.extend(["", "```json", json.dumps(data, ensure_ascii=False), "```"])
-    return "\n".join(lines)
+    return mcp_outline_text(outline)
 
 
 def read_symbol_text(project: Project, path, symbol, line=None) -> str:
@@ -314,40 +287,7 @@ def read_symbol_text(project: Project, path, symbol, line=None) -> str:
     except (FileNotFoundError, ValueError, TypeError, CodelexError) as exc:
         raise ToolError(f"Cannot read {echo_query(symbol)} in {echo_query(display_path(str(path)))}: "
                         f"{error_text(exc)}") from None
-    d = source.definition
-    fence = "````" if "```" in source.text else "```"
-    return (f"{display_path(source.path)}:{source.start_line}-{source.end_line} {d.kind} "
-            f"{display_text(d.qualified_name)}\n{fence}\n{source.text}\n{fence}")
-
-
-def _hybrid_text(result, title: str) -> str:
-    lines = [title]
-    for rank, h in enumerate(result.hits, 1):
-        places = [f"similarity {h.similarity:.4f}"] if result.mode == "hybrid" else []
-        if h.vector_rank is not None:
-            places.append(f"vector #{h.vector_rank}")
-        if h.lexical_rank is not None:
-            places.append(f"lexical #{h.lexical_rank}")
-        symbol = f" {display_text(h.symbol)}" if h.symbol else ""
-        fence = "````" if "```" in h.excerpt else "```"
-        lines.append(f"{rank}. {display_path(h.path)}:{h.start_line}-{h.end_line}{symbol} ({', '.join(places)})")
-        lines.extend([fence, h.excerpt + ("\n…" if h.truncated else ""), fence])
-    if result.omitted:  # an answer cut short says so, and how to get the rest
-        cut = ", and excerpts were cut to their first lines" if any(h.truncated for h in result.hits) else ""
-        lines.append(f"{result.omitted} more result{'s' if result.omitted != 1 else ''} left out by the "
-                     f"{result.line_budget:,}-line budget{cut}: pass a larger `lines`, a smaller `limit` or "
-                     f"narrower `paths`.")
-    if result.hint:
-        lines.append(display_text(result.hint))
-    lines.append(f"Mode: {result.mode}; {result.embedded:,} of {result.chunks:,} chunks embedded.")
-    data = result.to_dict()
-    data["query"] = echo_query(result.query)
-    for hit, entry in zip(result.hits, data["results"]):
-        entry["path"] = display_path(hit.path)
-    lines.extend(["", "```json", json.dumps({k: v for k, v in data.items() if k != "results"} |
-                                            {"results": [{k: v for k, v in e.items() if k != "excerpt"}
-                                                         for e in data["results"]]}, ensure_ascii=False), "```"])
-    return "\n".join(lines)
+    return mcp_source_text(source)
 
 
 def code_search_text(project: Project, query, limit=None, alternatives=None, paths=None, lang=None,
@@ -366,8 +306,8 @@ def code_search_text(project: Project, query, limit=None, alternatives=None, pat
     except (ValueError, TypeError, CodelexError, OSError) as exc:
         raise ToolError(f"Cannot search {echo_query(query)}: {error_text(exc)}") from None
     if not result.available:
-        return f"No answer yet: {display_text(result.hint or 'unavailable')}"
-    return _hybrid_text(result, f'Top {len(result.hits)} chunk(s) for "{echo_query(query)}":')
+        return mcp_no_answer_text(result)
+    return mcp_code_search_text(result, query)
 
 
 def find_related_text(project: Project, path, line, limit=None) -> str:
@@ -383,8 +323,8 @@ def find_related_text(project: Project, path, line, limit=None) -> str:
         raise ToolError(f"Cannot relate {echo_query(display_path(str(path)))}:{int(line)}: "
                         f"{error_text(exc)}") from None
     if not result.available:
-        return f"No answer yet: {display_text(result.hint or 'unavailable')}"
-    return _hybrid_text(result, f"Chunks most like {display_path(rel)}:{int(line)}:")
+        return mcp_no_answer_text(result)
+    return mcp_related_text(result, rel, int(line))
 
 
 def _result(text: str, *, error: bool = False) -> CallToolResult:

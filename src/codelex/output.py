@@ -1,4 +1,6 @@
-"""How a search answer leaves the process: one renderer per output format, for the CLI and the MCP server.
+"""How an answer leaves the process: one renderer per answer kind and output format, for the CLI and MCP.
+
+A search answer (files), in the command line's formats and MCP's:
 
 ============  ==================================================================================
 format        what it prints
@@ -15,6 +17,20 @@ format        what it prints
 
 :func:`search_lines` renders the first five, :func:`mcp_search_text` the last; a hit's JSON object
 is made in one place (:func:`hit_entry`, :func:`mcp_entry`), from :meth:`codelex.Hit.to_dict`.
+
+The other answers, each as ``text`` and ``json`` for the command line (``*_lines``) and as MCP's reply
+(``mcp_*_text``):
+
+================  =========================================  =================================
+answer            command line                               MCP
+================  =========================================  =================================
+chunks            :func:`code_lines` (``code``, ``related``)  :func:`mcp_code_search_text`,
+                                                             :func:`mcp_related_text`
+docs sections     :func:`docs_lines` (``docs``)              :func:`mcp_docs_text`
+a file's outline  :func:`outline_lines` (``outline``)        :func:`mcp_outline_text`
+a definition      :func:`source_lines` (``show``)            :func:`mcp_source_text`
+================  =========================================  =================================
+
 Adding a format is a function here and its name in :data:`FORMATS`.  Paths and text go through
 :mod:`codelex.render`'s escapes.  Light: the command line imports this before anything heavy.
 """
@@ -27,8 +43,10 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from codelex.render import best_line_text, display_path, display_text, echo_query, wire_text
 
-__all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "highlighter", "hit_entry", "match_column",
-           "mcp_entry", "mcp_search_text", "mcp_unavailable_text", "search_lines", "use_colour"]
+__all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "budget_note", "code_lines", "docs_entry", "docs_lines",
+           "highlighter", "hit_entry", "match_column", "mcp_code_search_text", "mcp_docs_text", "mcp_entry",
+           "mcp_no_answer_text", "mcp_outline_text", "mcp_related_text", "mcp_search_text", "mcp_source_text",
+           "mcp_unavailable_text", "outline_entry", "outline_lines", "search_lines", "source_lines", "use_colour"]
 
 #: The command line's output formats of a search answer (``--json``, ``--jsonl``, ``-l``, ``--vimgrep``, else text).
 FORMATS = ("text", "json", "jsonl", "files", "vimgrep")
@@ -205,3 +223,235 @@ def mcp_search_text(result, root: str, echo: str, *, staleness: str | None = Non
     lines.append(f"Index covers {result.coverage.files} files{capped}.")
     lines.extend(_fenced_json(payload))
     return "\n".join(lines)
+
+
+# --- chunks (code, related) ---------------------------------------------------------------------------
+
+
+def _places(hit, mode: str) -> str:
+    """Where a chunk stands: its similarity (a hybrid answer's), its place in the vector and lexical rankings."""
+    places = [f"similarity {hit.similarity:.4f}"] if mode == "hybrid" else []
+    if hit.vector_rank is not None:
+        places.append(f"vector #{hit.vector_rank}")
+    if hit.lexical_rank is not None:
+        places.append(f"lexical #{hit.lexical_rank}")
+    return ", ".join(places)
+
+
+def _symbol_after(symbol: str | None) -> str:
+    """`` Name`` (escaped) after a chunk's span, or "" when it has none."""
+    return f" {display_text(symbol)}" if symbol else ""
+
+
+def budget_note(result, remedy: str, cut: str) -> str | None:
+    """One line when the shared line budget left results out (None when it cut nothing): how many, the budget,
+    ``cut`` when excerpts were shortened too, then ``remedy``."""
+    omitted = getattr(result, "omitted", 0)
+    if not omitted:
+        return None
+    cut = cut if any(h.truncated for h in result.hits) else ""
+    return (f"{omitted} more result{'s' if omitted != 1 else ''} left out by the {result.line_budget:,}-line "
+            f"budget{cut}: {remedy}")
+
+
+def _chunks_payload(result) -> dict:
+    """A chunks answer's wire shape (:meth:`~codelex.project.CodeResult.to_dict`), the query echoed, paths escaped."""
+    payload = result.to_dict()
+    payload["query"] = echo_query(result.query)
+    for hit, entry in zip(result.hits, payload["results"]):
+        entry["path"] = display_path(hit.path)
+    return payload
+
+
+def code_lines(result, fmt: str, *, style: Style | None = None) -> Iterator[str]:
+    """The lines that print a chunks answer (``codelex code`` and ``related``; a
+    :class:`~codelex.project.CodeResult`): ``json``, one document whose excerpts and symbols are escaped for the
+    wire; ``text``, per chunk ``path:start-end Symbol`` and where it ranked, then its numbered excerpt, then the
+    line budget's note."""
+    if fmt == "json":
+        payload = _chunks_payload(result)
+        for hit, entry in zip(result.hits, payload["results"]):
+            entry["excerpt"] = wire_text(hit.excerpt)
+            if hit.symbol is not None:
+                entry["symbol"] = wire_text(hit.symbol)
+        yield json.dumps(payload, ensure_ascii=False)
+        return
+    if fmt != "text":
+        raise ValueError(f"unknown output format {fmt!r} for chunks (text or json)")
+    style = style or Style(False)
+    for rank, h in enumerate(result.hits, 1):
+        yield (f"{rank:>3}. {style.path(display_path(h.path))}:{style.line_no(f'{h.start_line}-{h.end_line}')}"
+               f"{_symbol_after(h.symbol)}  {style.dim(_places(h, result.mode))}")
+        for number, text in enumerate(h.excerpt.split("\n"), h.start_line):
+            yield f"     {style.line_no(str(number))}  {display_text(text)}"
+        if h.truncated:
+            yield f"     {style.dim('…')}"
+    note = budget_note(result, "raise --lines", " (and excerpts cut to their first lines)")
+    if note:
+        yield style.dim(note)
+
+
+def mcp_no_answer_text(result) -> str:
+    """MCP ``code_search``'s and ``find_related``'s reply while there is no answer (its hint)."""
+    return f"No answer yet: {display_text(result.hint or 'unavailable')}"
+
+
+def _mcp_chunks_text(result, title: str) -> str:
+    lines = [title]
+    for rank, h in enumerate(result.hits, 1):
+        fence = "````" if "```" in h.excerpt else "```"
+        lines.append(f"{rank}. {display_path(h.path)}:{h.start_line}-{h.end_line}{_symbol_after(h.symbol)} "
+                     f"({_places(h, result.mode)})")
+        lines.extend([fence, h.excerpt + ("\n…" if h.truncated else ""), fence])
+    note = budget_note(result, "pass a larger `lines`, a smaller `limit` or narrower `paths`.",
+                       ", and excerpts were cut to their first lines")
+    if note:  # an answer cut short says so, and how to get the rest
+        lines.append(note)
+    if result.hint:
+        lines.append(display_text(result.hint))
+    lines.append(f"Mode: {result.mode}; {result.embedded:,} of {result.chunks:,} chunks embedded.")
+    data = _chunks_payload(result)
+    data["results"] = [{k: v for k, v in e.items() if k != "excerpt"} for e in data.pop("results")]
+    lines.extend(_fenced_json(data))
+    return "\n".join(lines)
+
+
+def mcp_code_search_text(result, query: str) -> str:
+    """MCP ``code_search``'s reply: ``Top N chunk(s) for "<q>":``, each chunk's place and fenced excerpt, the
+    budget's note, the hint, the mode line, then the fenced JSON block (the answer without its excerpts)."""
+    return _mcp_chunks_text(result, f'Top {len(result.hits)} chunk(s) for "{echo_query(query)}":')
+
+
+def mcp_related_text(result, path: str, line: int) -> str:
+    """MCP ``find_related``'s reply: as :func:`mcp_code_search_text`, titled ``Chunks most like path:line:``."""
+    return _mcp_chunks_text(result, f"Chunks most like {display_path(path)}:{line}:")
+
+
+# --- documentation sections (docs) -------------------------------------------------------------------
+
+
+def docs_entry(hit, query: str, escape: Callable[[str], str] = wire_text) -> dict:
+    """A documentation section as the JSON answers hold it: ``path`` (escaped), ``anchor``, ``title``,
+    ``heading``, its lines, ``score`` and the ``snippet`` for ``query``, text through ``escape`` (the command
+    line's :func:`~codelex.render.wire_text`; MCP's :func:`~codelex.render.display_text`)."""
+    from codelex.docs import snippet
+
+    s = hit.section
+    return {"path": display_path(s.path), "anchor": escape(s.anchor), "title": escape(s.title),
+            "heading": escape(s.heading), "startLine": s.start_line, "endLine": s.end_line, "score": hit.score,
+            "snippet": escape(snippet(s, query))}
+
+
+def docs_lines(hits, fmt: str, *, query: str, sections: int, style: Style | None = None) -> Iterator[str]:
+    """The lines that print ``codelex docs``'s answer (``hits`` of :meth:`codelex.docs.DocsIndex.search` among
+    ``sections``): ``json``, one document; ``text``, per section ``path#anchor — title › heading (score)`` and
+    its snippet."""
+    if fmt == "json":
+        yield json.dumps({"query": echo_query(query), "sections": sections,
+                          "results": [docs_entry(h, query) for h in hits]}, ensure_ascii=False)
+        return
+    if fmt != "text":
+        raise ValueError(f"unknown output format {fmt!r} for docs (text or json)")
+    from codelex.docs import snippet
+
+    style = style or Style(False)
+    for rank, h in enumerate(hits, 1):
+        s = h.section
+        where = display_path(f"{s.path}#{s.anchor}" if s.anchor else s.path)
+        yield (f"{rank:>3}. {style.path(where)} — {display_text(s.title)} › {display_text(s.heading)}  "
+               f"{style.dim(f'(score {h.score})')}")
+        yield f"     {display_text(snippet(s, query))}"
+
+
+def mcp_docs_text(hits, query: str, sections: int) -> str:
+    """MCP ``docs_search``'s reply: numbered sections with snippets, then a fenced JSON block (or, without a
+    match, one line saying so)."""
+    echo = echo_query(query)
+    if not hits:
+        return (f'No documentation section matched "{echo}" (among {sections} sections). '
+                "Try other words, or symbol_search to find code.")
+    lines = [f'Top {len(hits)} section(s) for "{echo}":']
+    results = []
+    for rank, h in enumerate(hits, 1):
+        s = h.section
+        entry = docs_entry(h, query, display_text)
+        entry["suggestedNext"] = {"tool": "read_file", "path": entry["path"], "line": s.start_line}
+        where = f"{entry['path']}#{entry['anchor']}" if s.anchor else entry["path"]
+        lines.append(f"  {rank}. {where} — {entry['title']} › {entry['heading']} (score {h.score}, "
+                     f"lines {s.start_line}-{s.end_line})")
+        lines.append(f"     {entry['snippet']}")
+        results.append(entry)
+    lines.extend(_fenced_json({"query": echo, "sections": sections, "results": results}))
+    return "\n".join(lines)
+
+
+# --- a file's outline (outline) ----------------------------------------------------------------------
+
+
+def outline_entry(outline) -> dict:
+    """An outline as the JSON answers hold it: :meth:`~codelex.project.Outline.to_dict`, ``path`` escaped."""
+    data = outline.to_dict()
+    data["path"] = display_path(outline.path)
+    return data
+
+
+def _outline_rows(outline) -> Iterator[tuple[int, object, str]]:
+    """``(depth, definition, signature)``, parents first (iterative: no nesting depth overflows the stack)."""
+    for i, depth in outline.order():
+        yield depth, outline.definitions[i], outline.signatures[i] if i < len(outline.signatures) else ""
+
+
+def outline_lines(outline, fmt: str, *, style: Style | None = None) -> Iterator[str]:
+    """The lines that print ``codelex outline``'s answer: ``json``, :func:`outline_entry`; ``text``, one
+    indented line per definition (kind, name, lines, signature)."""
+    if fmt == "json":
+        yield json.dumps(outline_entry(outline), ensure_ascii=False)
+        return
+    if fmt != "text":
+        raise ValueError(f"unknown output format {fmt!r} for an outline (text or json)")
+    style = style or Style(False)
+    for depth, d, signature in _outline_rows(outline):
+        yield (f"{'  ' * depth}{style.dim(d.kind)} {style.path(display_text(d.name))}  "
+               f"{style.line_no(f'{d.start_line}-{d.end_line}')}  {display_text(signature)}")
+
+
+def mcp_outline_text(outline) -> str:
+    """MCP ``file_outline``'s reply: the file's definitions, nested, then a fenced JSON block."""
+    data = outline_entry(outline)
+    shown = data["path"]
+    if not outline.available:
+        lines = [f"No outline for {shown}: {outline.reason}."]
+    else:
+        lines = [f"Outline of {shown} ({outline.language}, {len(outline.definitions)} definition(s)):"]
+        for depth, d, signature in _outline_rows(outline):
+            lines.append(f"{'  ' * (depth + 1)}{d.kind} {display_text(d.qualified_name)}  "
+                         f"(lines {d.start_line}-{d.end_line})  {display_text(signature)}")
+        if not outline.definitions:
+            lines.append("  (no definitions)")
+        lines.append("Use read_symbol with a name above to read its source.")
+    lines.extend(_fenced_json(data))
+    return "\n".join(lines)
+
+
+# --- one definition's source (show, read_symbol) -----------------------------------------------------
+
+
+def _source_heading(source) -> str:
+    d = source.definition
+    return (f"{display_path(source.path)}:{source.start_line}-{source.end_line} {d.kind} "
+            f"{display_text(d.qualified_name)}")
+
+
+def source_lines(source, *, style: Style | None = None) -> Iterator[str]:
+    """The lines that print ``codelex show``'s answer: ``path:start-end kind Name``, then the numbered source."""
+    style = style or Style(False)
+    yield style.dim(_source_heading(source))
+    width = len(str(source.end_line))
+    for number, text in enumerate(source.text.split("\n"), source.start_line):
+        yield f"{style.line_no(str(number).rjust(width))}  {display_text(text)}"
+
+
+def mcp_source_text(source) -> str:
+    """MCP ``read_symbol``'s reply: where the definition is, then its exact source in a fenced block."""
+    fence = "````" if "```" in source.text else "```"
+    return f"{_source_heading(source)}\n{fence}\n{source.text}\n{fence}"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from codelex.cli import _match_column
+from codelex.output import match_column
 
 HOSTILE_CHARS = ("\u009b", "\u009d", "\u202e", "\x1b")
 
@@ -57,8 +57,8 @@ def test_vimgrep_columns_count_the_indentation(repo):
 
 
 def test_match_column_is_a_byte_column():
-    assert _match_column("    é = parse(x)", ["parse"]) == len("    é = ".encode()) + 1
-    assert _match_column("nothing here", ["parse"]) == 1
+    assert match_column("    é = parse(x)", ["parse"]) == len("    é = ".encode()) + 1
+    assert match_column("nothing here", ["parse"]) == 1
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads unreadable directories anyway")
