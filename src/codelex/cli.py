@@ -741,6 +741,11 @@ _VALUE_OPTIONS = frozenset({"--root", "--max-bytes", "-n", "--limit", "--lang", 
                             "--embedder", "--fusion", "--per-file", "--lines"})
 
 
+def _add_color(parser: argparse.ArgumentParser) -> None:
+    """``--color auto|always|never``, for a command that prints a listing (:func:`codelex.output.use_colour`)."""
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+
+
 def _parser() -> argparse.ArgumentParser:
     from codelex.defaults import DEFAULT_MAX_BYTES, DEFAULT_RANKING, RANKINGS, VERSION
 
@@ -782,7 +787,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="do not boost files that many others import (the centrality prior)")
     s.add_argument("--ranking", choices=RANKINGS, default=DEFAULT_RANKING,
                    help="code: BM25F over bodies, paths and definitions (default); classic: BM25 over bodies")
-    s.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    _add_color(s)
     s.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     s.set_defaults(func=_cmd_search)
 
@@ -804,7 +809,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("query")
     d.add_argument("-n", "--limit", type=_positive_int, default=5, help="number of sections (default: 5)")
     d.add_argument("--json", action="store_true")
-    d.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    _add_color(d)
     d.add_argument("-q", "--quiet", action="store_true")
     d.set_defaults(func=_cmd_docs)
 
@@ -813,7 +818,7 @@ def _parser() -> argparse.ArgumentParser:
                                    "with their kinds and line spans.")
     o.add_argument("file", metavar="FILE")
     o.add_argument("--json", action="store_true")
-    o.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    _add_color(o)
     o.set_defaults(func=_cmd_outline)
 
     sh = sub.add_parser("show", parents=[common], help="the source of one definition, with line numbers",
@@ -821,7 +826,7 @@ def _parser() -> argparse.ArgumentParser:
                                     "or a bare name), decorators and doc comment included.")
     sh.add_argument("target", metavar="FILE:SYMBOL")
     sh.add_argument("--line", type=_positive_int, help="pick one of several definitions of the same name")
-    sh.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    _add_color(sh)
     sh.set_defaults(func=_cmd_show)
 
     c = sub.add_parser("code", parents=[common], help="function-sized chunks for a query (hybrid: vectors + words)",
@@ -842,7 +847,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--lang", help="only files of this kind (see codelex.KINDS)")
     c.add_argument("--path", action="append", metavar="GLOB", help="only paths matching GLOB (repeatable)")
     c.add_argument("--json", action="store_true", help="print one JSON document")
-    c.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    _add_color(c)
     c.add_argument("-q", "--quiet", action="store_true",
                    help="no summary line nor progress bar on stderr (the model libraries' bars included)")
     c.set_defaults(func=_cmd_code)
@@ -856,7 +861,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--any-language", action="store_true")
     r.add_argument("--wait", action="store_true", help="embed every chunk first")
     r.add_argument("--json", action="store_true")
-    r.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    _add_color(r)
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bars (the model libraries' included)")
     r.set_defaults(func=_cmd_related)
 
