@@ -1,4 +1,4 @@
-"""codelex.output: one renderer per output format of a search answer, for the CLI and MCP alike."""
+"""codelex.output: one renderer per answer kind and output format, for the CLI and MCP alike."""
 
 from __future__ import annotations
 
@@ -92,3 +92,70 @@ def test_the_plain_listing_shows_the_enclosing_symbol(tmp_path):
     assert first.startswith("  1. src/auth.py:5 Gate.authenticate_user  score "), first
     doc = json.loads(run("search", "check password", "--root", root, "--json").stdout)
     assert doc["results"][0]["symbol"] == "Gate.authenticate_user"  # the same symbol JSON shows
+
+
+def test_chunks_render_for_the_cli_and_mcp_alike():
+    from codelex.output import code_lines, mcp_code_search_text, mcp_no_answer_text, mcp_related_text
+    from codelex.project.results import CodeResult
+    from codelex.rank.hybrid import HybridHit
+
+    hits = [HybridHit("src/a.py", "Gate.check\x1b", 3, 4, "def check():\n    return ok", True, 0.8765, 1, 2),
+            HybridHit("src/b.py", None, 9, 9, "x = 1", False, 0.5, None, 1)]
+    result = CodeResult("check gate", hits, 0.9, 1.5, "hybrid", 10, 10, omitted=2, line_budget=100)
+    text = list(code_lines(result, "text"))
+    assert text[:4] == ["  1. src/a.py:3-4 Gate.check\\x1b  similarity 0.8765, vector #1, lexical #2",
+                        "     3  def check():", "     4      return ok", "     …"]
+    assert text[-1] == ("2 more results left out by the 100-line budget (and excerpts cut to their first lines): "
+                        "raise --lines")
+    doc = json.loads(next(code_lines(result, "json")))
+    assert doc["results"][0]["symbol"] == "Gate.check\\x1b" and doc["omitted"] == 2 and doc["lineBudget"] == 100
+    reply = mcp_code_search_text(result, "check gate")
+    assert reply.startswith('Top 2 chunk(s) for "check gate":\n1. src/a.py:3-4 Gate.check\\x1b (similarity 0.8765')
+    assert "pass a larger `lines`" in reply and "Mode: hybrid; 10 of 10 chunks embedded." in reply
+    block = json.loads(reply.split("```json\n", 1)[1].split("\n```", 1)[0])
+    assert list(block)[-1] == "results" and "excerpt" not in block["results"][0]
+    assert mcp_related_text(result, "src/a.py", 3).startswith("Chunks most like src/a.py:3:\n")
+    lexical = CodeResult("q", hits[1:], 0.0, 1.0, "lexical", 0, 10, hint="embedding")
+    assert next(code_lines(lexical, "text")) == "  1. src/b.py:9-9  lexical #1"
+    assert mcp_no_answer_text(CodeResult("q", [], 0, 0, "unavailable", 0, 0, False, "building")) == \
+        "No answer yet: building"
+
+
+def test_docs_sections_render_for_the_cli_and_mcp_alike(tmp_path):
+    from codelex.docs import DocsIndex
+    from codelex.output import docs_lines, mcp_docs_text
+
+    (tmp_path / "guide.md").write_text("# Guide\n\n## Setup\n\nInstall the overdrive \u202emode here.\n")
+    index = DocsIndex.for_project(tmp_path)
+    hits = index.search("overdrive", 5)
+    text = list(docs_lines(hits, "text", query="overdrive", sections=len(index)))
+    assert text[0].startswith("  1. guide.md#setup — Guide › Setup  (score ") and "\u202e" not in text[1]
+    doc = json.loads(next(docs_lines(hits, "json", query="overdrive", sections=len(index))))
+    assert doc["results"][0]["path"] == "guide.md" and "\\xe2\\x80\\xae" in doc["results"][0]["snippet"]
+    reply = mcp_docs_text(hits, "overdrive", len(index))
+    block = json.loads(reply.split("```json\n", 1)[1].split("\n```", 1)[0])
+    assert block["results"][0]["suggestedNext"] == {"tool": "read_file", "path": "guide.md", "line": 3}
+    assert mcp_docs_text([], "nothing", 4).startswith('No documentation section matched "nothing" (among 4 sections).')
+
+
+def test_outlines_and_sources_render_for_the_cli_and_mcp_alike():
+    from codelex.output import mcp_outline_text, mcp_source_text, outline_lines, source_lines
+    from codelex.project.symbols import Outline, SymbolSource
+    from codelex.structure.model import Definition
+
+    outer = Definition("Gate", "Gate", "class", 1, 4, 1, 1)
+    inner = Definition("check\x1b", "Gate.check\x1b", "method", 2, 4, 2, 2, parent=0)
+    outline = Outline("src/a\nb.py", "python", "parsed", True, None, (outer, inner), ("class Gate:", "def check():"))
+    assert list(outline_lines(outline, "text")) == ["class Gate  1-4  class Gate:",
+                                                    "  method check\\x1b  2-4  def check():"]
+    doc = json.loads(next(outline_lines(outline, "json")))
+    assert doc["path"] == "src/a\\nb.py" and doc["definitions"][0]["children"][0]["name"] == "check\x1b"
+    reply = mcp_outline_text(outline)
+    assert reply.splitlines()[:3] == ["Outline of src/a\\nb.py (python, 2 definition(s)):",
+                                      "  class Gate  (lines 1-4)  class Gate:",
+                                      "    method Gate.check\\x1b  (lines 2-4)  def check():"]
+    source = SymbolSource("src/a.py", inner, 2, 4, "def check():\n    '''```'''\n    return 1")
+    assert list(source_lines(source)) == ["src/a.py:2-4 method Gate.check\\x1b", "2  def check():",
+                                          "3      '''```'''", "4      return 1"]
+    assert mcp_source_text(source) == ("src/a.py:2-4 method Gate.check\\x1b\n````\ndef check():\n    '''```'''\n"
+                                       "    return 1\n````")
