@@ -85,6 +85,41 @@ def read_all(root: Path, result):
     return {d.path for d in docs}, skipped
 
 
+def test_one_path_is_judged_as_the_walk_judges_it(tree):
+    """The walk and one path (an edit, a watcher's event) ask the same Admission and give the same reasons
+    (issue 30): per file, Admission.reason then Admission.read count exactly what the walk and its reading
+    count; a file under a pruned directory gets the file reason of that directory's."""
+    from collections import Counter
+
+    from codelex.ingest import Admission, Document
+
+    result = list_files(tree, use_git=False)
+    docs, skipped = read_all(tree, result)
+    admission = Admission(tree)
+    per_path: Counter = Counter()
+    admitted = set()
+    pruned = {"node_modules/": "excluded-dir", "build/": "excluded-dir", "Foo.dSYM/": "excluded-dir",
+              "generated/": "generated", "ignored_dir/": "ignored"}
+    for directory, _, names in os.walk(tree):
+        for name in names:
+            rel = os.path.relpath(os.path.join(directory, name), tree).replace(os.sep, "/")
+            reason = admission.reason(rel)
+            if reason is None:
+                outcome = admission.read(rel)
+                reason = outcome if isinstance(outcome, str) else None
+                assert reason is not None or isinstance(outcome, Document)
+            below = [why for prefix, why in pruned.items() if rel.startswith(prefix)]
+            if below:
+                assert reason == below[0], rel
+            elif reason is None:
+                admitted.add(rel)
+            else:
+                per_path[reason] += 1
+    assert admitted == docs
+    assert per_path == skipped
+    assert dict(result.pruned_dirs) == {"excluded": 3, "generated": 1, "ignored": 1}
+
+
 @pytest.mark.parametrize("use_git", [False, pytest.param(True, marks=pytest.mark.skipif(not HAS_GIT, reason="git"))])
 def test_admission(tree, use_git):
     if use_git:

@@ -4,7 +4,9 @@ Inside a git work tree the list comes from ``git ls-files`` (tracked plus
 untracked-but-not-ignored files); elsewhere the tree is walked depth-first
 in sorted order, honouring nested ``.gitignore`` files.  Either way excluded
 and generated directories are pruned, symlinks are never followed, and the
-admission rules of :mod:`codelex.ingest.rules` apply.
+rules of an :class:`codelex.ingest.Admission` decide, as they do for one
+edited path.  :func:`files_under` walks a directory that appeared under a
+watched root by the same rules.
 """
 
 from __future__ import annotations
@@ -21,14 +23,12 @@ from typing import NamedTuple
 
 from codelex._native import ingest as _native_ingest
 from codelex.defaults import DEFAULT_MAX_BYTES
-from codelex.ingest.ignore import IgnoreChain, compile_lines, ignored_by
-from codelex.ingest.rules import dir_reason, file_skip_reason, is_twin
-from codelex.kinds import NON_CODE_KINDS, kind_of
+from codelex.ingest.admission import Admission, is_code
 from codelex.errors import UnsafePathError
 from codelex.runtime import neutral_cwd, trusted_executable
-from codelex.safefs import check_relative
+from codelex.safefs import check_relative, list_directory
 
-__all__ = ["ListingRecord", "SourceFile", "WalkResult", "list_files"]
+__all__ = ["ListingRecord", "SourceFile", "WalkResult", "files_under", "list_files"]
 
 #: A directory modified this recently (ns) before a walk is not trusted by the
 #: listing cache: a change within the file system's mtime granularity could
@@ -114,18 +114,6 @@ class ListingRecord:
     candidates: list[str]
     skipped: dict[str, int]
     pruned_dirs: dict[str, int]
-
-
-def listing_key(patterns: list[str], include: list[str] = (), kinds: list[str] | None = None) -> str:
-    """Fingerprint of what decides a walk's candidates: codelex's rules and the caller's patterns and kinds."""
-    import hashlib
-
-    from codelex.defaults import VERSION
-    from codelex.kinds import KINDS
-
-    text = "\0".join([VERSION, *sorted(KINDS), "--", *patterns, "-+", *include, "-k",
-                      *(sorted(kinds) if kinds is not None else ["*"])])
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 def _record_holds(root: Path, record: ListingRecord, key: str) -> bool:
@@ -219,14 +207,15 @@ def _clean(rel: str) -> bool:
     return True
 
 
-def _walk_tree(root: Path, result: WalkResult, extra, dirs: list | None = None,
+def _walk_tree(root: Path, result: WalkResult, admission: Admission, dirs: list | None = None,
                gitignores: list | None = None) -> list[tuple[str, os.stat_result]]:
     """Depth-first, sorted, honouring .gitignore files; returns (path, lstat) of regular files.
 
     With ``dirs`` and ``gitignores``, records what :class:`ListingRecord` needs.
     """
     out: list[tuple[str, os.stat_result]] = []
-    chain = IgnoreChain(extra)
+    chain = admission.chain()
+    dir_reason = admission.dir_reason
     racy_after = time.time_ns() - RACY_NS
     # Stack of (directory path, prefix), with None markers where an ignore file is popped.
     stack: list[tuple[str, str] | None] = [(str(root), "")]
@@ -305,6 +294,7 @@ def list_files(
     previous: ListingRecord | None = None,
     include: Iterable[str] = (),
     kinds: Iterable[str] | None = None,
+    admission: Admission | None = None,
 ) -> WalkResult:
     """Choose the files of ``root`` to index, from paths and ``lstat`` alone.
 
@@ -342,6 +332,10 @@ def list_files(
         record and ``use_git=None`` the tree is walked, not listed by git (a
         record means git was absent, failed, or took longer than
         :data:`GIT_LIST_TIMEOUT_S` last time).
+    admission : Admission, optional
+        The rules, built elsewhere (a project's, which its edits follow
+        too); it replaces ``ignore``, ``include``, ``kinds``, ``accept`` and
+        ``max_bytes``.
 
     Returns
     -------
@@ -358,26 +352,14 @@ def list_files(
     if not root.is_dir():
         raise NotADirectoryError(f"not a directory: {root}")
     result = WalkResult(root=root)
-    patterns = [p for p in ignore]
-    if any(not isinstance(p, str) for p in patterns):
-        raise TypeError("ignore patterns must be str")
-    extra = None
-    if patterns:
-        extra = compile_lines(patterns)
-    include_patterns = [p for p in include]
-    if any(not isinstance(p, str) for p in include_patterns):
-        raise TypeError("include patterns must be str")
-    keep_kinds = frozenset(kinds) if kinds is not None else None
-    included = None
-    if include_patterns:
-        included = compile_lines(include_patterns)
+    if admission is None:
+        admission = Admission(root, ignore=ignore, include=include, kinds=kinds, max_bytes=max_bytes, accept=accept)
     listed: list[tuple[str, os.stat_result | None]]
-    key = listing_key(patterns, include_patterns, sorted(keep_kinds) if keep_kinds is not None else None) \
-        if accept is None else None
+    key = admission.key
     if key is not None and previous is not None and use_git is not True and _record_holds(root, previous, key):
         # No directory or ignore file changed since the recorded walk (git
         # mode is never recorded, so a record means the root is walked).
-        return _from_record(root, previous, max_bytes, max_files)
+        return _from_record(root, previous, admission, max_files)
     # A record exists only when the last listing walked: git was absent, failed or ran out of time there, so
     # walk again rather than wait for it once more (use_git=True still insists).
     ask_git = use_git is True or (use_git is None and previous is None)
@@ -392,7 +374,7 @@ def list_files(
         for rel in git_paths:
             if _is_pruned(rel, result, pruned_dirs):
                 continue
-            if extra is not None and ignored_by(extra, rel):
+            if admission.ignored_by_patterns(rel):
                 result.skipped["ignored"] += 1
                 continue
             try:
@@ -408,10 +390,12 @@ def list_files(
     else:
         dirs: list[tuple[str, int]] | None = [] if key is not None else None
         gitignores: list[tuple[str, int, int]] = []
-        listed = _walk_tree(root, result, extra, dirs, gitignores)
-    present = {rel for rel, _ in listed}
+        listed = _walk_tree(root, result, admission, dirs, gitignores)
+    # What the twin rule sees beside a file: the regular files listed (as Admission.present says for one path).
+    present = {rel for rel, st in listed if stat.S_ISREG(st.st_mode)}
     candidates: list[str] = []
     chosen: list[SourceFile] = []
+    name_reason, size_reason = admission.name_reason, admission.size_reason
     for rel, st in listed:
         if stat.S_ISLNK(st.st_mode):
             result.skipped["symlink"] += 1
@@ -419,19 +403,10 @@ def list_files(
         if not stat.S_ISREG(st.st_mode):
             result.skipped["not-a-file"] += 1  # submodules, sockets, fifos...
             continue
-        if accept is not None:
-            reason = None if accept(rel) else "unsupported"
-        else:
-            reason = file_skip_reason(rel.rsplit("/", 1)[-1])  # directories were pruned already
-        if reason is None and accept is None and is_twin(rel, present):
-            reason = "build-artifact"
-        if reason is None and ((keep_kinds is not None and kind_of(rel) not in keep_kinds)
-                               or (included is not None and not ignored_by(included, rel))):
-            reason = "not-included"
+        reason = name_reason(rel, present)  # directories and ignore files were passed already
         if reason is None:
             candidates.append(rel)
-        if reason is None and max_bytes is not None and st.st_size > max_bytes:
-            reason = "too-large"
+            reason = size_reason(st.st_size)
         if reason is not None:
             result.skipped[reason] += 1
             continue
@@ -469,15 +444,15 @@ def _stat_candidates(root: Path, paths: list[str]) -> list[tuple[str, int, int, 
     return out
 
 
-def _from_record(root: Path, record: ListingRecord, max_bytes: int | None, max_files: int | None) -> WalkResult:
+def _from_record(root: Path, record: ListingRecord, admission: Admission, max_files: int | None) -> WalkResult:
     """The listing a walk would give, from a record that still holds: fresh sizes and mtimes only."""
     result = WalkResult(root=root, source="walk", record=record, cached=True)
     result.skipped.update(record.skipped)
     result.pruned_dirs.update(record.pruned_dirs)
     chosen: list[SourceFile] = []
     for rel, size, mtime, reason in _stat_candidates(root, record.candidates):
-        if reason is None and max_bytes is not None and size > max_bytes:
-            reason = "too-large"
+        if reason is None:
+            reason = admission.size_reason(size)
         if reason is not None:
             result.skipped[reason] += 1
         else:
@@ -488,8 +463,8 @@ def _from_record(root: Path, record: ListingRecord, max_bytes: int | None, max_f
 
 def _cap(result: WalkResult, chosen: list[SourceFile], max_files: int | None) -> None:
     if max_files is not None and len(chosen) > max_files:
-        code = [f for f in chosen if kind_of(f.path) not in NON_CODE_KINDS]
-        other = [f for f in chosen if kind_of(f.path) in NON_CODE_KINDS]
+        code = [f for f in chosen if is_code(f.path)]
+        other = [f for f in chosen if not is_code(f.path)]
         kept = (code + other)[:max_files]
         result.skipped["max-files"] += len(chosen) - len(kept)
         result.truncated = True
@@ -505,9 +480,7 @@ def _pruned_reason(directory: str, cache: dict[str, str | None]) -> str | None:
     parent, _, name = directory.rpartition("/")
     reason = _pruned_reason(parent, cache) if parent else None
     if reason is None:
-        reason = dir_reason(name)
-        if reason is not None:
-            reason = "excluded-dir" if reason == "excluded" else "generated"
+        reason = Admission.dirs_reason(name)
     cache[directory] = reason
     return reason
 
@@ -520,3 +493,32 @@ def _is_pruned(rel: str, result: WalkResult, cache: dict[str, str | None]) -> bo
         result.skipped[reason] += 1
         return True
     return False
+
+
+def files_under(root: str | os.PathLike[str], directory: str, admission: Admission) -> list[str]:
+    """The files under ``directory`` (root-relative) that the admission's path rules let through.
+
+    For a directory that appeared under a watched root: walked from
+    descriptors (:func:`codelex.safefs.list_directory`), so a directory that
+    is, or turned into, a symbolic link is not entered, nor is one below it;
+    the files are judged as one edited path is (:meth:`Admission.admits`),
+    and read later through :mod:`codelex.safefs`, which refuses a path
+    through a link.
+    """
+    root_s = os.fspath(root)
+    found: list[str] = []
+    stack = [directory]
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            entries = list_directory(root_s, rel_dir)
+        except (OSError, ValueError):  # gone, no longer a directory, or a link: nothing to walk
+            continue
+        for name, is_dir in entries:
+            rel = f"{rel_dir}/{name}"
+            if is_dir:
+                if admission.admits(rel, True):
+                    stack.append(rel)
+            elif admission.admits(rel, False):
+                found.append(rel)
+    return found

@@ -9,7 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from codelex.defaults import DEFAULT_MAX_BYTES
-from codelex.ingest.listing import SourceFile
 from codelex.errors import UnsafePathError
 from codelex.ingest.rules import content_skip_reason
 from codelex.safefs import NotRegularFileError, read_bytes
@@ -56,7 +55,7 @@ def read_file(root: str, path: str, max_bytes: int | None) -> Document | str:
 
 def read_files(
     root: str | os.PathLike[str],
-    files: Iterable[SourceFile | str],
+    files: Iterable[str | object],
     *,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     skipped: collections.Counter | None = None,
@@ -66,7 +65,8 @@ def read_files(
     should_continue: Callable[[], bool] | None = None,
     on_skip: Callable[[str, str], object] | None = None,
 ) -> Iterator[Document]:
-    """Read ``files`` on a thread pool; yield the admissible ones in order.
+    """Read ``files`` (paths, or the walk's ``SourceFile`` entries) on a thread pool; yield the admissible ones
+    in order.
 
     Each file is opened without following symlinks, and its size and mtime
     are taken from the open file, so that they describe exactly the bytes
@@ -85,7 +85,7 @@ def read_files(
         Called as ``on_skip(path, reason)`` for each file left out.
     """
     root_s = str(root)
-    paths = [f.path if isinstance(f, SourceFile) else f for f in files]
+    paths = [f if isinstance(f, str) else f.path for f in files]
     total = len(paths)
     workers = workers or min(8, (os.cpu_count() or 1) * 2)
     done = 0

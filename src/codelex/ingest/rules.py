@@ -1,4 +1,4 @@
-"""Admission rules: which paths and contents the walk leaves out, and why.
+"""Admission rules: which paths and contents are left out, and why (asked through :class:`codelex.ingest.Admission`).
 
 Every rule is decided from a path (directories, kinds, lockfiles, bundles,
 declarations, build-artifact twins) or from the first bytes of a content
@@ -19,12 +19,14 @@ __all__ = [
     "GENERATED_DIRS",
     "HEADER_PROBE_BYTES",
     "LOCKFILES",
+    "TWIN_COMPILED",
     "content_skip_reason",
     "dir_reason",
     "excluded_dir",
     "file_skip_reason",
     "is_twin",
     "path_skip_reason",
+    "twin_sources",
 ]
 
 #: Directory names never descended into (case-insensitive; ``*``/``?`` globs), the reference's list plus
@@ -47,8 +49,9 @@ LOCKFILES: frozenset[str] = frozenset({
 })
 _MINIFIED = re.compile(r"\.(min|bundle|chunk)\.(js|mjs|cjs|css)$", re.IGNORECASE)
 _DECLARATION = re.compile(r"\.d\.(ts|mts|cts)$", re.IGNORECASE)
-# A compiled file yields to a source file with the same stem in the same directory.
-_TWIN_SOURCES: dict[str, tuple[str, ...]] = {
+#: A compiled file yields to a source file with the same stem in the same directory: compiled extension ->
+#: the source extensions (the ``build-artifact`` rule; the sources are never compiled extensions).
+TWIN_COMPILED: dict[str, tuple[str, ...]] = {
     ".js": (".ts", ".tsx", ".mts", ".cts", ".vue", ".svelte", ".coffee"),
     ".mjs": (".mts", ".ts", ".tsx", ".cts", ".vue", ".svelte", ".coffee"),
     ".cjs": (".cts", ".ts", ".tsx", ".mts"),
@@ -124,12 +127,17 @@ def file_skip_reason(base: str) -> str | None:
     return None
 
 
-def is_twin(path: str, present: set[str]) -> bool:
-    ext = extname(path)
-    sources = _TWIN_SOURCES.get(ext.lower())
+def twin_sources(path: str) -> tuple[str, ...]:
+    """The source extensions whose file beside ``path`` makes it a build artifact (empty: it is no compiled file)."""
+    return TWIN_COMPILED.get(extname(path).lower(), ())
+
+
+def is_twin(path: str, present) -> bool:
+    """Whether ``path`` is a compiled file whose source (same stem, same directory) is in ``present``."""
+    sources = twin_sources(path)
     if not sources:
         return False
-    stem = path[: -len(ext)]
+    stem = path[: -len(extname(path))]
     return any(stem + s in present for s in sources)
 
 
