@@ -34,7 +34,7 @@ class GraphUpkeep:
         self.lock = self.job.lock
         self.graph = None  # the ImportGraph, once built
         self.info: dict = {}  # the last build's seconds and files reused
-        self.backlog: list[str] = []  # files edited while the graph was being built
+        self.backlog: list[tuple[str, object]] = []  # (file, content or None) edited while the graph was built
         # Set by a handle that ranks with the graph: a full build then extracts import references from the
         # contents it reads anyway, and the graph's build takes them as (index, {path: (mtime_ns, refs)}).
         self.wanted = False
@@ -130,14 +130,17 @@ class GraphUpkeep:
             self.job.cancel(state="idle")
 
     def on_edit(self, rel: str, content, indexed: bool) -> None:
-        """Re-extract the edited file's import edges (or drop them), moving the counts of the files they touch."""
+        """Re-extract the edited file's import edges (or drop them), moving the counts of the files they touch.
+
+        ``content`` is what the edit indexed (read once for every stage); None: the file is read.
+        """
+        text = content.decode("utf-8", "surrogateescape") if isinstance(content, bytes) else content
         with self.lock:
             graph = self.graph
             if graph is None:
                 if self.job.running:
-                    self.backlog.append(rel)
+                    self.backlog.append((rel, text))
                 return
-        text = content.decode("utf-8", "surrogateescape") if isinstance(content, bytes) else content
         if indexed:
             graph.update(rel, text)
         else:
@@ -216,9 +219,9 @@ class GraphUpkeep:
             if state.status == "closed" or state.index is not index or not self.job.current(generation):
                 return False  # closed, or rebuilt meanwhile (the next need starts over)
             # Edits that arrived meanwhile: bring their files up to date in the graph too.
-            for rel in self.backlog:
+            for rel, text in self.backlog:
                 if state.index is not None and rel in state.index:
-                    graph.update(rel)
+                    graph.update(rel, text)
                 else:
                     graph.remove(rel)
             self.backlog.clear()

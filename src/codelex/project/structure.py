@@ -48,13 +48,13 @@ class StructureUpkeep:
         self.index: StructureIndex | None = None
         self.stats: dict[str, int] = {}
         self.save_error: str | None = None  # why the last save of the store failed (None: it did not)
-        self.stale: dict[str, bytes | str | None] = {}  # path -> new content (None: read it from disk)
+        self.stale: dict[str, Document | bytes | str | None] = {}  # path -> new content (None: read it from disk)
         self.drain_timer: threading.Timer | None = None
         self.saver = DebouncedSaver(save_dir_fn)  # the store's debounced save after edits
         self.names_cache: tuple | None = None  # (store, its version, path -> defined names)
         # Edits that arrive while a build runs: analyzed again after it, so the build's read of the disk
         # never wins over a newer edit.
-        self.edited_during_build: dict[str, bytes | str | None] = {}
+        self.edited_during_build: dict[str, Document | bytes | str | None] = {}
 
     @property
     def status(self) -> str:
@@ -154,8 +154,12 @@ class StructureUpkeep:
 
     # --- edits -------------------------------------------------------------------
 
-    def mark_stale(self, path: str, content: bytes | str | None, debounce_ms: float | None = None) -> None:
-        """Note an edit of ``path``: its structure is analyzed again soon, or at once when asked for."""
+    def mark_stale(self, path: str, content: Document | bytes | str | None, debounce_ms: float | None = None) -> None:
+        """Note an edit of ``path``: its structure is analyzed again soon, or at once when asked for.
+
+        ``content`` is what the edit indexed: the file as read (a :class:`~codelex.ingest.Document`: analyzed
+        from those bytes, with their mtime and size), content given (no mtime known), or None (read then).
+        """
         with self.lock:
             if self.closed:
                 return
@@ -197,6 +201,8 @@ class StructureUpkeep:
                 self._forget(path, content)
                 return True
             data, mtime, size = doc.content, doc.mtime_ns, doc.size
+        elif isinstance(content, Document):  # read once by the edit, for every stage
+            data, mtime, size = content.content, content.mtime_ns, content.size
         else:
             data = content if isinstance(content, bytes) else content.encode("utf-8", "surrogatepass")
             mtime, size = -1, len(data)  # as the word index records it: the next refresh reads the file
