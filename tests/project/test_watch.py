@@ -266,7 +266,6 @@ def test_a_directory_replaced_by_a_symlink_is_not_followed(watched, tmp_path):
 def test_new_directories_are_walked_without_following_links(tmp_path, monkeypatch):
     """A directory reported as new that is (by now) a link, or holds one, is not entered: no path through a
     link reaches per-edit upkeep."""
-    from codelex.ingest.ignore import GitignoreOracle
     from codelex.project import edits
     from codelex.project.watch import Changes
 
@@ -286,7 +285,7 @@ def test_new_directories_are_walked_without_following_links(tmp_path, monkeypatc
         monkeypatch.setattr(edits, "edit", lambda state, rel, content, debounce_ms: seen.append(rel))
         changes = Changes()
         changes.new_dirs.update({"src/linked", "src/real", "src/gone"})
-        edits.apply_changes(project._state, changes, GitignoreOracle(root), None)
+        edits.apply_changes(project._state, changes, None)
     assert sorted(seen) == ["src/real/a.py", "src/real/sub/b.py"], seen
 
 

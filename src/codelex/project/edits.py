@@ -1,17 +1,18 @@
-"""Per-edit upkeep: one file brought up to date, then a debounced save."""
+"""Per-edit upkeep: one file admitted (the root's :class:`codelex.ingest.Admission`, as the walk's), read once for
+every stage (word index, structure, import graph), then a debounced save."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from codelex.ingest import Document, content_skip_reason, path_skip_reason, read_file
+from codelex.ingest import Document, content_skip_reason, files_under
 from codelex.ingest.rules import BINARY_PROBE_BYTES
 from codelex.lexical import WordIndex
 from codelex.project.state import RootState
-from codelex.safefs import contained_relative, list_directory
+from codelex.safefs import contained_relative
 
-__all__ = ["apply_changes", "apply_edit", "edit", "relative_path", "schedule_save", "watch_admits"]
+__all__ = ["apply_changes", "apply_edit", "edit", "relative_path", "schedule_save"]
 
 
 def relative_path(root: Path, path: str | os.PathLike[str]) -> str:
@@ -29,30 +30,36 @@ def relative_path(root: Path, path: str | os.PathLike[str]) -> str:
     return contained_relative(root, path)
 
 
-def apply_edit(state: RootState, index: WordIndex, rel: str, content: str | bytes | None) -> bool:
-    """Index ``rel``'s new content (read from disk when None); True when it is indexed afterwards.
+def apply_edit(state: RootState, index: WordIndex, rel: str,
+               content: str | bytes | None) -> tuple[bool, Document | str | bytes | None]:
+    """Index ``rel``'s new content (read from disk when None).
 
-    A path the admission rules leave out, a file that vanished and content
-    that is binary or generated remove the document instead.
+    Returns ``(indexed, content)``: whether ``rel`` is indexed afterwards,
+    and what the index took, for the other stages to take too (the
+    :class:`~codelex.ingest.Document` read, or the content given; None when
+    nothing was read).  A path the root's admission leaves out (the walk's
+    rules, its ignore files, the twin rule), a file that vanished and
+    content that is binary or generated remove the document instead.
     """
-    if path_skip_reason(rel) is not None or not state.options.admits(rel):
+    admission = state.options.admission
+    if admission.reason(rel, index) is not None:
         index.remove(rel)
-        return False
+        return False, None
     if content is None:
-        outcome = read_file(str(state.root), rel, state.options.max_bytes)
+        outcome = admission.read(rel)
         if isinstance(outcome, Document):
-            return index.update(rel, outcome.content, mtime_ns=outcome.mtime_ns)
+            return index.update(rel, outcome.content, mtime_ns=outcome.mtime_ns), outcome
         if outcome != "unreadable":
             index.remove(rel)
-            return False
-        return rel in index
+            return False, None
+        return rel in index, None  # (kept as it was: the next stage reads it when it can)
     head = content[:BINARY_PROBE_BYTES]
     if isinstance(head, str):
         head = head.encode("utf-8", "surrogatepass")
     if content_skip_reason(head) is not None:
         index.remove(rel)
-        return False
-    return index.update(rel, content)  # mtime unknown (-1): the next open re-reads it
+        return False, None
+    return index.update(rel, content), content  # mtime unknown (-1): the next open re-reads it
 
 
 def schedule_save(state: RootState, index: WordIndex, debounce_ms: float | None) -> None:
@@ -61,61 +68,55 @@ def schedule_save(state: RootState, index: WordIndex, debounce_ms: float | None)
 
 
 def edit(state: RootState, rel: str, content: str | bytes | None, debounce_ms: float | None) -> bool:
-    """One edit of the project (see :meth:`codelex.Project.on_edit`); True when ``rel`` is indexed afterwards."""
+    """One edit of the project (see :meth:`codelex.Project.on_edit`); True when ``rel`` is indexed afterwards.
+
+    The file is read once (when ``content`` is None) and that content feeds
+    the word index, the structure and the import graph.  A source file
+    created or removed beside a compiled one (``util.ts`` beside
+    ``util.js``) moves the compiled one out of the index or back in, as the
+    walk would.
+    """
     with state.lock:
         if state.status == "building":
             state.pending_edits.append((rel, content))
         index = state.index
         if index is None:
             return False
-        indexed = apply_edit(state, index, rel, content)
+        indexed, taken = apply_edit(state, index, rel, content)
     if indexed:
-        state.structure.mark_stale(rel, content, debounce_ms)
+        state.structure.mark_stale(rel, taken, debounce_ms)
     else:
         state.structure.remove(rel)
-    state.imports.on_edit(rel, content if indexed else None, indexed)
+    state.imports.on_edit(rel, taken.content if isinstance(taken, Document) else taken, indexed)
     schedule_save(state, index, debounce_ms)
+    _follow_twins(state, index, rel, debounce_ms)
     return indexed
 
 
-def watch_admits(state: RootState, oracle, rel: str, is_dir: bool) -> bool:
-    """Whether a watched path may concern the index: the walk's rules, the ignore files and settings."""
-    from codelex.ingest.rules import dir_reason
+def _follow_twins(state: RootState, index: WordIndex, rel: str, debounce_ms: float | None) -> None:
+    """The compiled files beside ``rel`` whose admission its edit decides again (indexed ones left out, or
+    ones now admitted read)."""
+    admission = state.options.admission
+    for twin in admission.twins_of(rel):
+        if twin in index:
+            if admission.reason(twin, index) is not None:
+                edit(state, twin, None, debounce_ms)  # (removes it)
+        elif admission.present(twin) and admission.reason(twin, index) is None:
+            edit(state, twin, None, debounce_ms)
 
-    if is_dir:
-        if any(dir_reason(part) is not None for part in rel.split("/")):
-            return False
-    elif path_skip_reason(rel) is not None or not state.options.admits(rel):
-        return False
-    return not oracle.ignored(rel, is_dir)
 
-
-def apply_changes(state: RootState, changes, oracle, debounce_ms: float | None) -> None:
-    """A watcher's batch: each changed file re-read (or removed), directories that appeared walked,
-    the indexed files under directories that went removed."""
+def apply_changes(state: RootState, changes, debounce_ms: float | None) -> None:
+    """A watcher's batch: each changed file re-read (or removed), directories that appeared walked
+    (:func:`codelex.ingest.files_under`, by the root's admission), the indexed files under directories that
+    went removed."""
     files = set(changes.files)
     index = state.index
     for gone in changes.gone_dirs:
         prefix = gone + "/"
         if index is not None:
             files.update(f for f in index.files if f.startswith(prefix))
-    root = str(state.root)
+    admission = state.options.admission
     for new in changes.new_dirs:
-        # Walked from descriptors (safefs): a new directory that is, or turned into, a symbolic link is not
-        # entered, nor is one below it; its files reach edit() as paths, which read_file refuses.
-        stack = [new]
-        while stack:
-            rel_dir = stack.pop()
-            try:
-                entries = list_directory(root, rel_dir)
-            except (OSError, ValueError):  # gone, no longer a directory, or a link: nothing to walk
-                continue
-            for name, is_dir in entries:
-                rel = f"{rel_dir}/{name}"
-                if is_dir:
-                    if watch_admits(state, oracle, rel, True):
-                        stack.append(rel)
-                elif watch_admits(state, oracle, rel, False):
-                    files.add(rel)
+        files.update(files_under(state.root, new, admission))
     for rel in sorted(files):
         edit(state, rel, None, debounce_ms)

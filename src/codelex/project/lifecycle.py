@@ -81,8 +81,8 @@ def _build(state: RootState, job: int, full: bool, reason: str | None,
     state.check_job(job)
     # With an index to refresh, the last walk's record may spare this one (see ingest.ListingRecord).
     previous = load_listing(state.saved_dir) if index is not None and state.saved_dir is not None else None
-    walk = list_files(state.root, max_bytes=opts.max_bytes, max_files=opts.max_files, use_git=opts.use_git,
-                      ignore=opts.ignore, previous=previous, include=opts.include, kinds=opts.kinds)
+    walk = list_files(state.root, max_files=opts.max_files, use_git=opts.use_git, previous=previous,
+                      admission=opts.admission)
     state.check_job(job)
     report = None
     skips_before = dict(content_skipped(index)) if index is not None else None
@@ -157,8 +157,7 @@ def check(state: RootState, index_dir, config: dict) -> dict:
     if index is None:
         return out
     opts = state.options
-    walk = list_files(state.root, max_bytes=opts.max_bytes, max_files=opts.max_files, use_git=opts.use_git,
-                      ignore=opts.ignore, include=opts.include, kinds=opts.kinds)
+    walk = list_files(state.root, max_files=opts.max_files, use_git=opts.use_git, admission=opts.admission)
     added, removed, stale = diff(index, {f.path: f for f in walk.files})
     out.update(indexed=len(index), stale=len(stale), added=len(added), removed=len(removed),
                generated_at=index.metadata.get("generated_at"))

@@ -13,9 +13,8 @@ import logging
 from pathlib import Path
 
 from codelex.errors import ConfigError
-from codelex.ingest.ignore import GitignoreOracle
 from codelex.project import lifecycle
-from codelex.project.edits import apply_changes, watch_admits
+from codelex.project.edits import apply_changes
 from codelex.project.settings import Request, follow_config, settings_changed
 from codelex.project.state import RootState
 from codelex.project.watch import DEBOUNCE_S, ProjectWatcher
@@ -101,7 +100,6 @@ class LiveFreshness:
         with state.lock:
             if state.watcher is not None or state.status in ("refused", "closed"):
                 return
-            oracle = GitignoreOracle(state.root)
             sentinel = _sentinel_dir(state)
             debounce_ms = self.debounce_ms
             progress, structure, request = self.progress, self.build_structure, self._request
@@ -120,15 +118,15 @@ class LiveFreshness:
                 if not is_settings_file(rel):
                     return False
                 parent = rel.rpartition("/")[0]  # a nested .gitignore counts where its directory is walked
-                return rel in CONFIG_FILES or not parent or watch_admits(state, oracle, parent, True)
+                return rel in CONFIG_FILES or not parent or state.options.admission.admits(parent, True)
 
             def apply(changes) -> None:
                 if changes.settings:  # first: the edits below are then admitted by the settings now in force
                     settings_changed(state, request, changes.settings, progress, structure)
-                apply_changes(state, changes, oracle, debounce_ms)
+                apply_changes(state, changes, debounce_ms)
 
             watcher = ProjectWatcher(
-                state.root, lambda rel, is_dir: watch_admits(state, oracle, rel, is_dir), apply,
+                state.root, lambda rel, is_dir: state.options.admission.admits(rel, is_dir), apply,
                 sentinel_dir=sentinel, on_overflow=recheck, settings=settings)
             failure = watcher.start()
             if failure is None:

@@ -7,6 +7,7 @@ states weakly, so a root nobody holds is forgotten.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from codelex.ingest.admission import Admission
 from codelex.lexical import WordIndex
 from codelex.defaults import STRUCTURE_FILE
 from codelex.persist.layout import index_locations, probe_index, writable_dir
@@ -42,40 +44,11 @@ class RootOptions:
     include: tuple[str, ...] = ()
     kinds: tuple[str, ...] | None = None  # KINDS keys to index; None: every kind
 
-    def admits(self, rel: str) -> bool:
-        """Whether the caller's ignore, include and kinds settings let ``rel`` (root-relative) in.
-
-        The walk applies the same settings (with the repository's own ignore
-        files); this is the per-edit check of a file the walk did not list.
-        """
-        from codelex.ingest.ignore import ignored_by
-        from codelex.kinds import kind_of
-
-        if self.kinds is not None and kind_of(rel) not in self.kinds:
-            return False
-        if not self.ignore and not self.include:  # (no patterns: no pathspec import on a first edit)
-            return True
-        specs = _specs(self.ignore, self.include)
-        if specs[0] is not None and ignored_by(specs[0], rel):
-            return False
-        return specs[1] is None or ignored_by(specs[1], rel)
-
-
-_SPEC_CACHE: dict[tuple, tuple] = {}
-
-
-def _specs(ignore: tuple[str, ...], include: tuple[str, ...]) -> tuple:
-    """Compiled (ignore, include) gitignore specs, None where there are no patterns."""
-    key = (ignore, include)
-    found = _SPEC_CACHE.get(key)
-    if found is None:
-        from codelex.ingest.ignore import compile_lines
-
-        found = (compile_lines(ignore) if ignore else None, compile_lines(include) if include else None)
-        if len(_SPEC_CACHE) > 64:
-            _SPEC_CACHE.clear()
-        _SPEC_CACHE[key] = found
-    return found
+    @functools.cached_property
+    def admission(self) -> Admission:
+        """Which files of the root are indexed: the one :class:`codelex.ingest.Admission` the walk, per-edit
+        upkeep and the watcher all ask (new options, a new one)."""
+        return Admission.of_options(self)
 
 
 class RootState:
