@@ -395,6 +395,20 @@ def outline_entry(outline) -> dict:
     return data
 
 
+def _wired(value):
+    """``value`` (a JSON-ready structure) with every string in it through :func:`~codelex.render.wire_text`."""
+    pending = [value]
+    while pending:  # (iterative: no nesting depth overflows the stack)
+        node = pending.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, item in list(items):
+            if isinstance(item, str):
+                node[key] = wire_text(item)
+            elif isinstance(item, (dict, list)):
+                pending.append(item)
+    return value
+
+
 def _outline_rows(outline) -> Iterator[tuple[int, object, str]]:
     """``(depth, definition, signature)``, parents first (iterative: no nesting depth overflows the stack)."""
     for i, depth in outline.order():
@@ -405,7 +419,9 @@ def outline_lines(outline, fmt: str, *, style: Style | None = None) -> Iterator[
     """The lines that print ``codelex outline``'s answer: ``json``, :func:`outline_entry`; ``text``, one
     indented line per definition (kind, name, lines, signature)."""
     if fmt == "json":
-        yield json.dumps(outline_entry(outline), ensure_ascii=False)
+        # Names and signatures come from the file: escaped as every JSON answer's text is (a C1 control or a
+        # bidi override in a hostile file must not reach the terminal as it is).
+        yield json.dumps(_wired(outline_entry(outline)), ensure_ascii=False)
         return
     if fmt != "text":
         raise ValueError(f"unknown output format {fmt!r} for an outline (text or json)")

@@ -34,9 +34,10 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("args", [("search", "overdrive", "--json"), ("search", "overdrive", "--jsonl"),
                                   ("docs", "overdrive", "--json"), ("code", "overdrive", "--json", "--lexical"),
-                                  ("search", "overdrive"), ("search", "overdrive", "--vimgrep")])
+                                  ("search", "overdrive"), ("search", "overdrive", "--vimgrep"),
+                                  ("outline", "evil.py", "--json")])
 def test_machine_output_escapes_c1_controls_and_bidi_overrides(repo, args):
-    r = _cli(*args, "--root", str(repo))
+    r = _cli(*args, "--root", str(repo), cwd=repo)
     assert r.returncode == 0, r.stderr
     out = r.stdout.decode("utf-8")
     for ch in HOSTILE_CHARS:

@@ -149,7 +149,7 @@ def test_outlines_and_sources_render_for_the_cli_and_mcp_alike():
     assert list(outline_lines(outline, "text")) == ["class Gate  1-4  class Gate:",
                                                     "  method check\\x1b  2-4  def check():"]
     doc = json.loads(next(outline_lines(outline, "json")))
-    assert doc["path"] == "src/a\\nb.py" and doc["definitions"][0]["children"][0]["name"] == "check\x1b"
+    assert doc["path"] == "src/a\\nb.py" and doc["definitions"][0]["children"][0]["name"] == "check\\x1b"  # escaped, as every JSON answer
     reply = mcp_outline_text(outline)
     assert reply.splitlines()[:3] == ["Outline of src/a\\nb.py (python, 2 definition(s)):",
                                       "  class Gate  (lines 1-4)  class Gate:",
