@@ -14,20 +14,8 @@ import functools
 import math
 import re
 from collections.abc import Mapping
-from typing import Protocol
 
 import numpy as np
-
-
-class SlotTable(Protocol):
-    """What the priors read of a document table (:class:`codelex.lexical.doctable.DocTable` is one): the
-    slots' flags, the path -> slot map and a cache of base priors.  (A protocol, so this module, which the
-    table imports for its path rules, does not import the table back.)"""
-
-    priors: dict
-    slot_of: Mapping[str, int]
-
-    def flags(self, n: int) -> np.ndarray: ...
 
 TEST_VENDOR_RE = re.compile(
     r"(^|[\\/])(tests?|__tests__|spec|specs|__mocks__|vendor|node_modules|examples?|fixtures?|\.git|dist|build"
@@ -93,9 +81,12 @@ def centrality_factor(importers: int) -> float:
     return 1.0 + math.log(1 + importers) / 4 if importers > 0 else 1.0
 
 
-def slot_multipliers(table: SlotTable, n: int, demote_test_vendor: bool, demote_docs: bool,
+def slot_multipliers(table, n: int, demote_test_vendor: bool, demote_docs: bool,
                      centrality: Mapping[str, int] | None) -> tuple[np.ndarray | None, float]:
-    """Per-slot priors of the first ``n`` slots and an upper bound of them.
+    """Per-slot priors of the first ``n`` slots of ``table`` and an upper bound of them.
+
+    ``table`` is a :class:`codelex.lexical.doctable.DocTable` (its ``flags(n)``, ``slot_of`` and ``priors``
+    cache); not imported here, as the table imports this module for its path rules.
 
     The demotions never exceed 1; centrality boosts do, so the bound (which
     enables pruning) is the largest boost.  None when every prior is 1.
@@ -155,7 +146,6 @@ __all__ = [
     "DOC_FACTOR",
     "DOC_FILE_RE",
     "FLAG_DOC",
-    "SlotTable",
     "FLAG_TEST_VENDOR",
     "TEST_VENDOR_FACTOR",
     "TEST_VENDOR_RE",
