@@ -609,7 +609,8 @@ def _cmd_code(args) -> int:
         _print_code_result(result, args)
         if not args.json and not args.quiet:
             note = f"{len(result.hits)} chunk(s) of {result.chunks:,}; {display_text(result.hint or result.mode)}"
-            if result.mode == "lexical" and result.hint and not args.lexical:
+            if result.mode == "lexical" and result.hint and not args.lexical and not args.wait \
+                    and "embed_limit" not in result.hint:  # (--wait given, or the cap: waiting changes nothing)
                 note += " (`codelex code --wait` embeds every chunk now)"
             print(note, file=sys.stderr)
     finally:

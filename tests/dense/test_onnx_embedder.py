@@ -262,3 +262,57 @@ def test_no_torch_is_imported_and_no_thread_outlives_a_call(model_dir, own_cache
                          env={**os.environ, "XDG_CACHE_HOME": str(own_cache.parent)})
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
     assert out.stderr == ""  # (ONNX Runtime's notices are not printed)
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", "[" * 100_000 + "]" * 100_000, '{"model_type": "bert"'])
+def test_a_config_that_is_no_json_object_is_a_named_error(tmp_path, text):
+    """Review finding: a list or a deeply nested config.json raised AttributeError / RecursionError."""
+    folder = tiny_bert(tmp_path / "m")
+    (folder / "config.json").write_text(text)
+    with pytest.raises(EmbedderError, match="config.json"):
+        OnnxEmbedder(folder, cache=False)
+
+
+def test_a_tokenizer_larger_than_the_weights_is_a_named_error(tmp_path):
+    """Review finding: a tokenizer giving ids past the word embeddings failed inside ONNX Runtime."""
+    folder = tiny_bert(tmp_path / "m")
+    config = json.loads((folder / "config.json").read_text())
+    config["vocab_size"] = 5
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(EmbedderError, match="word embeddings"):
+        OnnxEmbedder(folder, cache=False)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@pytest.mark.timeout(30)
+def test_a_file_swapped_for_a_fifo_after_the_check_is_never_waited_on(tmp_path, monkeypatch):
+    """Review finding: the folder was checked, then read with a blocking open (a FIFO put there meanwhile hung)."""
+    import codelex.dense.onnx_embedder as module
+
+    folder = tiny_bert(tmp_path / "m")
+    monkeypatch.setattr(module, "check_model_folder", lambda path: path)  # (the swap happens after the check)
+    (folder / "tokenizer.json").unlink()
+    os.mkfifo(folder / "tokenizer.json")
+    with pytest.raises(EmbedderError, match="not a regular file"):
+        OnnxEmbedder(folder, cache=False)
+
+
+def test_the_cached_graph_follows_the_contents_and_is_believed_only_under_its_name(model_dir, own_cache, tmp_path):
+    import shutil
+
+    first = OnnxEmbedder(model_dir)
+    (cached,) = (own_cache / "models").glob("*.onnx")
+    os.utime(model_dir / "model.safetensors", (1, 1))  # touched, not changed: the same graph
+    again = OnnxEmbedder(model_dir)
+    assert list((own_cache / "models").glob("*.onnx")) == [cached] and again.name == first.name
+    # Renamed to another model's or precision's name, a file is not believed (its MAC covers its name).
+    other = cached.with_name(cached.name.replace("-fp32", "-int8"))
+    shutil.copy(cached, other)
+    from codelex.persist.models import load_model_file
+
+    assert load_model_file(cached.name) is not None and load_model_file(other.name) is None
+    other.unlink()
+    changed = tiny_bert(tmp_path / "tiny", seed=7)  # same name, other weights: a new graph replaces the old
+    assert OnnxEmbedder(changed).name != first.name
+    names = [p.name for p in (own_cache / "models").glob("tiny-*-fp32.onnx")]
+    assert len(names) == 1 and names[0] != cached.name

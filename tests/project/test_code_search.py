@@ -286,3 +286,16 @@ def test_embedding_priority_source_then_tests_then_documents_shallow_first():
     ranked = sorted(paths, key=lambda p: (embedding_priority(p), paths.index(p)))
     assert ranked == ["kernel/fork.c", "kernel/sched/core.c", "drivers/net/ethernet/intel/e1000/e1000_main.c",
                       "tests/test_core.py", "README.md", "Documentation/index.rst.md"]
+
+
+def test_embed_limit_zero_says_the_cap_not_a_background_run(project_root, make_static_model):
+    """Review finding: with embed_limit = 0 the answer said 'embedding in the background: 0 of 3 chunks' though
+    nothing would ever be embedded."""
+    (project_root / ".codelex.toml").write_text("embed_limit = 0  # config file\n")
+    p = _open(project_root)
+    try:
+        r = p.code_search("register routes", embedder=StaticModelEmbedder(make_static_model()), wait=True)
+        assert r.mode == "lexical" and r.embedded == 0
+        assert "embed_limit 0" in r.hint and "background" not in r.hint
+    finally:
+        p.close()

@@ -44,6 +44,7 @@ class BertConfig:
     positions: int
     layer_norm_eps: float
     max_tokens: int  # the model's window: sentence_bert_config.json's max_seq_length
+    vocabulary: int  # rows of the word embeddings: every token id the tokenizer gives must be below it
 
 
 @dataclass(frozen=True)
@@ -61,14 +62,17 @@ class BertWeights:
 
 
 def _json(path: Path) -> dict:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
+    """A configuration file of the folder as a JSON object ({} when absent); an EmbedderError for anything else."""
+    from codelex.dense.model_folder import MAX_CONFIG_FILE, read_model_file
+
+    raw = read_model_file(path, MAX_CONFIG_FILE)
+    if raw is None:
         return {}
-    except (OSError, ValueError) as exc:
-        raise EmbedderError(f"cannot read {path}: {exc}") from None
-    if not isinstance(data, (dict, list)):
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # (UnicodeDecodeError is a ValueError)
+        raise EmbedderError(f"cannot read {path}: not valid JSON ({type(exc).__name__})") from None
+    if not isinstance(data, dict):
         raise EmbedderError(f"{path} is not a JSON object")
     return data
 
@@ -105,7 +109,7 @@ def read_bert_config(folder: str | os.PathLike[str]) -> BertConfig:
         raise EmbedderError(f"{folder}: only mean pooling is supported by the ONNX embedder")
     positions = _positive(config, "max_position_embeddings", folder / "config.json")
     st_config = _json(folder / "sentence_bert_config.json")
-    max_tokens = st_config.get("max_seq_length", positions) if isinstance(st_config, dict) else positions
+    max_tokens = st_config.get("max_seq_length", positions)
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 2:
         raise EmbedderError(f"{folder}: max_seq_length must be an integer of at least 2, not {max_tokens!r}")
     hidden = _positive(config, "hidden_size", folder / "config.json")
@@ -117,24 +121,29 @@ def read_bert_config(folder: str | os.PathLike[str]) -> BertConfig:
         raise EmbedderError(f"{folder}: layer_norm_eps must be a small positive number, not {eps!r}")
     return BertConfig(hidden=hidden, heads=heads, layers=_positive(config, "num_hidden_layers", folder / "config.json"),
                       intermediate=_positive(config, "intermediate_size", folder / "config.json"),
-                      positions=positions, layer_norm_eps=float(eps), max_tokens=min(max_tokens, positions))
+                      positions=positions, layer_norm_eps=float(eps), max_tokens=min(max_tokens, positions),
+                      vocabulary=_positive(config, "vocab_size", folder / "config.json"))
 
 
 def read_bert_folder(folder: str | os.PathLike[str]) -> BertWeights:
     """The configuration and weights of a sentence-transformers BERT folder (:func:`read_bert_config`)."""
     folder = Path(folder)
     cfg = read_bert_config(folder)
+    from codelex.dense.model_folder import MAX_WEIGHTS_FILE, read_model_file
+
     weights_file = folder / "model.safetensors"
-    if not weights_file.is_file():
+    data = read_model_file(weights_file, MAX_WEIGHTS_FILE)
+    if data is None:
         raise EmbedderError(f"{folder} has no model.safetensors (the ONNX embedder reads safetensors weights only)")
     try:
-        from safetensors.numpy import load_file
+        from safetensors.numpy import load
     except ImportError:
         raise EmbedderError("safetensors is not installed: pip install 'codelex[embed]'") from None
     try:
-        raw = load_file(str(weights_file))
+        raw = load(data)
     except Exception as exc:  # a truncated or forged file: say which
         raise EmbedderError(f"cannot read {weights_file}: {exc}") from None
+    del data
     tensors = {(k[5:] if k.startswith("bert.") else k): v for k, v in raw.items()}
     weights = BertWeights(cfg, tensors)
     _check_shapes(weights, folder)
@@ -154,6 +163,11 @@ def _check_shapes(w: BertWeights, folder: Path) -> None:
             expected[p + f"attention.self.{part}.weight"] = (c.hidden, c.hidden)
             expected[p + f"attention.self.{part}.bias"] = (c.hidden,)
         expected[p + "attention.output.dense.weight"] = (c.hidden, c.hidden)
+        expected[p + "attention.output.dense.bias"] = (c.hidden,)
+        for norm in ("attention.output.LayerNorm", "output.LayerNorm"):
+            expected[p + norm + ".weight"] = (c.hidden,)
+            expected[p + norm + ".bias"] = (c.hidden,)
+        expected[p + "output.dense.bias"] = (c.hidden,)
         expected[p + "intermediate.dense.weight"] = (c.intermediate, c.hidden)
         expected[p + "intermediate.dense.bias"] = (c.intermediate,)
         expected[p + "output.dense.weight"] = (c.hidden, c.intermediate)
@@ -161,8 +175,12 @@ def _check_shapes(w: BertWeights, folder: Path) -> None:
         if tuple(w.get(name).shape) != shape:
             raise EmbedderError(f"{folder}: tensor {name} has shape {w.get(name).shape}, expected {shape}")
     words = w.get("embeddings.word_embeddings.weight")
-    if words.ndim != 2 or words.shape[1] != c.hidden:
-        raise EmbedderError(f"{folder}: the word embeddings have shape {words.shape}")
+    if words.ndim != 2 or words.shape[1] != c.hidden or words.shape[0] != c.vocabulary:
+        raise EmbedderError(f"{folder}: the word embeddings have shape {words.shape}, expected "
+                            f"({c.vocabulary}, {c.hidden}) (config.json's vocab_size, hidden_size)")
+    types = w.get("embeddings.token_type_embeddings.weight")
+    if types.ndim != 2 or types.shape[0] < 1 or types.shape[1] != c.hidden:
+        raise EmbedderError(f"{folder}: the token type embeddings have shape {types.shape}")
 
 
 def build_bert_graph(weights: BertWeights) -> bytes:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from codelex.errors import EmbedderError
 
-__all__ = ["MAX_MODEL_ENTRIES", "check_model_folder", "installed", "usable_cpus"]
+__all__ = ["MAX_CONFIG_FILE", "MAX_MODEL_ENTRIES", "MAX_TOKENIZER_FILE", "MAX_WEIGHTS_FILE", "check_model_folder",
+           "digest_model_files", "installed", "read_model_file", "usable_cpus"]
 
 #: A model folder holding more entries than this is refused (checking it must stay cheap).
 MAX_MODEL_ENTRIES = 20_000
@@ -82,3 +83,86 @@ def installed(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
+
+
+#: The largest model file read: configuration files, the tokenizer, the weights.
+MAX_CONFIG_FILE = 1 << 20
+MAX_TOKENIZER_FILE = 64 << 20
+MAX_WEIGHTS_FILE = 4 << 30
+
+
+def read_model_file(path: str | os.PathLike[str], max_bytes: int) -> bytes | None:
+    """The bytes of one file of a model folder the user named; None when it does not exist.
+
+    Opened without blocking and checked on the open descriptor, so a file
+    swapped for a FIFO or a device after :func:`check_model_folder` looked
+    is refused, never waited on (a link is followed: a Hugging Face cache
+    links its snapshots to blobs); larger than ``max_bytes`` is refused too.
+
+    Raises
+    ------
+    codelex.EmbedderError
+        For anything but a readable regular file within the size.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise EmbedderError(f"cannot open {path}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise EmbedderError(f"{path} is not a regular file (a FIFO or device is never read)")
+        if st.st_size > max_bytes:
+            raise EmbedderError(f"{path} is larger than {max_bytes:,} bytes")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, 1 << 24)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > max_bytes:
+                raise EmbedderError(f"{path} grew past {max_bytes:,} bytes while read")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise EmbedderError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def digest_model_files(folder: str | os.PathLike[str], names: tuple[str, ...], max_bytes: int = MAX_WEIGHTS_FILE) -> str:
+    """A hex digest of the named files' contents (a missing file counts as such), read as
+    :func:`read_model_file` reads them: what a derived file made from them is keyed by."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for name in names:
+        path = os.path.join(os.fspath(folder), name)
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            h.update(f"{name}:missing;".encode())
+            continue
+        except OSError as exc:
+            raise EmbedderError(f"cannot open {path}: {exc.strerror or exc}") from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+                raise EmbedderError(f"{path} is not a regular file of at most {max_bytes:,} bytes")
+            if hasattr(os, "set_blocking"):
+                os.set_blocking(fd, True)
+            h.update(f"{name}:{st.st_size};".encode())
+            while True:
+                chunk = os.read(fd, 1 << 24)
+                if not chunk:
+                    break
+                h.update(chunk)
+        except OSError as exc:
+            raise EmbedderError(f"cannot read {path}: {exc.strerror or exc}") from None
+        finally:
+            os.close(fd)
+    return h.hexdigest()

@@ -70,15 +70,16 @@ def default_model_folder() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "model"
 
 
-def _model_key(folder: Path) -> str:
-    """Names the cached ONNX file: the folder's files (names, sizes, modification times) and the graph version."""
-    h = hashlib.blake2b(digest_size=10)
-    h.update(f"graph{ONNX_GRAPH_VERSION};{folder.resolve()};".encode())
-    for p in sorted(folder.rglob("*")):
-        if p.is_file():
-            st = p.stat()
-            h.update(f"{p.relative_to(folder)}:{st.st_size}:{st.st_mtime_ns};".encode())
-    return h.hexdigest()
+#: The files the ONNX graph is made from (its cache file is keyed by their contents).
+GRAPH_SOURCES = ("config.json", "sentence_bert_config.json", "1_Pooling/config.json", "model.safetensors")
+
+
+def _graph_key(folder: Path, precision: str) -> str:
+    """Names the cached ONNX file: the contents of the files it is made from, the graph version, the precision
+    (never modification times: a reinstalled model keeps its graph, a changed one gets a new one)."""
+    from codelex.dense.model_folder import digest_model_files
+
+    return digest_model_files(folder, GRAPH_SOURCES)[:20] + f"-g{ONNX_GRAPH_VERSION}-{precision}"
 
 
 class OnnxEmbedder:
@@ -129,17 +130,20 @@ class OnnxEmbedder:
         folder = default_model_folder() if path is None else Path(path)
         label = "all-MiniLM-L6-v2" if path is None else folder.name
         check_model_folder(folder)
+        from codelex.dense.model_folder import MAX_TOKENIZER_FILE, read_model_file
+
         tokenizer_file = folder / "tokenizer.json"
-        if not tokenizer_file.is_file():
+        tokenizer_json = read_model_file(tokenizer_file, MAX_TOKENIZER_FILE)
+        if tokenizer_json is None:
             raise EmbedderError(f"{folder} has no tokenizer.json (the fast tokenizer's file)")
-        key = _model_key(folder)
-        file_name = f"{label[:40]}-{key}-{precision}.onnx"
+        config = read_bert_config(folder)
+        key = _graph_key(folder, precision)
+        file_name = f"{label[:40]}-{key}.onnx"
         payload = None
         if cache:
             from codelex.persist.models import load_model_file
 
             payload = load_model_file(file_name)
-        window = read_bert_config(folder).max_tokens
         if payload is None:
             from codelex.dense.bert_graph import build_bert_graph, quantize_graph, read_bert_folder
 
@@ -149,7 +153,8 @@ class OnnxEmbedder:
             if cache:
                 from codelex.persist.models import save_model_file
 
-                save_model_file(file_name, payload)
+                # (the graphs this label had before are dropped: one per model and precision is kept)
+                save_model_file(file_name, payload, replaces=f"{label[:40]}-*-{precision}.onnx")
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -163,9 +168,14 @@ class OnnxEmbedder:
         except Exception as exc:
             raise EmbedderError(f"ONNX Runtime cannot load the model made from {folder}: {exc}") from None
         try:
-            self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+            self._tokenizer = Tokenizer.from_str(tokenizer_json.decode("utf-8"))
         except Exception as exc:
             raise EmbedderError(f"cannot read {tokenizer_file}: {exc}") from None
+        vocabulary = self._tokenizer.get_vocab_size(with_added_tokens=True)
+        if vocabulary > config.vocabulary:
+            raise EmbedderError(f"{tokenizer_file} has {vocabulary:,} tokens, more than the model's {config.vocabulary:,} "
+                                "word embeddings: the tokenizer and the weights are not one model's")
+        window = config.max_tokens
         self.max_tokens = min(max_tokens or window, window)
         self._tokenizer.enable_truncation(max_length=self.max_tokens)
         self._tokenizer.no_padding()
@@ -175,7 +185,8 @@ class OnnxEmbedder:
         self.precision = precision
         suffix = ("" if self.max_tokens == window else f":t{self.max_tokens}") + \
             ("" if precision == "fp32" else f":{precision}")
-        self.name = f"onnx:{label}:{key[:12]}{suffix}"
+        # Vectors depend on the weights and the tokenizer: the name (which keys cached vectors) says both.
+        self.name = f"onnx:{label}:{hashlib.blake2b(key.encode() + tokenizer_json, digest_size=6).hexdigest()}{suffix}"
         self._tokenizer_lock = threading.Lock()
 
     def _encode(self, texts: list[str]) -> list[list[int]]:
@@ -190,7 +201,10 @@ class OnnxEmbedder:
         for i, r in enumerate(rows):
             ids[i, :len(r)] = r
             mask[i, :len(r)] = 1
-        return self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        try:
+            return self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        except Exception as exc:  # (onnxruntime's own error types): a named error, never a traceback
+            raise EmbedderError(f"ONNX Runtime failed to embed with {self.name}: {exc}") from None
 
     def batches(self, lengths: Sequence[int]) -> list[list[int]]:
         """Indices of texts of ``lengths`` tokens grouped shortest first, each group under the token budget."""

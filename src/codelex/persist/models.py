@@ -6,7 +6,8 @@ every time, so it is kept in ``models/`` beside the per-user ``projects/``
 directory.  A model file is parsed by a native library, so it is hostile
 input like any index file: it is opened without following a link or
 blocking, must be a regular file of this user's, and its first line is an
-HMAC (:mod:`codelex.persist.trust`) of the BLAKE2b digest of the rest;
+HMAC (:mod:`codelex.persist.trust`) of its own name and the BLAKE2b digest of the rest (so a file is
+believed only under the name it was written as: another model's or precision's graph renamed is not);
 anything else is ignored (and replaced at the next save).  Without a key
 nothing is kept and the model is made in memory each time.
 """
@@ -34,8 +35,10 @@ def models_dir() -> Path:
     return user_cache_dir().parent / "models"
 
 
-def _digest(payload: bytes | memoryview) -> bytes:
-    return hashlib.blake2b(payload, digest_size=32).digest()
+def _signed(name: str, payload: bytes | memoryview) -> bytes:
+    """What a model file's MAC covers: a domain tag (no index file's MAC can stand for it), its name, its bytes."""
+    return b"codelex-model\0" + name.encode("utf-8", "surrogateescape") + b"\0" + \
+        hashlib.blake2b(payload, digest_size=32).digest()
 
 
 def load_model_file(name: str) -> bytes | None:
@@ -52,15 +55,19 @@ def load_model_file(name: str) -> bytes | None:
     except Exception as exc:  # a link, another user's file, a FIFO: never read, made again
         log.warning("codelex: ignoring the model file %s: %s", path, exc)
         return None
-    if len(payload) > MAX_MODEL_FILE or not mac_matches(_digest(payload), head[:MAC_HEX]):
+    if len(payload) > MAX_MODEL_FILE or not mac_matches(_signed(name, payload), head[:MAC_HEX]):
         log.warning("codelex: ignoring the model file %s: not written by this user's codelex", path)
         return None
     return payload
 
 
-def save_model_file(name: str, payload: bytes) -> bool:
-    """Keep ``payload`` as ``name`` (atomically, owner-only); False when there is no key or it cannot be written."""
-    tag = mac(_digest(payload))
+def save_model_file(name: str, payload: bytes, *, replaces: str | None = None) -> bool:
+    """Keep ``payload`` as ``name`` (atomically, owner-only); False when there is no key or it cannot be written.
+
+    ``replaces``: a glob of the files this one supersedes (the same model's graphs made from files that have
+    changed since), removed once it is written, so the cache holds one file per model and precision.
+    """
+    tag = mac(_signed(name, payload))
     if tag is None:
         return False
     try:
@@ -70,4 +77,11 @@ def save_model_file(name: str, payload: bytes) -> bool:
     except (OSError, TimeoutError) as exc:
         log.warning("codelex: cannot keep the model file %s: %s", models_dir() / name, exc)
         return False
+    if replaces:
+        for old in models_dir().glob(replaces):
+            if old.name != name and old.suffix == ".onnx":
+                try:
+                    old.unlink()
+                except OSError:
+                    pass
     return True

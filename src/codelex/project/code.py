@@ -77,6 +77,18 @@ def _saved_count(directory: Path, model: str, keys: np.ndarray) -> int:
     return int(np.isin(keys, saved[0], assume_unique=False).sum())
 
 
+def _loaded(load, spec) -> Embedder:
+    """``load()``, any failure of a model library an :class:`~codelex.errors.EmbedderError` naming the spec (in a
+    waited load as in a background one: a broken model folder is a named error, never a traceback)."""
+    try:
+        return load()
+    except EmbedderError:
+        raise
+    except Exception as exc:
+        raise EmbedderError(f"cannot load the embedder {spec or DEFAULT_EMBEDDER}: {type(exc).__name__}: {exc}") \
+            from None
+
+
 class CodeUpkeep:
     """One root's chunk corpus, chunk index and vector caches (thread-safe)."""
 
@@ -313,7 +325,7 @@ class CodeUpkeep:
             with self.lock:
                 found = self.embedders.get(key)
             if found is None:
-                found = load()
+                found = _loaded(load, spec)
                 with self.lock:
                     found = self.embedders.setdefault(key, found)
                 self._remember(spec, found)
@@ -330,11 +342,9 @@ class CodeUpkeep:
         """A model loader's run: the embedder kept under ``key``, then ``then(embedder)``; an error is kept for
         the next call for this spec (which retries)."""
         try:
-            loaded = load()
-        except Exception as exc:  # raised by the next call for this spec
+            loaded = _loaded(load, spec)
+        except EmbedderError as exc:  # raised by the next call for this spec
             log.warning("codelex: loading the embedder %s failed: %s", spec, exc)
-            if not isinstance(exc, EmbedderError):
-                exc = EmbedderError(f"cannot load the embedder {spec or 'minilm'}: {type(exc).__name__}: {exc}")
             with self.lock:
                 self.load_errors[key] = exc
             return

@@ -358,6 +358,11 @@ class CodeSearch:
     def _vector_hint(self, ready: CodeReadiness, hint: str | None, *, wait: bool, background: bool) -> str | None:
         """What an answer says of its vectors: how far the embedding is, or how much the cap leaves out."""
         code = self._state.code
+        capped_out = ready.chunks > code.embed_limit and ready.embedded >= code.embed_limit
+        if ready.mode == "lexical" and capped_out and not code.embed_error:
+            # Nothing more will be embedded: the cap, not a background run, is why the answer is lexical.
+            return (f"vectors cover {ready.embedded:,} of {ready.chunks:,} chunks (embed_limit {code.embed_limit:,}); "
+                    "lexical answer: set embed_limit in .codelex.toml to embed more")
         if ready.chosen is not None and ready.mode == "lexical":
             if not background and not wait:  # (a model given as an object: nothing was loaded for it)
                 hint = code.embed_error or (f"vectors: {ready.embedded:,} of {ready.chunks:,} chunks embedded; "

@@ -76,21 +76,22 @@ def edit(state: RootState, rel: str, content: str | bytes | None, debounce_ms: f
     ``util.js``) moves the compiled one out of the index or back in, as the
     walk would.
     """
-    with state.lock:
-        if state.status == "building":
-            state.pending_edits.append((rel, content))
-        index = state.index
-        if index is None:
-            return False
-        indexed, taken = apply_edit(state, index, rel, content)
-    if indexed:
-        state.structure.mark_stale(rel, taken, debounce_ms)
-    else:
-        state.structure.remove(rel)
-    state.imports.on_edit(rel, taken.content if isinstance(taken, Document) else taken, indexed)
-    schedule_save(state, index, debounce_ms)
-    _follow_twins(state, index, rel, debounce_ms)
-    return indexed
+    with state.edit_lock:  # (never taken by a query: edits wait for each other, never for a search)
+        with state.lock:
+            if state.status == "building":
+                state.pending_edits.append((rel, content))
+            index = state.index
+            if index is None:
+                return False
+            indexed, taken = apply_edit(state, index, rel, content)
+        if indexed:
+            state.structure.mark_stale(rel, taken, debounce_ms)
+        else:
+            state.structure.remove(rel)
+        state.imports.on_edit(rel, taken.content if isinstance(taken, Document) else taken, indexed)
+        schedule_save(state, index, debounce_ms)
+        _follow_twins(state, index, rel, debounce_ms)
+        return indexed
 
 
 def _follow_twins(state: RootState, index: WordIndex, rel: str, debounce_ms: float | None) -> None:

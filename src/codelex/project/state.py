@@ -58,6 +58,9 @@ class RootState:
         self.options = options
         self.root = options.root
         self.lock = threading.RLock()
+        # One edit at a time, from its read to its last stage: two edits of one file interleaved could leave the
+        # structure and the graph with the older bytes while the word index has the newer (review finding).
+        self.edit_lock = threading.RLock()
         # The index build: its state word is the root's status (idle | building | ready | refused | failed |
         # closed), published with the index under the same lock.
         self.build = Job(f"building the index of {self.root}", lock=self.lock)
