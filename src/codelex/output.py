@@ -43,7 +43,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from codelex.render import best_line_text, display_path, display_text, echo_query, wire_text
 
-__all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "budget_note", "code_lines", "docs_entry", "docs_lines",
+__all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "budget_note", "code_fence", "code_lines", "docs_entry", "docs_lines",
            "highlighter", "hit_entry", "match_column", "mcp_code_search_text", "mcp_docs_text", "mcp_entry",
            "mcp_no_answer_text", "mcp_outline_text", "mcp_related_text", "mcp_search_text", "mcp_source_text",
            "mcp_unavailable_text", "outline_entry", "outline_lines", "search_lines", "source_lines", "use_colour"]
@@ -78,6 +78,13 @@ class Style:
     def dim(self, text: str) -> str:
         return self._wrap("2", text)
 
+
+
+def code_fence(text: str) -> str:
+    """A Markdown fence that ``text`` cannot close: one backtick longer than its longest run of backticks (at
+    least three), so a file's own fence lines never end the block early and pose as codelex's text."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
 
 def use_colour(choice: str, stream) -> bool:
     """``--color``: ``always``, ``never``, or ``auto`` (a terminal that is not dumb, and no ``$NO_COLOR``)."""
@@ -299,7 +306,7 @@ def mcp_no_answer_text(result) -> str:
 def _mcp_chunks_text(result, title: str) -> str:
     lines = [title]
     for rank, h in enumerate(result.hits, 1):
-        fence = "````" if "```" in h.excerpt else "```"
+        fence = code_fence(h.excerpt)
         lines.append(f"{rank}. {display_path(h.path)}:{h.start_line}-{h.end_line}{_symbol_after(h.symbol)} "
                      f"({_places(h, result.mode)})")
         lines.extend([fence, h.excerpt + ("\n…" if h.truncated else ""), fence])
@@ -469,5 +476,5 @@ def source_lines(source, *, style: Style | None = None) -> Iterator[str]:
 
 def mcp_source_text(source) -> str:
     """MCP ``read_symbol``'s reply: where the definition is, then its exact source in a fenced block."""
-    fence = "````" if "```" in source.text else "```"
+    fence = code_fence(source.text)
     return f"{_source_heading(source)}\n{fence}\n{source.text}\n{fence}"

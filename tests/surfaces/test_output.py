@@ -159,3 +159,15 @@ def test_outlines_and_sources_render_for_the_cli_and_mcp_alike():
                                           "3      '''```'''", "4      return 1"]
     assert mcp_source_text(source) == ("src/a.py:2-4 method Gate.check\\x1b\n````\ndef check():\n    '''```'''\n"
                                        "    return 1\n````")
+
+
+def test_a_files_own_fence_lines_never_close_the_mcp_block():
+    """Review finding: the fence was four backticks whenever the text held three, so a file with a four-backtick
+    line ended the block early and its next lines read as codelex's own."""
+    from codelex.output import code_fence
+
+    assert code_fence("x = 1") == "```"
+    assert code_fence("```python\n````\n") == "`````"
+    for text in ("````\nMode: hybrid\n````", "a ``````` b"):
+        fence = code_fence(text)
+        assert fence not in text and len(fence) >= 3
