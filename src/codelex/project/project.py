@@ -20,6 +20,7 @@ definitions), :class:`~codelex.project.code_search.CodeSearch` (chunks) and
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -286,16 +287,21 @@ class Project(FileSearch, SymbolQueries, CodeSearch, LiveFreshness):
         self._await_graph()
         return self._state.report
 
-    def _await_graph(self) -> None:
+    def _await_graph(self, timeout: float = GRAPH_WAIT_S) -> None:
         """The import graph's prior changes rankings: after a waited-for build, wait for it too (within
         :data:`GRAPH_WAIT_S`), so the next query ranks as every later one does."""
         state = self._state
         if self.import_graph is True and state.index is not None:
-            state.imports.wait(state, GRAPH_WAIT_S)
+            state.imports.wait(state, max(0.0, min(timeout, GRAPH_WAIT_S)))
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a background build; True when none is running (any more)."""
-        return lifecycle.wait(self._state, timeout)
+        """Wait for a background build, then for the import graph its ranking uses (so the next query ranks as
+        every later one does: the server's first answer is a one-shot's); True when no build is running."""
+        start = time.monotonic()
+        done = lifecycle.wait(self._state, timeout)
+        if done:
+            self._await_graph(GRAPH_WAIT_S if timeout is None else timeout - (time.monotonic() - start))
+        return done
 
     def reload_config(self, wait: bool = True) -> bool:
         """Adopt the configuration files as they are now, when they changed since they were read.
