@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import relevance as rel  # noqa: E402
-from pipeline_eval import chunk_metrics  # noqa: E402
+from pipeline_eval import chunk_metrics, load_sets  # noqa: E402
 
 from codelex.defaults import PIPELINE_DEPTH  # noqa: E402
 from codelex.dense import VectorCache, embed_checked, embedder_from_spec  # noqa: E402
@@ -38,19 +38,6 @@ from codelex.structure import analyze  # noqa: E402
 
 BENCH_DIR = Path(os.environ.get("CODELEX_BENCH_DIR", Path.home() / ".cache" / "codelex-bench"))
 DEPTH = 100  # each ranking's rows kept per query (every fusion but the original's reads at most these)
-
-
-def load_sets(names):
-    out = {}
-    for name in names:
-        if name == "semble-dev":
-            for repo in rel.SEMBLE_REPOS:
-                out[f"semble:{repo}"] = rel.load_semble(repo)
-        else:
-            loaded = rel.load_set(name)
-            if loaded is not None:
-                out[name] = loaded
-    return out
 
 
 def corpus_of(docs):

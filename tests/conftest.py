@@ -61,3 +61,19 @@ def make_static_model():
 def counting_embedder():
     """``counting_embedder(inner)``: wraps an embedder and counts the texts it embeds."""
     return CountingEmbedder
+
+
+def _write_two_equal_files(root):
+    (root / "lib").mkdir(parents=True)
+    (root / "lib/alpha.py").write_text("def parse_config(): pass\n")
+    (root / "lib/beta.py").write_text("def parse_config(): pass\n")
+    for i in range(3):
+        (root / f"app{i}").mkdir()
+        (root / f"app{i}/main.py").write_text("from lib import beta\n")
+
+
+@pytest.fixture
+def two_equal_files():
+    """Writes, under a root, two files defining the same function, one of them imported by three others (the
+    import graph's prior is all that tells them apart)."""
+    return _write_two_equal_files

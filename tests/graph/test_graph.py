@@ -348,16 +348,8 @@ def test_go_imports_are_read_from_the_head_only():
     assert [r.spec for r in extract_imports("main.go", text)] == ["os", "fmt", "strings"]
 
 
-def _two_equal_files(root):
-    (root / "lib").mkdir(parents=True)
-    (root / "lib/alpha.py").write_text("def parse_config(): pass\n")
-    (root / "lib/beta.py").write_text("def parse_config(): pass\n")
-    for i in range(3):
-        (root / f"app{i}").mkdir()
-        (root / f"app{i}/main.py").write_text("from lib import beta\n")
 
-
-def test_saved_prior_ranks_a_later_process_and_one_shot_commands(tmp_path):
+def test_saved_prior_ranks_a_later_process_and_one_shot_commands(tmp_path, two_equal_files):
     import os
     import subprocess
     import sys
@@ -365,7 +357,7 @@ def test_saved_prior_ranks_a_later_process_and_one_shot_commands(tmp_path):
     from codelex import Project
 
     root = tmp_path / "repo"
-    _two_equal_files(root)
+    two_equal_files(root)
     with Project(root, build_structure=False, import_graph="saved") as project:
         project.open()
         # Nothing saved yet: the first search derives the counts and saves them (issue 30: one query, one answer)

@@ -8,23 +8,6 @@ from codelex.dense import StaticModelEmbedder
 pytest.importorskip("model2vec")
 pytest.importorskip("tree_sitter_python")
 
-FILES = {
-    "web/router.py": "class Router:\n    def add(self, path, handler):\n        self.table[path] = handler\n\n"
-                     "    def dispatch(self, path):\n        return self.table[path]()\n",
-    "auth.py": "def check(user, password):\n    return user.password == password\n",
-    "conf.py": "def parse(file):\n    return read(file)\n",
-}
-
-
-@pytest.fixture
-def project_root(tmp_path):
-    for rel, text in FILES.items():
-        p = tmp_path / "proj" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return tmp_path / "proj"
-
-
 def _open(root):
     p = Project(root, use_git=False)
     p.open()

@@ -9,23 +9,15 @@ import pytest
 from codelex import Project
 
 
-def _two_equal_files(root):
-    (root / "lib").mkdir(parents=True)
-    (root / "lib/alpha.py").write_text("def parse_config(): pass\n")
-    (root / "lib/beta.py").write_text("def parse_config(): pass\n")
-    for i in range(3):
-        (root / f"app{i}").mkdir()
-        (root / f"app{i}/main.py").write_text("from lib import beta\n")
-
 
 def _ranking(project: Project, query: str = "parse config"):
     return [(h.file, h.score) for h in project.search(query).results]
 
 
 @pytest.mark.timeout(120)
-def test_a_one_shot_search_after_a_waited_open_ranks_with_the_graph(tmp_path):
+def test_a_one_shot_search_after_a_waited_open_ranks_with_the_graph(tmp_path, two_equal_files):
     root = tmp_path / "repo"
-    _two_equal_files(root)
+    two_equal_files(root)
     with Project(root, build_structure=False) as project:  # nothing saved yet: the prior can only be the graph
         project.open()
         first = _ranking(project)  # the first query, at once: no waiting for anything in the background
@@ -40,9 +32,9 @@ def test_a_one_shot_search_after_a_waited_open_ranks_with_the_graph(tmp_path):
 
 
 @pytest.mark.timeout(120)
-def test_a_refresh_that_changes_files_waits_for_the_graph_again(tmp_path):
+def test_a_refresh_that_changes_files_waits_for_the_graph_again(tmp_path, two_equal_files):
     root = tmp_path / "repo"
-    _two_equal_files(root)
+    two_equal_files(root)
     with Project(root, build_structure=False) as project:
         project.open()
         assert _ranking(project)[0][0] == "lib/beta.py"
@@ -56,9 +48,9 @@ def test_a_refresh_that_changes_files_waits_for_the_graph_again(tmp_path):
 
 
 @pytest.mark.timeout(120)
-def test_graph_status_says_off_building_ready_and_the_job_is_closed_with_the_project(tmp_path):
+def test_graph_status_says_off_building_ready_and_the_job_is_closed_with_the_project(tmp_path, two_equal_files):
     root = tmp_path / "repo"
-    _two_equal_files(root)
+    two_equal_files(root)
     project = Project(root, build_structure=False)
     project.open(wait=False)
     assert project.wait(60)
@@ -71,12 +63,12 @@ def test_graph_status_says_off_building_ready_and_the_job_is_closed_with_the_pro
 
 
 @pytest.mark.timeout(120)
-def test_a_one_shot_project_ranks_as_the_server_would_when_nothing_was_saved(tmp_path, monkeypatch):
+def test_a_one_shot_project_ranks_as_the_server_would_when_nothing_was_saved(tmp_path, monkeypatch, two_equal_files):
     """import_graph="saved" (the CLI's one-shot mode) builds no background graph, but when no process ever saved
     the counts its first search derives and saves them, so it answers as a project with the graph does; the next
     one-shot reads them and builds nothing."""
     root = tmp_path / "repo"
-    _two_equal_files(root)
+    two_equal_files(root)
     with Project(root, build_structure=False, import_graph="saved") as one_shot:
         one_shot.open()
         first = _ranking(one_shot)

@@ -11,21 +11,10 @@ from codelex.dense import StaticModelEmbedder
 pytest.importorskip("model2vec")
 pytest.importorskip("tree_sitter_python")
 
-FILES = {
-    "web/router.py": "class Router:\n    def add(self, path, handler):\n        self.table[path] = handler\n\n"
-                     "    def dispatch(self, path):\n        return self.table[path]()\n",
-    "auth.py": "def check(user, password):\n    return user.password == password\n",
-    "conf.py": "def parse(file):\n    return read(file)\n",
-}
-
 
 @pytest.fixture
-def root(tmp_path):
-    for rel, text in FILES.items():
-        p = tmp_path / "proj" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return tmp_path / "proj"
+def root(project_root):
+    return project_root
 
 
 @pytest.fixture
@@ -50,12 +39,12 @@ def no_queries(monkeypatch):
 
 
 @pytest.mark.timeout(120)
-def test_prepare_code_search_runs_no_query(root, no_queries):
+def test_prepare_code_search_runs_no_query(root, no_queries, project_files):
     with Project(root, use_git=False) as p:
         no_queries()
         p.prepare_code_search()
         code = p._state.code
-        assert code.corpus is not None and {r.path for r in code.corpus.rows} == set(FILES)
+        assert code.corpus is not None and {r.path for r in code.corpus.rows} == set(project_files)
 
 
 @pytest.mark.timeout(120)
