@@ -105,16 +105,21 @@ def fuse(vector_order: np.ndarray, lexical_order: Sequence[int], n: int, fusion:
         lexical_rank[rest] = lex.size + np.arange(rest.size)
         fused = vector_weight / (k + vector_rank) + lexical_weight / (k + lexical_rank)
         return np.argsort(-fused, kind="stable")
-    depth = fusion.depth
+    touched, scores = _top_scores(vector_order, lexical_order, n, fusion, vector_weight, lexical_weight)
+    return touched[np.argsort(-scores, kind="stable")]
+
+
+def _top_scores(vector_order, lexical_order: Sequence[int], n: int, fusion: Fusion, vector_weight: float,
+                lexical_weight: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, scores)``: the rows of either ranking's first ``fusion.depth``, ascending, and their fused scores."""
+    k, depth = fusion.k, fusion.depth
     fused = np.zeros(n, dtype=np.float64)
     v = np.asarray(vector_order[:depth], dtype=np.int64)
     fused[v] += vector_weight / (k + np.arange(v.size))
     lex = np.asarray(list(lexical_order)[:depth], dtype=np.int64)
     fused[lex] += lexical_weight / (k + np.arange(lex.size))
     touched = np.union1d(v, lex)
-    return touched[np.argsort(-fused[touched], kind="stable")]
-
-
+    return touched, fused[touched]
 
 
 @dataclass(frozen=True)
@@ -233,20 +238,17 @@ def fused_order(rankings: QueryRankings, fusion: Fusion, n: int,
     wv, wl = fusion.weights_of(rankings)
     if fusion.depth is None or fusion.same_file >= 1.0 or path_of is None:
         return fuse(rankings.vector_rows, rankings.lexical_rows, n, fusion, wv, wl)
-    k, depth = fusion.k, fusion.depth
-    scores: dict[int, float] = {}
-    for i, row in enumerate(rankings.vector_rows[:depth].tolist()):
-        scores[row] = scores.get(row, 0.0) + wv / (k + i)
-    for i, row in enumerate(rankings.lexical_rows[:depth]):
-        scores[row] = scores.get(row, 0.0) + wl / (k + i)
+    touched, scores = _top_scores(rankings.vector_rows, rankings.lexical_rows, n, fusion, wv, wl)
+    order = np.argsort(-scores, kind="stable")
+    rows, scores = touched[order], scores[order]
     seen: dict[str, int] = {}
-    decayed = {}
-    for row in sorted(scores, key=lambda r: (-scores[r], r)):
+    earlier = np.empty(rows.size, dtype=np.float64)  # the file's chunks ranked above this one
+    for i, row in enumerate(rows.tolist()):
         path = path_of(row)
-        count = seen.get(path, 0)
-        seen[path] = count + 1
-        decayed[row] = scores[row] * fusion.same_file ** count
-    return np.array(sorted(decayed, key=lambda r: (-decayed[r], r)), dtype=np.int64)
+        earlier[i] = seen.get(path, 0)
+        seen[path] = int(earlier[i]) + 1
+    decayed = scores * fusion.same_file ** earlier
+    return rows[np.lexsort((rows, -decayed))]
 
 
 #: ``original``: the seed's fusion exactly (0.7 / 0.3, k = 60, every chunk ranked);
