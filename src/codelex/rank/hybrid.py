@@ -234,6 +234,16 @@ class HybridSearcher:
 
         return bool(tokenize_line(query))
 
+    def _others(self, row: int, same_language: bool, language_of) -> np.ndarray:
+        """The rows a "related" answer may hold: every other chunk, of ``row``'s language when asked."""
+        rows = self.corpus.rows
+        allowed = np.ones(len(rows), dtype=bool)
+        if same_language and language_of is not None:
+            lang = language_of(rows[row].path)
+            allowed = np.array([language_of(r.path) == lang for r in rows], dtype=bool)
+        allowed[row] = False
+        return allowed
+
     def related_lexical(self, row: int, *, limit: int = HYBRID_LIMIT, same_language: bool = True,
                         language_of: Callable[[str], str | None] | None = None) -> list[tuple[int, float]]:
         """``(row, score)`` of the chunks sharing the most telling identifiers with ``row`` (:func:`related_query`),
@@ -242,11 +252,7 @@ class HybridSearcher:
         query = related_query(rows[row].text, rows[row].symbol)
         if not self._has_terms(query):
             return []
-        allowed = np.ones(len(rows), dtype=bool)
-        if same_language and language_of is not None:
-            lang = language_of(rows[row].path)
-            allowed = np.array([language_of(r.path) == lang for r in rows], dtype=bool)
-        allowed[row] = False
+        allowed = self._others(row, same_language, language_of)
         found, scores = self.lexical.pipeline_ranking(analyze_query(query), PIPELINE_DEPTH, self.corpus, allowed)
         return [(int(r), js_round4(float(s))) for r, s in zip(found[:limit], scores[:limit])]
 
@@ -256,11 +262,7 @@ class HybridSearcher:
         if self._index is None:
             return []
         rows = self.corpus.rows
-        allowed = np.ones(len(rows), dtype=bool)
-        if same_language and language_of is not None:
-            lang = language_of(rows[row].path)
-            allowed = np.array([language_of(r.path) == lang for r in rows], dtype=bool)
-        allowed[row] = False
+        allowed = self._others(row, same_language, language_of)
         if self._vector_rows is not None:
             if not self._vector_rows[row]:
                 return []
