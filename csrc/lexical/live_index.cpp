@@ -340,6 +340,19 @@ void LiveIndex::insert_slot_map(uint32_t slot) const {
   }
 }
 
+bool LiveIndex::copy_paths(uint64_t generation, const uint32_t* slots, size_t n, std::string& blob,
+                           std::vector<uint32_t>& ends) const {
+  auto lock = read_lock();
+  if (generation != generation_) return false;
+  const size_t n_slots = doc_len_.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (slots[i] >= n_slots) return false;
+    blob.append(path(slots[i]));
+    ends.push_back(static_cast<uint32_t>(blob.size()));
+  }
+  return true;
+}
+
 int64_t LiveIndex::find_slot(std::string_view p) const {
   auto lock = read_lock();
   std::lock_guard<std::mutex> guard(slot_map_mu_);

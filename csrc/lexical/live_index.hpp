@@ -35,6 +35,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
@@ -206,6 +207,11 @@ class LiveIndex {
   // The slot of a path (a removed document's slot still names its path), or
   // -1.  The first call after an install or a merge hashes every path.
   int64_t find_slot(std::string_view path) const;
+  // Appends the paths of slots[0..n) to blob, each one's end offset to ends,
+  // while the slot layout is still `generation` (false, nothing appended,
+  // once it is not): a search's hits named without a table of every path.
+  bool copy_paths(uint64_t generation, const uint32_t* slots, size_t n, std::string& blob,
+                  std::vector<uint32_t>& ends) const;
   // Base documents removed since the base was installed (tests).
   uint64_t dead_base_docs() const;
 

@@ -71,6 +71,12 @@ struct SearchRequest {
   int64_t prune_min_postings = 16384;
 };
 
+// The code ranking walks the base document at a time (MaxScore) only when
+// its rarest query term is in more than this share of the documents...
+constexpr double kWindowsRareShare = 0.002;
+// ...and in at most this share; otherwise by windows (see search_fields).
+constexpr double kWindowsCommonShare = 0.3;
+
 enum class SearchStatus : int { kOk = 0, kStale = 1, kBadLength = 2 };
 
 // idf = ln(1 + (N - df + 0.5) / (df + 0.5)), always positive.

@@ -183,6 +183,37 @@ void Vocabulary::base_prefix_range(const char* s, size_t n, size_t& first, size_
   last = lo;
 }
 
+void Vocabulary::base_words(const char* prefix, size_t n, size_t min_len, size_t max_len,
+                            std::vector<uint32_t>& ids) const {
+  size_t i, last;
+  base_prefix_range(prefix, n, i, last);
+  std::string skip;
+  while (i < last) {
+    const std::string_view t = term(static_cast<uint32_t>(i));
+    // The first byte that keeps t from being a word: a non-letter, or the
+    // byte past max_len.  Every term that shares t's bytes up to and
+    // including it is no word either (or is t itself).
+    size_t j = 0;
+    while (j < t.size() && j < max_len && t[j] >= 'a' && t[j] <= 'z') ++j;
+    if (j == t.size()) {
+      if (t.size() >= min_len) ids.push_back(static_cast<uint32_t>(i));
+      ++i;
+      continue;
+    }
+    // Skip to the first term above every term with prefix t[0..j]: t[0..j]
+    // with its last byte raised (a 0xFF byte cannot be raised: step once).
+    if (j < n) break;  // inside the prefix itself: no term of the range is a word
+    const unsigned char c = static_cast<unsigned char>(t[j]);
+    if (c == 0xFF) {
+      ++i;
+      continue;
+    }
+    skip.assign(t.data(), j);
+    skip.push_back(static_cast<char>(c + 1));
+    i = std::max(i + 1, std::min(last, base_lower_bound(skip.data(), skip.size())));
+  }
+}
+
 const char* Vocabulary::assign_sorted(const char* blob, size_t blob_len, const uint64_t* offset_base,
                                       const uint32_t* offset_rel, size_t n, const uint64_t* blob_digests,
                                       const uint64_t* offset_digests, const uint64_t* heads,

@@ -118,6 +118,12 @@ class Vocabulary {
   void sorted_order(std::vector<uint32_t>& order) const;
   // Base ids [first, last) of the terms that start with prefix.
   void base_prefix_range(const char* s, size_t n, size_t& first, size_t& last) const;
+  // Appends to ids, in byte order, the base ids of the terms that start with
+  // prefix and are words: ASCII lower-case letters only, min_len to max_len
+  // long.  Runs of other terms are stepped over by bisection (every term
+  // that shares a non-word prefix is skipped at once), so a prefix shared by
+  // many identifiers (config_*) costs a few lookups, not a read of each.
+  void base_words(const char* prefix, size_t n, size_t min_len, size_t max_len, std::vector<uint32_t>& ids) const;
   void clear();
   // Releases spare capacity (after a bulk build), keeping headroom for the
   // terms that edits add (an eighth of the terms, a 32nd of the table).

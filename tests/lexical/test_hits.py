@@ -54,9 +54,12 @@ def test_hit_keeps_its_constructor_and_wire_shape():
 
 def test_binding_rows_are_plain_tuples_unless_told(index):
     live, view = index._live, index._view
-    paths = view.table.paths.lookup_table(10)
+    paths = view.table.paths.as_list()
     rows = live.search_hits(["user"], 5, paths, view.generation, 1.2, 0.75)
     assert rows and all(type(r) is tuple and len(r) == 7 for r in rows)
+    # Without a table the hits are named from the index's own record of each slot's path: the same rows.
+    assert live.search_hits(["user"], 5, None, view.generation, 1.2, 0.75) == rows
+    assert live.search_hits(["user"], 5, None, view.generation + 1, 1.2, 0.75) is None  # another layout
     assert [Hit(*r) for r in rows] == live.search_hits(["user"], 5, paths, view.generation, 1.2, 0.75, row_type=Hit)
 
     class Wide(tuple):  # a subclass with storage of its own cannot be filled natively
@@ -92,4 +95,4 @@ def test_native_field_parameters_are_the_defaults(index):
     blank = native.FieldRanking.__new__(native.FieldRanking)
     view = index._view
     with pytest.raises(ValueError, match="not initialized"):
-        index._live.search_fields(["user"], 5, view.table.paths.lookup_table(10), view.generation, blank, 1)
+        index._live.search_fields(["user"], 5, None, view.generation, blank, 1)

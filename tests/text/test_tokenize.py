@@ -271,3 +271,23 @@ def test_term_filter_never_hides_a_term(terms, probes):
     if words:  # a filter without a term's bits is refused when validated
         with pytest.raises(ValueError):
             codelex.Vocabulary.from_sorted(blob, base, rel, filter=np.zeros_like(filt))
+
+
+_word_terms = st.lists(st.text(alphabet=st.sampled_from(list("abcz_0A\x7f\xe9")), min_size=1, max_size=9), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_word_terms, st.text(alphabet=st.sampled_from(list("abz_")), max_size=3), st.integers(1, 4),
+       st.integers(0, 6))
+def test_base_words_match_a_scan_of_the_prefix(terms, prefix, min_len, extra):
+    # The native walk steps over runs of non-words by bisection; a plain scan of every term is the oracle.
+    import numpy as np
+
+    words = sorted({t.encode("utf-8") for t in terms})
+    blob = np.frombuffer(b"".join(words), dtype=np.uint8)
+    base, rel = _core.pack_offsets(np.cumsum([0] + [len(w) for w in words], dtype=np.uint64))
+    vocab = codelex.Vocabulary.from_sorted(blob, base, rel)
+    max_len = min_len + extra
+    expected = [w.decode() for w in words if w.startswith(prefix.encode()) and min_len <= len(w) <= max_len
+                and all(97 <= c <= 122 for c in w)]
+    assert vocab.base_words(prefix, min_len, max_len) == expected

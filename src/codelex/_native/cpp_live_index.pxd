@@ -2,6 +2,7 @@
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libcpp cimport bool
 from libcpp.memory cimport unique_ptr
+from libcpp.string cimport string
 from libcpp.string_view cimport string_view
 from libcpp.vector cimport vector
 
@@ -64,6 +65,8 @@ cdef extern from "lexical/live_index.hpp" namespace "codelex" nogil:
         void live_slots(vector[uint32_t]& out) except +
         void file_table(vector[int64_t]& mtime, vector[uint64_t]& size, vector[uint8_t]& alive) except +
         int64_t find_slot(string_view path) except +
+        bool copy_paths(uint64_t generation, const uint32_t* slots, size_t n, string& blob,
+                        vector[uint32_t]& ends) except +
         uint64_t dead_base_docs() except +
         bool start_warmup(const CVocabulary* vocab) except +
         int warmup_state()

@@ -30,6 +30,7 @@ cdef extern from "text/vocabulary.hpp" namespace "codelex" nogil:
         void sorted_order(vector[uint32_t]& order) except +
         void verify_base() except +
         void base_prefix_range(const char* s, size_t n, size_t& first, size_t& last) except +
+        void base_words(const char* prefix, size_t n, size_t min_len, size_t max_len, vector[uint32_t]& ids) except +
         void clear()
         void shrink_to_fit()
         void intern_all(const Vocabulary& other, vector[uint32_t]& remap) except +

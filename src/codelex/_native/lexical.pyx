@@ -21,6 +21,7 @@ from codelex._native.buffers cimport (
 from codelex._native.cpp_bm25 cimport FieldParams, FieldTerm, Scorer, SearchRequest, SearchStatus, kNoTerm
 from codelex._native.cpp_tokenizer cimport DefinitionList
 from libcpp.string cimport string
+from cpython.unicode cimport PyUnicode_DecodeUTF8
 from codelex._native.cpp_checked cimport CheckedRegion, chunk_count
 from codelex._native.cpp_offsets cimport PackedOffsets, offset_bases, pack_offsets
 from codelex._native.cpp_index_build cimport (
@@ -147,6 +148,9 @@ cdef tuple _FIELD_TUPLES = tuple(tuple(FIELD_NAMES[f] for f in range(4) if mask 
 cdef class _ScorerBox:
     cdef Scorer scorer
     cdef vector[SearchHit] out
+    cdef vector[uint32_t] hit_slots
+    cdef vector[uint32_t] path_ends
+    cdef string path_blob
     cdef vector[uint32_t] ids
     cdef vector[FieldTerm] fts
     cdef vector[string] keys
@@ -896,11 +900,32 @@ cdef class LiveIndex:
         finally:
             self.pool.append(box)
 
-    def search_hits(self, list tokens not None, Py_ssize_t limit, object paths not None, uint64_t generation,
+    cdef list _hit_paths(self, _ScorerBox box, uint64_t generation):
+        """The paths of box.out's hits read from the index's own table (None: the layout changed)."""
+        cdef size_t i, n = box.out.size(), start = 0
+        cdef list names = []
+        box.hit_slots.clear()
+        box.path_ends.clear()
+        box.path_blob.clear()
+        for i in range(n):
+            box.hit_slots.push_back(box.out[i].doc)
+        if not self.c.copy_paths(generation, box.hit_slots.data(), n, box.path_blob, box.path_ends):
+            return None
+        cdef const char* blob = box.path_blob.data()
+        try:
+            for i in range(n):
+                names.append(PyUnicode_DecodeUTF8(blob + start, box.path_ends[i] - start, "surrogatepass"))
+                start = box.path_ends[i]
+        except UnicodeDecodeError:
+            raise RuntimeError("corrupt index: a path is not valid UTF-8") from None
+        return names
+
+    def search_hits(self, list tokens not None, Py_ssize_t limit, object paths, uint64_t generation,
                     double k1, double b, allowed=None, multiplier=None, double multiplier_max=float("inf"),
                     bint exhaustive=False, int64_t prune_min_postings=16384, row_type=tuple):
         """Like :meth:`search`, but answers rows ``(file, score, hits, line, line, None, ("body",))`` of the
-        tuple type ``row_type`` (``codelex.Hit``), ``file`` being ``paths[slot]``.
+        tuple type ``row_type`` (``codelex.Hit``), ``file`` being ``paths[slot]`` (``paths`` None: the
+        index's own record of the slot's path).
 
         (Positional arguments: this sits on every query's path.)
         """
@@ -914,6 +939,15 @@ cdef class LiveIndex:
             if self._classic(box, tokens, limit, generation, k1, b, allowed, multiplier, multiplier_max, exhaustive,
                              prune_min_postings) == SearchStatus.kStale:
                 return None
+            if paths is None:
+                paths = self._hit_paths(box, generation)
+                if paths is None:
+                    return None
+                for i in range(box.out.size()):
+                    line = box.out[i].line
+                    out.append(codelex_row7(rt, paths[i], box.out[i].score, box.out[i].hits, line, line, None,
+                                            _BODY))
+                return out
             for h in box.out:
                 line = h.line
                 out.append(codelex_row7(rt, paths[h.doc], h.score, h.hits, line, line, None, _BODY))
@@ -982,7 +1016,7 @@ cdef class LiveIndex:
             raise ValueError("mask or multiplier length differs from the number of slots")
         return status
 
-    def search_fields(self, list terms not None, Py_ssize_t limit, object paths not None, uint64_t generation,
+    def search_fields(self, list terms not None, Py_ssize_t limit, object paths, uint64_t generation,
                       FieldRanking ranking not None, Py_ssize_t n_query_tokens, allowed=None, multiplier=None,
                       double multiplier_max=float("inf"), bint exhaustive=False, int64_t prune_min_postings=16384,
                       row_type=tuple):
@@ -1062,6 +1096,15 @@ cdef class LiveIndex:
             if self._run(box, &req, allowed, multiplier) == SearchStatus.kStale:
                 return None
             out = []
+            if paths is None:
+                paths = self._hit_paths(box, generation)
+                if paths is None:
+                    return None
+                for i in range(box.out.size()):
+                    line = box.out[i].line
+                    out.append(codelex_row7(rt, paths[i], box.out[i].score, box.out[i].hits, line, line, None,
+                                            _FIELD_TUPLES[box.out[i].fields & 15]))
+                return out
             for h in box.out:
                 line = h.line
                 out.append(codelex_row7(rt, paths[h.doc], h.score, h.hits, line, line, None,

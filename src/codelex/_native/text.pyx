@@ -178,16 +178,21 @@ cdef class Vocabulary:
         if min_len < 1 or max_len < min_len:
             raise ValueError("1 <= min_len <= max_len")
         cdef bytes raw = prefix.encode("utf-8", "surrogatepass")
-        cdef size_t first = 0, last = 0
         cdef const char* rp = raw
         cdef size_t rn = len(raw)
         cdef string buf
         cdef vector[size_t] ends
+        cdef vector[uint32_t] ids
+        cdef string_view t
+        cdef size_t i
         with nogil:
             self.lock.lock()
             try:
-                self.c.base_prefix_range(rp, rn, first, last)
-                _append_words(self.c, first, last, min_len, max_len, buf, ends)
+                self.c.base_words(rp, rn, <size_t>min_len, <size_t>max_len, ids)
+                for i in range(ids.size()):
+                    t = self.c.term(ids[i])
+                    buf.append(t.data(), t.size())
+                    ends.push_back(buf.size())
             finally:
                 self.lock.unlock()
         return _split_ascii(buf, ends)

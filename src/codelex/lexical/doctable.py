@@ -92,17 +92,6 @@ class PathTable:
     def __iter__(self):
         return iter(self.as_list())
 
-    def lookup_table(self, decode_all_below: int):
-        """What a search indexes paths through: the decoded list when there are at most
-        ``decode_all_below`` paths (a list is indexed in C), else this table (decodes the hits' only)."""
-        lst = self._list
-        if lst is not None:
-            return lst
-        offsets = self._offsets
-        if offsets is None or len(offsets) - 1 + len(self._tail) <= decode_all_below:
-            return self.as_list()
-        return self
-
     def as_list(self) -> list[str]:
         """Every path, decoded once."""
         lst = self._list

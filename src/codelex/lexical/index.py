@@ -77,8 +77,6 @@ class FileInfo(NamedTuple):
     """Token occurrences (the BM25 document length)."""
 
 
-#: Up to this many files, the first search decodes every path at once (larger tables decode the hits' only).
-_DECODE_ALL_PATHS = 200_000
 #: The segment's arrays as a snapshot carries them, and those checked chunk by chunk.
 _SEGMENT_ARRAYS = ("term_ptr_base", "term_ptr_rel", "post_doc", "post_tf", "tf_big_pos", "tf_big_val",
                    "line_ckpt_base", "line_ckpt_rel", "line_data",
@@ -695,7 +693,7 @@ class WordIndex:
             return []
         mult, mult_max = slot_multipliers(view.table, view.n, opts.demote_test_vendor, opts.demote_docs,
                                           opts.centrality)
-        paths = view.table.paths.lookup_table(_DECODE_ALL_PATHS)  # decoding all costs ~0.2 µs a path, once
+        paths = None  # the hits' paths come from the native table: no search decodes every path
         try:  # (not `with native_errors()`: this runs on every query)
             terms = self.field_terms(tokens) if stems else tokens
             if opts.ranking == "classic":
