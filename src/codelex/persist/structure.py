@@ -17,6 +17,11 @@ The structure stage crosses this module only as a :class:`StructureSnapshot`.
 Only a file this user wrote is read (its header's MAC: :mod:`codelex.persist.trust`):
 a committed or copied ``structure.clx`` would otherwise name the definitions
 its author chose, checksums and all.  Version 2: the MAC.
+
+The header may carry ``covers``: the digest of the walk (paths, sizes,
+mtimes) the store was last brought fully in line with, so that an open whose
+walk has the same digest knows that nothing is left to analyze without
+comparing a file (:attr:`StructureSnapshot.covers`; absent: not known).
 """
 
 from __future__ import annotations
@@ -51,12 +56,20 @@ _DEF_COLUMNS = ("kind", "start", "end", "outer", "sig_line", "doc_start", "doc_e
 _CHUNK_COLUMNS = ("chunk_start", "chunk_end", "chunk_def")
 
 
+#: The longest ``covers`` digest a header may hold (anything else reads as none).
+_MAX_COVERS = 64
+
+
 @dataclass
 class StructureSnapshot:
-    """The columns of :data:`SCHEMA`, as numpy arrays (``arrays``), plus the container they view (if loaded)."""
+    """The columns of :data:`SCHEMA`, as numpy arrays (``arrays``), plus the container they view (if loaded).
+
+    ``covers``: the digest of the walk the store was last complete for (see the module's docstring), or None.
+    """
 
     arrays: dict[str, np.ndarray]
     container: object = None
+    covers: str | None = None
 
     @property
     def n_files(self) -> int:
@@ -95,8 +108,10 @@ class StructureSnapshot:
 
 def save_structure(snapshot: StructureSnapshot, directory: str | os.PathLike[str]) -> Path:
     """Write ``snapshot`` atomically to ``directory/structure.clx``; returns the file written."""
-    return write_container(Path(directory), STRUCTURE_FILE, snapshot.arrays, SCHEMA, {"format": FORMAT},
-                           FORMAT_VERSION)
+    meta: dict = {"format": FORMAT}
+    if snapshot.covers is not None:
+        meta["covers"] = snapshot.covers
+    return write_container(Path(directory), STRUCTURE_FILE, snapshot.arrays, SCHEMA, meta, FORMAT_VERSION)
 
 
 def load_structure(directory: str | os.PathLike[str], *, mmap: bool = True, verify: bool = True) -> StructureSnapshot:
@@ -113,6 +128,9 @@ def load_structure(directory: str | os.PathLike[str], *, mmap: bool = True, veri
     p = Path(directory)
     file = p / STRUCTURE_FILE if is_dir(p) else p
     container = read_container(file, SCHEMA, FORMAT, FORMAT_VERSION, mmap=mmap, verify=verify)
-    snapshot = StructureSnapshot(dict(container.arrays), container)
+    covers = container.header.get("covers")
+    if not isinstance(covers, str) or not 0 < len(covers) <= _MAX_COVERS:
+        covers = None
+    snapshot = StructureSnapshot(dict(container.arrays), container, covers)
     snapshot.validate()
     return snapshot

@@ -8,6 +8,12 @@ background: a query never waits for it.  An edit marks its file stale; the
 file is analyzed again in the background shortly after, or at once when its
 structure is asked for (an outline, a symbol, a search hit's enclosing
 definition), so answers never use a structure older than the file.
+
+A refresh that brings the store fully in line with a walk records that
+walk's digest in the store (:func:`walk_digest`, saved with it); an open
+whose walk has the same digest has nothing to analyze, and starts no
+analysis at all (a one-shot command then neither loads the store twice nor
+waits for a thread at exit).
 """
 
 from __future__ import annotations
@@ -15,6 +21,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
+
+import numpy as np
+import xxhash
 
 from codelex.defaults import STRUCTURE_FILE
 from codelex.errors import IndexFormatError
@@ -25,12 +35,23 @@ from codelex.structure import FileStructure, analyze
 from codelex.structure.pool import analyze_files, content_hash
 from codelex.structure.store import FileRecord, StructureIndex
 
-__all__ = ["STALE_DRAIN_S", "StructureUpkeep"]
+__all__ = ["STALE_DRAIN_S", "StructureUpkeep", "walk_digest"]
 
 log = logging.getLogger("codelex")
 
 #: Edited files are analyzed again this long after the last edit (a burst of edits is analyzed once).
 STALE_DRAIN_S = 0.2
+
+
+def walk_digest(files: Sequence[SourceFile]) -> str:
+    """A digest of a walk's files (paths, sizes and mtimes, in the walk's order): equal digests, equal walks."""
+    paths = [f.path for f in files]
+    h = xxhash.xxh3_128()
+    h.update(len(paths).to_bytes(8, "little"))
+    h.update("\0".join(paths).encode("utf-8", "surrogatepass"))
+    h.update(np.fromiter((f.size for f in files), dtype=np.int64, count=len(paths)).tobytes())
+    h.update(np.fromiter((f.mtime_ns for f in files), dtype=np.int64, count=len(paths)).tobytes())
+    return "w1:" + h.hexdigest()
 
 
 class StructureUpkeep:
@@ -89,17 +110,43 @@ class StructureUpkeep:
             return self.index
 
     def refresh(self, files: list[SourceFile], directory, *, wait: bool = False) -> None:
-        """Bring the store in line with ``files`` (the walk's), in the background unless ``wait``."""
+        """Bring the store in line with ``files`` (the walk's), in the background unless ``wait``.
+
+        When the store is already complete for this very walk (its recorded
+        :func:`walk_digest`), nothing is analyzed and no thread starts: the
+        store is ready at once.
+        """
+        with self.lock:
+            if self.closed:
+                return
+        started = time.perf_counter()
+        digest = walk_digest(files)
+        if self._covered(digest, directory, started):
+            return
         with self.lock:
             if self.closed:
                 return
             job = self.build.begin()
         if wait:
-            self.build.run(job, self._refresh, files, directory)
+            self.build.run(job, self._refresh, files, directory, digest)
         else:
-            self.build.spawn(job, self._refresh, files, directory, name="codelex-structure")
+            self.build.spawn(job, self._refresh, files, directory, digest, name="codelex-structure")
 
-    def _refresh(self, job: int, files: list[SourceFile], directory) -> None:
+    def _covered(self, digest: str, directory, started: float) -> bool:
+        """Mark the store ready when it is complete for the walk of ``digest`` and no analysis runs; True if so."""
+        with self.lock:
+            if self.status == "building" or self.stale:
+                return False
+        index = self.load(directory)
+        with self.lock:
+            if self.closed or self.status == "building" or self.stale or index.covers != digest:
+                return False
+            job = self.build.begin()
+            self.stats = dict(analyzed=0, removed=0, unchanged=0, seconds=round(time.perf_counter() - started, 3))
+            self.build.finish(job, "ready")
+            return True
+
+    def _refresh(self, job: int, files: list[SourceFile], directory, digest: str | None = None) -> None:
         """The analysis job's run (a failure is reported through the status by the job)."""
         started = time.perf_counter()
         index = self.load(directory)
@@ -117,6 +164,13 @@ class StructureUpkeep:
         index.apply(result.batches, result.unchanged)
         for path in result.skipped:  # binary, vanished...: not in the word index either
             index.remove(path)
+        with self.lock:
+            # Complete for this walk: every file analyzed, and no edit arrived meanwhile (the next open of an
+            # unchanged tree then has nothing to do).
+            # (A transient read failure leaves a file to be read again: not complete.)
+            if digest is not None and self.build.current(job) and not self.stale and not self.edited_during_build \
+                    and "unreadable" not in result.skipped.values():
+                index.set_covers(digest)
         if index.changes:
             self._save(self.save_dir_fn())
         if not self.build.current(job):

@@ -10,6 +10,7 @@ millions of Python objects.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
@@ -230,6 +231,8 @@ class StructureIndex:
         self._cache: OrderedDict[str, FileRecord] = OrderedDict()
         self.changes = 0  # edits since the last compact (a save is due when non-zero)
         self.version = 0  # every edit ever: what a reader built from this store can compare
+        # The digest of the walk this store was last complete for (any edit forgets it): see :attr:`covers`.
+        self._covers = snapshot.covers if snapshot is not None else None
 
     @staticmethod
     def _rows_of(snapshot: StructureSnapshot) -> dict[str, int]:
@@ -292,6 +295,23 @@ class StructureIndex:
         rec = self.record(path)
         return rec.structure if rec is not None else None
 
+    @property
+    def covers(self) -> str | None:
+        """The digest of the walk whose every file this store holds as listed (None: not known).
+
+        Set by :meth:`set_covers` once a refresh brought the store fully in line
+        with a walk (saved with the store); every later change forgets it.
+        """
+        with self._lock:
+            return self._covers
+
+    def set_covers(self, digest: str | None) -> None:
+        """Record that the store is complete for the walk of ``digest`` (a save is then due when it changed)."""
+        with self._lock:
+            if digest != self._covers:
+                self._covers = digest
+                self.changes += 1
+
     # --- writes --------------------------------------------------------------------
 
     def put(self, record: FileRecord) -> None:
@@ -300,6 +320,7 @@ class StructureIndex:
             self._cache.pop(record.structure.path, None)
             self.changes += 1
             self.version += 1
+            self._covers = None
 
     def remove(self, path: str) -> bool:
         with self._lock:
@@ -309,6 +330,7 @@ class StructureIndex:
                 self._cache.pop(path, None)
                 self.changes += 1
                 self.version += 1
+                self._covers = None
             return known
 
     def retain(self, paths: set[str]) -> int:
@@ -349,6 +371,7 @@ class StructureIndex:
             if fresh.n_files or unchanged:
                 self.changes += 1
                 self.version += 1
+                self._covers = None
 
     def compact(self) -> StructureSnapshot:
         """Fold the overlay into a new base; returns it (what a save writes)."""
@@ -376,7 +399,7 @@ class StructureIndex:
         with self._lock:
             base = self.compact()
             self.changes = 0
-            return base
+            return base if base.covers == self._covers else dataclasses.replace(base, covers=self._covers)
 
     def save(self, directory) -> None:
         """Write the store atomically to ``directory/structure.clx``."""

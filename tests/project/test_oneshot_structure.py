@@ -1,0 +1,95 @@
+"""A one-shot open of an unchanged tree: the structure store is complete for its walk, so nothing is analyzed,
+no thread starts, and a search answers (hits and symbol names) exactly as once the structure was waited for."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from codelex import Project
+from codelex.persist.structure import load_structure
+from codelex.project.structure import walk_digest
+
+pytest.importorskip("tree_sitter")
+
+
+def make_repo(root: Path, n: int = 12) -> Path:
+    (root / "src").mkdir(parents=True)
+    for i in range(n):
+        (root / f"src/timers_{i}.py").write_text(
+            f"class Timer{i}:\n    def schedule_timeout(self, delay):\n        return delay + {i}\n\n\n"
+            f"def interrupt_{i}(timer):\n    # schedule the timer interrupt\n    return timer.schedule_timeout({i})\n")
+    (root / "src/wait.c").write_text("long schedule_timeout(long timeout)\n{\n\treturn timeout;\n}\n")
+    (root / "README.md").write_text("# Timers\n\nschedule a timer interrupt\n")
+    return root
+
+
+def _answer(project: Project, query: str) -> list[tuple]:
+    return [(h.file, h.start_line, h.symbol, h.end_line) for h in project.search(query).results]
+
+
+QUERIES = ("schedule timeout", "timer interrupt", "Timer3", "delay")
+
+
+@pytest.mark.parametrize("chunk_ranking", ["off", "small"])
+def test_an_unchanged_tree_needs_no_analysis_and_answers_as_the_waited_for_structure(tmp_path, chunk_ranking):
+    root = make_repo(tmp_path / "repo")
+    with Project(root, chunk_ranking=chunk_ranking) as p:
+        p.open()
+        assert p.wait_structure(60)
+        assert p.structure_status["stats"]["analyzed"] == 14
+        waited = {q: _answer(p, q) for q in QUERIES}
+    assert load_structure(root / ".codelex").covers is not None  # saved with the store
+    assert any(sym is not None for q in QUERIES for _, _, sym, _ in waited[q])
+    with Project(root, import_graph="saved", chunk_ranking=chunk_ranking) as p:
+        p.open()
+        upkeep = p._state.structure
+        assert upkeep.status == "ready"  # at once: nothing to analyze
+        assert upkeep.build.thread is None  # and no thread to wait for at exit
+        assert upkeep.stats["analyzed"] == 0
+        assert {q: _answer(p, q) for q in QUERIES} == waited
+
+
+def test_a_changed_file_is_analyzed_again_then_the_store_is_complete_again(tmp_path):
+    root = make_repo(tmp_path / "repo")
+    with Project(root) as p:
+        p.open()
+        assert p.wait_structure(60)
+    path = root / "src/timers_0.py"
+    path.write_text(path.read_text() + "\n\ndef added_later():\n    pass\n")
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    with Project(root) as p:
+        p.open()
+        assert p.wait_structure(60)
+        assert p.structure_status["stats"]["analyzed"] == 1
+        assert p._state.structure.build.thread is not None
+        assert [h.symbol for h in p.search("added_later").results][:1] == ["added_later"]
+    with Project(root) as p:
+        p.open()
+        assert p._state.structure.status == "ready" and p._state.structure.build.thread is None
+
+
+def test_an_edit_forgets_that_the_store_was_complete(tmp_path):
+    root = make_repo(tmp_path / "repo")
+    with Project(root, debounce_ms=0) as p:
+        p.open()
+        assert p.wait_structure(60)
+        store = p._state.structure.index
+        assert store.covers is not None
+        p.on_edit("src/timers_1.py", "def edited():\n    pass\n")
+        assert p.outline("src/timers_1.py").definitions[0].name == "edited"
+        assert store.covers is None
+
+
+def test_the_digest_tells_walks_apart():
+    from codelex.ingest import SourceFile
+
+    a = [SourceFile("a.py", 10, 1), SourceFile("b.py", 20, 2)]
+    assert walk_digest(a) == walk_digest(list(a))
+    assert walk_digest(a) != walk_digest([SourceFile("a.py", 10, 1), SourceFile("b.py", 20, 3)])  # an mtime
+    assert walk_digest(a) != walk_digest([SourceFile("a.py", 10, 1), SourceFile("b.py", 21, 2)])  # a size
+    assert walk_digest(a) != walk_digest([SourceFile("a.py", 10, 1)])  # a file fewer
+    assert walk_digest(a) != walk_digest([SourceFile("a.py", 10, 1), SourceFile("c.py", 20, 2)])  # a name
