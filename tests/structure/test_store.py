@@ -152,3 +152,77 @@ def test_a_worker_that_crashes_or_hangs_is_replaced(tmp_path, monkeypatch, fault
     assert len(rows) == 30  # every file, the faulty one included
     assert rows["m7.py"].structure.status == "parse-failed" and rows["m7.py"].structure.chunks
     assert rows["m8.py"].structure.status == "parsed"
+
+
+def _many_records(n: int = 300) -> list[FileRecord]:
+    """Enough files that the large arrays span several digest chunks; paths in no particular order, non-ASCII too."""
+    out = []
+    for i in range(n):
+        path = f"{'zyx'[i % 3]}/m\u00f6d_{(i * 7919) % n}/f{i}.py"
+        body = "".join(f"class K{i}_{j}:\n    def method_{j}_{'x' * 40}(self):\n        return {j}\n\n"
+                       for j in range(30))
+        out.append(FileRecord(analyze(path, body.encode()), i, i, len(body)))
+    return out
+
+
+def test_a_lazy_load_answers_as_an_eager_one_and_finds_files_by_binary_search(tmp_path):
+    recs = _many_records()
+    save_structure(encode(recs), tmp_path)
+    eager, lazy = load_structure(tmp_path), load_structure(tmp_path, lazy=True)
+    assert eager.checks is None and lazy.checks is not None
+    names = np.frombuffer(lazy.arrays["name_blob"], dtype=np.uint8).nbytes
+    assert names > 4 * (1 << 16)  # (several chunks)
+    for i, rec in enumerate(recs):
+        row = lazy.find(rec.structure.path)
+        assert row is not None and decode(lazy, row) == rec == decode(eager, row)
+    assert lazy.find("absent.py") is None and lazy.find("") is None and lazy.find("zyx") is None
+    store = StructureIndex(load_structure(tmp_path, lazy=True))
+    assert store.record(recs[5].structure.path) == recs[5]
+    assert store._row_of is None  # a lookup decodes no path but those compared
+    assert sorted(store.paths()) == sorted(r.structure.path for r in recs)  # the whole store: checked first
+    assert store._base.checks is None
+
+
+def test_a_lazy_load_checks_only_the_files_it_reads(tmp_path):
+    recs = _many_records()
+    save_structure(encode(recs), tmp_path)
+    store = StructureIndex(load_structure(tmp_path, lazy=True))
+    assert store.get(recs[0].structure.path) == recs[0].structure
+    seen = store._base.checks.seen
+    assert 0 < int(seen["name_blob"].sum()) < len(seen["name_blob"])
+
+
+def test_corruption_of_a_large_array_is_found_when_its_file_is_read(tmp_path):
+    recs = _many_records()
+    save_structure(encode(recs), tmp_path)
+    file = tmp_path / "structure.clx"
+    data = bytearray(file.read_bytes())
+    snapshot = load_structure(tmp_path)
+    entry = next(e for e in snapshot.container.header["arrays"] if e["name"] == "name_blob")
+    last = recs[-1].structure.path
+    row = snapshot.find(last)
+    lo = int(snapshot.arrays["name_off"][int(snapshot.arrays["def_ptr"][row])])
+    data[entry["offset"] + lo] ^= 0x20  # one name of the last file, as a bit flip would
+    file.write_bytes(bytes(data))
+    with pytest.raises(IndexFormatError):
+        load_structure(tmp_path)  # an eager load checks everything
+    lazy = load_structure(tmp_path, lazy=True)  # a lazy one, only what it reads...
+    assert decode(lazy, lazy.find(recs[0].structure.path)) == recs[0]
+    with pytest.raises(IndexFormatError):
+        decode(lazy, lazy.find(last))  # ...but always before it is used
+    store = StructureIndex(load_structure(tmp_path, lazy=True))
+    version = store.version
+    assert store.record(last) is None  # the store is dropped: its files are unknown, analyzed again
+    assert store.version > version and store.changes and store.covers is None
+    assert store.record(recs[0].structure.path) is None and list(store.paths()) == []
+    store = StructureIndex(load_structure(tmp_path, lazy=True))
+    assert list(store.paths()) == []  # a whole read checks everything first
+
+
+def test_an_older_store_is_refused(tmp_path):
+    from codelex.persist.container import write_container
+    from codelex.persist.structure import FORMAT, SCHEMA
+
+    write_container(tmp_path, "structure.clx", encode(_many_records(3)).arrays, SCHEMA, {"format": FORMAT}, 3)
+    with pytest.raises(IndexFormatError, match="version"):
+        load_structure(tmp_path, lazy=True)

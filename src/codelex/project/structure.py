@@ -101,7 +101,8 @@ class StructureUpkeep:
             from codelex.persist.structure import load_structure
 
             try:
-                index = StructureIndex(load_structure(directory))
+                # (lazily: a query that names a few hits checks those files' rows, not the whole store)
+                index = StructureIndex(load_structure(directory, lazy=True))
             except (IndexFormatError, OSError) as exc:
                 log.warning("codelex: the saved structure in %s is unusable (%s); rebuilding it", directory, exc)
         with self.lock:

@@ -5,12 +5,18 @@ a base (as loaded or built) plus an overlay of files changed since, which a
 :meth:`StructureIndex.compact` folds in.  A file is decoded into
 :class:`~codelex.structure.model.FileStructure` objects only when asked for
 (a small cache keeps the recent ones), so a large tree costs arrays, not
-millions of Python objects.
+millions of Python objects.  A store loaded lazily (see
+:func:`codelex.persist.structure.load_structure`) finds a file by binary
+search and checks only the rows it reads, so a query that names a few hits
+reads a few files of it; anything that needs the whole store checks it all
+first, and a store found corrupt is dropped (its files are then unknown, and
+analyzed again).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
@@ -18,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from codelex.errors import IndexFormatError
 from codelex.persist.structure import SCHEMA, StructureSnapshot
 from codelex.structure.languages import GRAMMARS, spec_for
 from codelex.structure.model import DEFINITION_KINDS, STATUSES, Chunk, Definition, FileStructure
@@ -29,6 +36,8 @@ _GRAMMAR_ID = {g: i for i, g in enumerate(GRAMMARS)}
 _KIND_ID = {k: i for i, k in enumerate(DEFINITION_KINDS)}
 _STATUS_ID = {s: i for i, s in enumerate(STATUSES)}
 _CACHE_FILES = 512
+
+log = logging.getLogger("codelex")
 
 
 @dataclass(frozen=True)
@@ -122,7 +131,9 @@ def _strings(blob: np.ndarray, off: np.ndarray, lo: int, hi: int) -> list[str]:
 
 
 def decode(snapshot: StructureSnapshot, row: int) -> FileRecord:
-    """File ``row`` of a snapshot as objects."""
+    """File ``row`` of a snapshot as objects (:class:`codelex.IndexFormatError` when a lazily loaded one's rows
+    do not check out)."""
+    snapshot.check_row(row)
     a = snapshot.arrays
     path = _strings(a["path_blob"], a["path_off"], row, row + 1)[0]
     d0, d1 = int(a["def_ptr"][row]), int(a["def_ptr"][row + 1])
@@ -226,7 +237,8 @@ class StructureIndex:
     def __init__(self, snapshot: StructureSnapshot | None = None) -> None:
         self._lock = threading.RLock()
         self._base = snapshot if snapshot is not None else encode([])
-        self._row_of = self._rows_of(self._base)
+        # path -> row of the base; None until something needs it (a base with a path order is searched instead)
+        self._row_of: dict[str, int] | None = None
         self._overlay: dict[str, FileRecord | None] = {}  # None: removed
         self._cache: OrderedDict[str, FileRecord] = OrderedDict()
         self.changes = 0  # edits since the last compact (a save is due when non-zero)
@@ -239,6 +251,34 @@ class StructureIndex:
         a = snapshot.arrays
         paths = _strings(a["path_blob"], a["path_off"], 0, snapshot.n_files)
         return {p: i for i, p in enumerate(paths)}
+
+    def _full(self) -> dict[str, int]:
+        """Before a read or change of the whole base: every row checked, and the path -> row map (under the lock)."""
+        try:
+            self._base.complete()
+        except IndexFormatError as exc:
+            self._drop(exc)
+        if self._row_of is None:
+            self._row_of = self._rows_of(self._base)
+        return self._row_of
+
+    def _find(self, path: str) -> int | None:
+        """The base's row of ``path`` (under the lock)."""
+        if self._row_of is None:
+            if self._base.order is not None:
+                return self._base.find(path)
+            self._full()
+        return self._row_of.get(path)
+
+    def _drop(self, exc: Exception) -> None:
+        """The base failed its checks: forget it (its files are unknown from now on, and analyzed again)."""
+        log.warning("codelex: the saved structure is corrupt (%s); its files will be analyzed again", exc)
+        self._base = encode([])
+        self._row_of = {}
+        self._cache.clear()
+        self._covers = None
+        self.changes += 1
+        self.version += 1
 
     # --- reads ---------------------------------------------------------------------
 
@@ -253,12 +293,13 @@ class StructureIndex:
         """Every path with a structure, base order first, then files added since."""
         with self._lock:
             overlay = dict(self._overlay)
-            rows = list(self._row_of)
+            row_of = self._full()
+            rows = list(row_of)
         for p in rows:
             if p not in overlay or overlay[p] is not None:
                 yield p
         for p, r in overlay.items():
-            if r is not None and p not in self._row_of:
+            if r is not None and p not in row_of:
                 yield p
 
     def record(self, path: str) -> FileRecord | None:
@@ -270,10 +311,14 @@ class StructureIndex:
             if cached is not None:
                 self._cache.move_to_end(path)
                 return cached
-            row = self._row_of.get(path)
+            row = self._find(path)
             if row is None:
                 return None
-            rec = decode(self._base, row)
+            try:
+                rec = decode(self._base, row)
+            except IndexFormatError as exc:
+                self._drop(exc)
+                return None
             self._cache[path] = rec
             while len(self._cache) > _CACHE_FILES:
                 self._cache.popitem(last=False)
@@ -285,7 +330,7 @@ class StructureIndex:
             if path in self._overlay:
                 r = self._overlay[path]
                 return None if r is None else (r.hash, r.mtime_ns, r.size)
-            row = self._row_of.get(path)
+            row = self._find(path)
             if row is None:
                 return None
             a = self._base.arrays
@@ -349,11 +394,12 @@ class StructureIndex:
         """
         with self._lock:
             self.compact()
+            row_of = self._full()
             fresh = concat(batches) if batches else encode([])
             fresh_rows = self._rows_of(fresh)
             keep = np.ones(self._base.n_files, dtype=bool)
             for p in fresh_rows:
-                row = self._row_of.get(p)
+                row = row_of.get(p)
                 if row is not None:
                     keep[row] = False
             base = concat([self._base if keep.all() else _rows(self._base, keep), fresh])
@@ -376,9 +422,10 @@ class StructureIndex:
     def compact(self) -> StructureSnapshot:
         """Fold the overlay into a new base; returns it (what a save writes)."""
         with self._lock:
+            row_of = self._full()
             keep = np.ones(self._base.n_files, dtype=bool)
             for p in self._overlay:
-                row = self._row_of.get(p)
+                row = row_of.get(p)
                 if row is not None:
                     keep[row] = False
             if not self._overlay:
