@@ -31,6 +31,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import re
 import stat
 
 from codelex.errors import UnsafePathError
@@ -39,6 +40,7 @@ __all__ = [
     "NotRegularFileError",
     "check_directory",
     "check_relative",
+    "check_relatives",
     "contained_relative",
     "list_directory",
     "open_file",
@@ -75,6 +77,29 @@ def check_relative(rel: str) -> str:
         if part in ("", ".", ".."):
             raise UnsafePathError(f"path leaves or escapes the root: {rel!r}")
     return rel
+
+
+# In "\0" + "\0".join(paths) + "\0": an empty path, an absolute one, an empty, "." or ".." component.
+_UNCLEAN = re.compile(r"\x00\x00|\x00/|//|/\x00|[\x00/]\.\.?(?=[/\x00])")
+
+
+def check_relatives(rels: list[str]) -> None:
+    """:func:`check_relative` of every path of ``rels``, in one pass over their text (a listing's many paths).
+
+    Raises
+    ------
+    codelex.UnsafePathError
+        Naming the first path that is not clean, as :func:`check_relative` would.
+    TypeError
+        For a path that is not a str.
+    """
+    if not rels:
+        return
+    text = "\0" + "\0".join(rels) + "\0"  # (TypeError for a path that is not a str)
+    if text.count("\0") != len(rels) + 1 or _UNCLEAN.search(text) is not None \
+            or (_WINDOWS and ("\\" in text or ":" in text)):
+        for rel in rels:  # the first one at fault, named as check_relative names it
+            check_relative(rel)
 
 
 @functools.lru_cache(maxsize=64)

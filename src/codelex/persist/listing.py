@@ -19,7 +19,7 @@ import numpy as np
 from codelex.errors import IndexFormatError
 from codelex.ingest import ListingRecord
 from codelex.persist.container import decode_items, encode_items, read_container, write_container
-from codelex.safefs import check_relative
+from codelex.safefs import check_relatives
 
 __all__ = ["LISTING_FILE", "load_listing", "save_listing"]
 
@@ -38,7 +38,19 @@ def _encode(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _decode(blob: np.ndarray, off: np.ndarray) -> list[str]:
+    raw = blob.tobytes()
+    if raw.isascii():  # (the usual case: one decode, byte offsets are character offsets)
+        b = _offsets(off, len(raw))
+        text = raw.decode("ascii")
+        return [text[b[i]:b[i + 1]] for i in range(len(b) - 1)]
     return [r.decode("utf-8", "surrogateescape") for r in decode_items(blob, off, "listing")]
+
+
+def _offsets(off: np.ndarray, size: int) -> list[int]:
+    """The offsets as a list, when they describe ``size`` bytes (else :class:`IndexFormatError`)."""
+    if off.shape[0] < 1 or int(off[0]) != 0 or int(off[-1]) != size or np.any(off[1:] < off[:-1]):
+        raise IndexFormatError("corrupt listing: offsets do not describe the data")
+    return off.tolist()
 
 
 def save_listing(record: ListingRecord, directory: str | os.PathLike[str]) -> None:
@@ -82,11 +94,8 @@ def load_listing(directory: str | os.PathLike[str]) -> ListingRecord | None:
         candidates = _decode(a["cand_blob"], a["cand_off"])
         # Every path is untrusted input (another user may have written this file): one that leaves the
         # root or is not a clean relative path makes the whole record a forgery, and the tree is walked.
-        for rel in candidates:
-            check_relative(rel)
-        for rel in dirs:
-            if rel:
-                check_relative(rel)
+        check_relatives(candidates)
+        check_relatives([rel for rel in dirs if rel])
         return ListingRecord(
             key=key, dirs=list(zip(dirs, mtimes)),
             gitignores=[(dirs[i], m, s) for i, m, s in zip(ign, a["ign_mtime"].tolist(), a["ign_size"].tolist())],
