@@ -50,6 +50,7 @@ def test_an_unchanged_tree_needs_no_analysis_and_answers_as_the_waited_for_struc
         assert upkeep.build.thread is None  # and no thread to wait for at exit
         assert upkeep.stats["analyzed"] == 0
         assert {q: _answer(p, q) for q in QUERIES} == waited
+        assert upkeep.index._base.checks is not None  # only the files read were checked: never the whole store
 
 
 def test_a_changed_file_is_analyzed_again_then_the_store_is_complete_again(tmp_path):

@@ -107,7 +107,7 @@ class StructureUpkeep:
                 log.warning("codelex: the saved structure in %s is unusable (%s); rebuilding it", directory, exc)
         with self.lock:
             if self.index is None:
-                self.index = index or StructureIndex()
+                self.index = index if index is not None else StructureIndex()  # (not `or`: len() reads it all)
             return self.index
 
     def refresh(self, files: list[SourceFile], directory, *, wait: bool = False) -> None:
@@ -248,7 +248,7 @@ class StructureUpkeep:
             if path not in self.stale:
                 return False
             content = self.stale[path]
-        index = self.index or StructureIndex()
+        index = self.index if self.index is not None else StructureIndex()
         if content is None:
             doc = read_file(str(self.root), path, self.max_bytes)
             if not isinstance(doc, Document):
