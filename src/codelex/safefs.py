@@ -31,7 +31,6 @@ from __future__ import annotations
 import errno
 import functools
 import os
-import re
 import stat
 
 from codelex.errors import UnsafePathError
@@ -79,8 +78,9 @@ def check_relative(rel: str) -> str:
     return rel
 
 
-# In "\0" + "\0".join(paths) + "\0": an empty path, an absolute one, an empty, "." or ".." component.
-_UNCLEAN = re.compile(r"\x00\x00|\x00/|//|/\x00|[\x00/]\.\.?(?=[/\x00])")
+# In "\0" + "\0".join(paths) + "\0" with every "/" made "\0" too: an empty path, an absolute one, an empty, "."
+# or ".." component (three substring searches: much faster than a regex over a large listing).
+_UNCLEAN = ("\0\0", "\0.\0", "\0..\0")
 
 
 def check_relatives(rels: list[str]) -> None:
@@ -96,8 +96,11 @@ def check_relatives(rels: list[str]) -> None:
     if not rels:
         return
     text = "\0" + "\0".join(rels) + "\0"  # (TypeError for a path that is not a str)
-    if text.count("\0") != len(rels) + 1 or _UNCLEAN.search(text) is not None \
-            or (_WINDOWS and ("\\" in text or ":" in text)):
+    if text.count("\0") != len(rels) + 1 or (_WINDOWS and ("\\" in text or ":" in text)):
+        split = None
+    else:
+        split = text.replace("/", "\0")
+    if split is None or any(bad in split for bad in _UNCLEAN):
         for rel in rels:  # the first one at fault, named as check_relative names it
             check_relative(rel)
 
