@@ -168,3 +168,21 @@ def test_batch_lstat_validates_its_arguments(tmp_path):
     with pytest.raises(ValueError):
         native_ingest.stat_paths(tmp_path, ["a\0b"])
     assert [a.tolist() for a in native_ingest.stat_paths(tmp_path, [])] == [[], [], []]
+
+
+@pytest.mark.skipif(not native_ingest.SUPPORTED, reason="the native batch lstat")
+@pytest.mark.parametrize("max_bytes", [30, None, 0])
+def test_the_record_listing_in_arrays_equals_the_one_path_at_a_time(tree, monkeypatch, max_bytes):
+    first = list_files(tree, use_git=False, max_bytes=max_bytes)
+    assert first.record is not None
+    os.remove(tree / "src/app.py")  # vanished: a file changed, not a directory (the record still holds)
+    (tree / "src/pkg/mod.py").unlink()
+    os.mkdir(tree / "src/pkg/mod.py")  # not a file any more
+    for d in ("src/pkg/mod.py", "src/pkg", "src"):
+        os.utime(tree / d, ns=(OLD, OLD))
+    fast = list_files(tree, use_git=False, max_bytes=max_bytes, previous=first.record)
+    monkeypatch.setattr(native_ingest, "SUPPORTED", False)
+    slow = list_files(tree, use_git=False, max_bytes=max_bytes, previous=first.record)
+    assert fast.cached and slow.cached
+    same(fast, slow)
+    assert fast.skipped["vanished"] == 1 and fast.skipped["not-a-file"] == 1

@@ -215,6 +215,10 @@ class Admission:
         """``too-large`` past the cap, else None."""
         return "too-large" if self.max_bytes is not None and size > self.max_bytes else None
 
+    def too_large(self, sizes):
+        """:meth:`size_reason` over a numpy array of sizes: a bool array, True where it says ``too-large``."""
+        return sizes > self.max_bytes if self.max_bytes is not None else sizes < sizes.dtype.type(0)
+
     @staticmethod
     def content_reason(data: bytes) -> str | None:
         """``binary`` or ``generated`` from a content's first bytes, else None."""

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
+
 from codelex._native import ingest as _native_ingest
 from codelex.defaults import DEFAULT_MAX_BYTES
 from codelex.ingest.admission import Admission, is_code
@@ -449,14 +451,29 @@ def _from_record(root: Path, record: ListingRecord, admission: Admission, max_fi
     result = WalkResult(root=root, source="walk", record=record, cached=True)
     result.skipped.update(record.skipped)
     result.pruned_dirs.update(record.pruned_dirs)
-    chosen: list[SourceFile] = []
-    for rel, size, mtime, reason in _stat_candidates(root, record.candidates):
-        if reason is None:
-            reason = admission.size_reason(size)
-        if reason is not None:
-            result.skipped[reason] += 1
-        else:
-            chosen.append(SourceFile(rel, size, mtime))
+    paths = record.candidates
+    if _native_ingest.SUPPORTED:  # (in arrays: a large tree's candidates cost no Python call each)
+        mtime, size, kind = _native_ingest.stat_paths(root, paths, os.cpu_count() or 1)
+        regular = kind == _native_ingest.FILE
+        large = regular & admission.too_large(size)
+        missing, failed = kind == _native_ingest.MISSING, kind == _native_ingest.ERROR
+        for reason, mask in (("vanished", missing), ("unreadable", failed), ("not-a-file", ~(regular | missing | failed)),
+                             ("too-large", large)):
+            n = int(np.count_nonzero(mask))
+            if n:
+                result.skipped[reason] += n
+        keep = np.flatnonzero(regular & ~large)
+        kept = paths if keep.shape[0] == len(paths) else [paths[i] for i in keep.tolist()]
+        chosen = list(map(SourceFile, kept, size[keep].tolist(), mtime[keep].tolist()))
+    else:
+        chosen = []
+        for rel, size, mtime, reason in _stat_candidates(root, paths):
+            if reason is None:
+                reason = admission.size_reason(size)
+            if reason is not None:
+                result.skipped[reason] += 1
+            else:
+                chosen.append(SourceFile(rel, size, mtime))
     _cap(result, chosen, max_files)
     return result
 
