@@ -12,6 +12,12 @@ carries the codelex version, the command line, the client's current
 directory and whether its standard output is a terminal; the answer
 carries the exit status and the command's standard output and error.
 
+The client side imports only the C modules beneath the standard library's
+``socket`` and ``json`` (``_socket``, ``_json``): the interpreter's start
+is then most of a served command's time, where ``socket`` and ``json``
+would add about as much again.  The server side imports ``socket``,
+``json`` and the rest as it starts.
+
 Security: the socket lives in a directory only its user may enter
 (``$XDG_RUNTIME_DIR/codelex``, else ``<tmp>/codelex-<uid>``; refused when it
 is owned by someone else or open to others), is itself owner-only, and the
@@ -26,13 +32,20 @@ unless ``CODELEX_NO_SERVER`` is set).
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import sys
 import time
 
-# (pathlib, threading, io and struct load with the server only: the client side stays minimal)
+# (socket, json, pathlib, threading, io and struct load with the server only: the client side stays minimal)
+try:
+    import _socket  # (the C module beneath socket: its socket objects are the ones socket.socket extends)
+except ImportError:  # pragma: no cover - every CPython and PyPy has it
+    _socket = None  # type: ignore[assignment]
+try:
+    from _json import encode_basestring_ascii as _quote
+    from _json import make_scanner as _make_scanner
+except ImportError:  # pragma: no cover - an interpreter without json's C part: json itself, then
+    _quote = _make_scanner = None  # type: ignore[assignment]
 
 from codelex.defaults import VERSION
 
@@ -59,7 +72,79 @@ ANSWER_TIMEOUT_S = 900.0
 
 def server_enabled() -> bool:
     """Whether the command line may use (and start) a server: POSIX, and not disabled by the environment."""
-    return hasattr(socket, "AF_UNIX") and os.name == "posix" and not os.environ.get(NO_SERVER_ENV)
+    return _socket is not None and hasattr(_socket, "AF_UNIX") and os.name == "posix" \
+        and not os.environ.get(NO_SERVER_ENV)
+
+
+class _Decoding:
+    """What ``_json.make_scanner`` reads of a decoder: ``json.loads``' defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float  # ("NaN", "Infinity", "-Infinity")
+
+
+_scanner = None
+
+
+def _dumps(value) -> str:
+    """``json.dumps(value)`` of str, bool, int, None, list and dict values (ASCII text, as ``ensure_ascii``
+    makes it), without importing :mod:`json`.
+
+    Raises
+    ------
+    TypeError
+        For any other value.
+    """
+    quote = _quote
+    if quote is None:  # pragma: no cover
+        import json
+
+        return json.dumps(value)
+    if isinstance(value, str):
+        return quote(value)
+    if value is None or value is True or value is False:
+        return "null" if value is None else "true" if value else "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(_dumps, value)) + "]"
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError("keys must be str")
+        return "{" + ", ".join(f"{quote(k)}: {_dumps(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def _loads(data: bytes):
+    """``json.loads(data)`` without importing :mod:`json` (but for an error's message).
+
+    Raises
+    ------
+    ValueError
+        When ``data`` is not one JSON value in UTF-8.
+    """
+    global _scanner
+    if _scanner is None:
+        if _make_scanner is not None:
+            _scanner = _make_scanner(_Decoding())
+        else:  # pragma: no cover
+            import json
+
+            _scanner = json.JSONDecoder().scan_once
+    text = data.decode("utf-8", "surrogatepass").strip(" \t\n\r")
+    try:
+        value, end = _scanner(text, 0)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    except RecursionError:
+        raise ValueError("JSON nested too deep") from None
+    if end != len(text):
+        raise ValueError("extra data after the JSON value")
+    return value
 
 
 def socket_dir() -> str | None:
@@ -132,7 +217,7 @@ class Unresponsive(OSError):
 class _Lines:
     """Lines read from a socket (whose timeout bounds each ``recv``)."""
 
-    def __init__(self, conn: socket.socket, limit: int = 1 << 30) -> None:
+    def __init__(self, conn, limit: int = 1 << 30) -> None:
         self.conn, self.limit, self.buffer = conn, limit, b""
 
     def next(self) -> bytes | None:
@@ -150,7 +235,7 @@ class _Lines:
             self.buffer += chunk
 
 
-def _recv_line(conn: socket.socket, limit: int = 1 << 30) -> bytes | None:
+def _recv_line(conn, limit: int = 1 << 30) -> bytes | None:
     return _Lines(conn, limit).next()
 
 
@@ -177,15 +262,15 @@ def request(payload: dict, timeout: float | None = None, on_progress=None) -> di
     deadline = time.monotonic() + allowed
     shown = None
     try:
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    except OSError:
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    except (OSError, AttributeError):
         return None
-    with conn:
+    try:  # (a _socket.socket is no context manager)
         try:
             conn.settimeout(_CONNECT_TIMEOUT_S)
             conn.connect(path)
             conn.settimeout(SILENCE_TIMEOUT_S)
-            conn.sendall(json.dumps(payload).encode("utf-8", "surrogateescape") + b"\n")
+            conn.sendall(_dumps(payload).encode("utf-8", "surrogateescape") + b"\n")
         except (OSError, ValueError):
             return None  # no server listening (or it went away): in-process
         lines = _Lines(conn)
@@ -196,7 +281,7 @@ def request(payload: dict, timeout: float | None = None, on_progress=None) -> di
             try:
                 conn.settimeout(min(SILENCE_TIMEOUT_S, left))
                 line = lines.next()
-            except socket.timeout:
+            except TimeoutError:
                 raise Unresponsive(f"the codelex server fell silent for {min(SILENCE_TIMEOUT_S, left):.0f} s") \
                     from None
             except OSError:
@@ -204,7 +289,7 @@ def request(payload: dict, timeout: float | None = None, on_progress=None) -> di
             if line is None:
                 return None
             try:
-                answer = json.loads(line)
+                answer = _loads(line)
             except ValueError:
                 return None
             if not isinstance(answer, dict) or answer.get("version") != VERSION:
@@ -217,6 +302,8 @@ def request(payload: dict, timeout: float | None = None, on_progress=None) -> di
                 deadline = time.monotonic() + allowed
                 if on_progress is not None:
                     on_progress(line)
+    finally:
+        conn.close()
 
 
 def run_remote(argv: list[str]) -> int | None:
@@ -330,7 +417,7 @@ class Server:
         self.lock_fd = fd
         return True
 
-    def bind(self) -> socket.socket | None:
+    def bind(self):
         """The listening socket, or None when another server runs (answering or not) or no safe place exists.
 
         One lock decides which of several servers starting at once runs; only
@@ -346,6 +433,8 @@ class Server:
             pass
         except OSError:
             return None
+        import socket
+
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
@@ -373,6 +462,8 @@ class Server:
             pass
 
     def serve_forever(self) -> int:
+        import socket
+
         sock = self.bind()
         if sock is None:
             return 1
@@ -398,7 +489,8 @@ class Server:
                 self.lock_fd = None
         return 0
 
-    def _peer_ok(self, conn: socket.socket) -> bool:
+    def _peer_ok(self, conn) -> bool:
+        import socket
         import struct
 
         so_peercred = getattr(socket, "SO_PEERCRED", None)
@@ -411,7 +503,9 @@ class Server:
         _, uid, _ = struct.unpack("3i", creds)
         return uid == os.getuid()
 
-    def _handle(self, conn: socket.socket) -> None:
+    def _handle(self, conn) -> None:
+        import json
+
         with conn:
             self.last_activity = time.monotonic()
             if not self._peer_ok(conn):
@@ -429,9 +523,10 @@ class Server:
                 pass
             self.last_activity = time.monotonic()
 
-    def _answer_with_heartbeats(self, conn: socket.socket, payload) -> dict:
+    def _answer_with_heartbeats(self, conn, payload) -> dict:
         """:meth:`answer`, computed on another thread while the client hears a ``working`` line every
         :data:`HEARTBEAT_S` (so it can tell a long build from a server that stopped)."""
+        import json
         import threading
 
         box: list = []
