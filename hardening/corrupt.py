@@ -104,16 +104,27 @@ def loaders(root: Path, directory: Path) -> dict:
         return [(h.section.path, h.section.heading, h.section.start_line, h.score)
                 for q in QUERIES for h in DocsIndex.for_project(root, index_dir=d).search(q)]
 
-    def graph(d):
-        refs, prior = load_graph_refs(d, EXTRACTION_RULES), load_graph_prior(d, EXTRACTION_RULES)
-        return None if refs is None and prior is None else _digest((refs, prior))
+    def structure_lazy(d):  # (as a project reads it: each file's rows checked when first read)
+        from codelex.structure.store import decode
+
+        snap = load_structure(d, lazy=True)
+        return _digest([decode(snap, row) for row in range(snap.n_files)])
+
+    # The two readers of graph.clx answer apart (the prior's never reads the references): each refuses or is exact.
+    def graph_refs(d):
+        return _none_or(load_graph_refs(d, EXTRACTION_RULES))
+
+    def graph_prior(d):
+        return _none_or(load_graph_prior(d, EXTRACTION_RULES))
 
     return {
         "index.clx": (directory / "index.clx", word_index),
         "structure.clx": (directory / "structure.clx", structure),
+        "structure.clx (lazy)": (directory / "structure.clx", structure_lazy),
         "embeddings": (embeddings_file(directory, MODEL), lambda d: _none_or(load_embeddings(d, MODEL))),
         "listing.clx": (directory / "listing.clx", lambda d: _none_or(load_listing(d))),
-        "graph.clx": (directory / "graph.clx", graph),
+        "graph.clx": (directory / "graph.clx", graph_refs),
+        "graph.clx (prior)": (directory / "graph.clx", graph_prior),
         "docs.json": (directory / "docs.json", docs),
     }
 

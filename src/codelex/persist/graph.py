@@ -62,15 +62,20 @@ def save_graph_refs(entries: dict[str, tuple[int, int, list]], rules: str, direc
 def load_graph_prior(directory: str | os.PathLike[str], rules: str) -> dict[str, int] | None:
     """The prior counts saved with the references (files counted at least once), or None."""
     try:
-        c = read_container(Path(directory) / GRAPH_FILE, _ARRAYS, FORMAT, FORMAT_VERSION, mmap=False)
+        # (mapped; the references are neither read nor checked: nothing here depends on them)
+        c = read_container(Path(directory) / GRAPH_FILE, _ARRAYS, FORMAT, FORMAT_VERSION,
+                           lazy=frozenset({"ref_blob", "ref_off"}))
         if c.header.get("rules") != rules:
             return None
         a = c.arrays
-        paths = decode_items(a["path_blob"], a["path_off"], "graph cache")
-        counts = a["prior"].tolist()
-        if len(paths) != len(counts):
+        off, prior = a["path_off"], a["prior"]
+        raw = a["path_blob"].tobytes()
+        if off.shape[0] != prior.shape[0] + 1 or off.shape[0] < 1 or int(off[0]) != 0 or int(off[-1]) != len(raw) \
+                or np.any(off[1:] < off[:-1]):
             return None
-        return {p.decode("utf-8", "surrogateescape"): n for p, n in zip(paths, counts) if n > 0}
+        rows = np.flatnonzero(prior > 0)  # (only the files counted are decoded)
+        lo, hi = off[rows].tolist(), off[rows + 1].tolist()
+        return {raw[i:j].decode("utf-8", "surrogateescape"): n for i, j, n in zip(lo, hi, prior[rows].tolist())}
     except (OSError, IndexFormatError, ValueError, TypeError):
         return None
 
