@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from operator import itemgetter
 
 from codelex.defaults import FILE_SET_CHURN, STALE_CHURN, STALE_MIN_FILES
 from codelex.ingest import CONTENT_SKIPS, Document, SourceFile, WalkResult, read_file, read_files
@@ -19,6 +20,8 @@ from codelex.project.state import RootState
 __all__ = ["content_skipped", "diff", "full_build", "refresh"]
 
 ProgressCallback = Callable[[int, int, int], object]
+
+_AS_LISTED = itemgetter(0, 2, 1)  # a file table's (path, mtime_ns, size) as a SourceFile's (path, size, mtime_ns)
 
 
 def content_skipped(index: WordIndex) -> dict[str, list]:
@@ -35,13 +38,20 @@ def diff(index: WordIndex, current: dict[str, SourceFile]) -> tuple[list[str], l
     left out for its content last time, and unchanged since, is neither.
     """
     table = index.file_table()
-    old_set = {path for path, _, _ in table}
     known_skips = content_skipped(index)
 
     def unchanged_skip(path: str) -> bool:
         entry = known_skips.get(path)
         f = current[path]
         return isinstance(entry, list) and len(entry) >= 2 and entry[0] == f.mtime_ns and entry[1] == f.size
+
+    # Nothing changed (the common case) is seen in one comparison of the lists, when the index holds the files in
+    # the walk's order (a full build does): a large tree's refresh then costs no Python loop over its files.
+    listed = [f for f in current.values() if f.path not in known_skips or not unchanged_skip(f.path)] \
+        if known_skips else list(current.values())
+    if len(listed) == len(table) and listed == list(map(_AS_LISTED, table)):  # (SourceFile: path, size, mtime)
+        return [], [], []
+    old_set = {path for path, _, _ in table}
 
     added = [p for p in current if p not in old_set and not unchanged_skip(p)]
     removed = []
