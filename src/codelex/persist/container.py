@@ -49,7 +49,6 @@ import errno
 import json
 import mmap as _mmap
 import os
-import shutil
 import stat
 import struct
 import threading
@@ -301,6 +300,8 @@ def _replace_unsafe_lock(path: Path) -> bool:
         return False
     try:
         if stat.S_ISDIR(st.st_mode):
+            import shutil  # (a rare repair: not loaded by every reader)
+
             shutil.rmtree(path)  # (never follows a link inside)
         else:
             os.unlink(path)

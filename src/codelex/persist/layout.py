@@ -22,7 +22,6 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 from pathlib import Path
 
 from codelex.defaults import INDEX_DIR_ENV, INDEX_DIR_NAME, INDEX_FILE
@@ -151,6 +150,8 @@ def prepare_local_dir(directory: Path) -> bool:
         except OSError:
             current = None
         if current != _GITIGNORE_TEXT.encode():  # absent, or left empty by a full disk: written whole
+            import tempfile  # (loaded by a write only: a read-only command never needs it)
+
             fd, tmp = tempfile.mkstemp(prefix=".gitignore.", dir=directory)
             try:
                 with os.fdopen(fd, "wb") as f:
@@ -165,6 +166,8 @@ def prepare_local_dir(directory: Path) -> bool:
                     pass
                 raise
         # A probe of its own (threads and processes may probe the same directory at once).
+        import tempfile
+
         fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=directory)
         os.close(fd)
         os.unlink(probe)

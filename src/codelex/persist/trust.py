@@ -25,9 +25,7 @@ import hashlib
 import hmac
 import logging
 import os
-import secrets
 import stat
-import tempfile
 import threading
 from pathlib import Path
 
@@ -142,6 +140,9 @@ def _read_key(path: Path) -> bytes:
 
 def _create_key(path: Path) -> None:
     """Put a new key at ``path`` unless one is there: whole (linked into place) or not at all."""
+    import secrets  # (with tempfile, loaded only to make a key: every later process only reads it)
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=".key.", dir=path.parent)  # 0600, O_EXCL
     try:
         with os.fdopen(fd, "wb") as f:
@@ -162,6 +163,8 @@ def _create_key(path: Path) -> None:
 
 
 def _create_key_exclusive(path: Path) -> None:
+    import secrets
+
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
                      | getattr(os, "O_BINARY", 0), 0o600)

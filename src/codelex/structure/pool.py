@@ -20,7 +20,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from multiprocessing.connection import wait as wait_for
 
 import xxhash
 
@@ -260,6 +259,9 @@ def _collect(result: AnalysisResult, answer) -> None:
 
 
 def _run_pool(root, batches, result, workers, max_bytes, budget_s, progress, should_continue, total) -> None:
+    # (multiprocessing loads socket, tempfile and more: only a pool's run needs it, never a one-shot search)
+    from multiprocessing.connection import wait as wait_for
+
     queue = list(batches)
     queue.reverse()
     pool = [_Worker(max_bytes, budget_s) for _ in range(min(workers, len(batches)))]
