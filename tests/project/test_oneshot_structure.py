@@ -94,3 +94,33 @@ def test_the_digest_tells_walks_apart():
     assert walk_digest(a) != walk_digest([SourceFile("a.py", 10, 1), SourceFile("b.py", 21, 2)])  # a size
     assert walk_digest(a) != walk_digest([SourceFile("a.py", 10, 1)])  # a file fewer
     assert walk_digest(a) != walk_digest([SourceFile("a.py", 10, 1), SourceFile("c.py", 20, 2)])  # a name
+
+
+def test_a_store_found_corrupt_on_a_read_is_not_believed_again(tmp_path):
+    root = make_repo(tmp_path / "repo")
+    with Project(root) as p:
+        p.open()
+        assert p.wait_structure(60)
+        clean = {q: _answer(p, q) for q in QUERIES}
+    file = root / ".codelex" / "structure.clx"
+    snapshot = load_structure(root / ".codelex")
+    entry = next(e for e in snapshot.container.header["arrays"] if e["name"] == "name_blob")
+    row = snapshot.find("src/timers_3.py")
+    at = int(snapshot.arrays["name_off"][int(snapshot.arrays["def_ptr"][row])])
+    data = bytearray(file.read_bytes())
+    data[entry["offset"] + at] ^= 0x01  # a bit flip in a name the search will read (the header, its MAC, intact)
+    file.write_bytes(bytes(data))
+    with Project(root, import_graph="saved") as p:
+        p.open()
+        assert p._state.structure.build.thread is None  # (the header still claims the walk)
+        hits = p.search("Timer3").results
+        assert hits and hits[0].file == "src/timers_3.py" and hits[0].symbol == "Timer3"  # parsed afresh, not misread
+    assert load_structure(root / ".codelex").covers is None  # saved at close: the claim is gone from disk
+    with Project(root) as p:
+        p.open()
+        assert p._state.structure.build.thread is not None  # so the next open analyzes again...
+        assert p.wait_structure(60)
+        assert {q: _answer(p, q) for q in QUERIES} == clean  # ...and answers as before the damage
+    with Project(root) as p:
+        p.open()
+        assert p._state.structure.build.thread is None  # complete again

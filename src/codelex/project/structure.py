@@ -73,6 +73,7 @@ class StructureUpkeep:
         self.drain_timer: threading.Timer | None = None
         self.saver = DebouncedSaver(save_dir_fn)  # the store's debounced save after edits
         self.names_cache: tuple | None = None  # (store, its version, path -> defined names)
+        self.drops_saved = 0  # the store's corruption drops a save was scheduled for
         # Edits that arrive while a build runs: analyzed again after it, so the build's read of the disk
         # never wins over a newer edit.
         self.edited_during_build: dict[str, Document | bytes | str | None] = {}
@@ -310,6 +311,7 @@ class StructureUpkeep:
             except (KeyError, ValueError, IndexFormatError):
                 structure = None
             found = cache[path] = None if structure is None else frozenset(d.name for d in structure.definitions)
+            self._after_read(store)
             return found
 
         return names_of
@@ -326,6 +328,8 @@ class StructureUpkeep:
             self._analyze_stale(path)
         index = self.index
         record = index.record(path) if index is not None else None
+        if index is not None:
+            self._after_read(index)
         if record is not None:
             return record.structure
         if not parse:
@@ -337,6 +341,15 @@ class StructureUpkeep:
         if index is not None:
             index.put(FileRecord(structure, content_hash(doc.content), doc.mtime_ns, doc.size))
         return structure
+
+    def _after_read(self, index: StructureIndex) -> None:
+        """A read found the saved store corrupt (and dropped it): save the store, so that the file on disk, which
+        claims to be complete, is not believed again (the next open then analyzes every file)."""
+        with self.lock:
+            seen = self.drops_saved
+            self.drops_saved = index.dropped
+        if index.dropped != seen:
+            self._schedule_save()
 
     def close(self) -> None:
         self.build.stop()  # nothing new starts; the analysis under way stops at its next batch

@@ -245,6 +245,7 @@ class StructureIndex:
         self.version = 0  # every edit ever: what a reader built from this store can compare
         # The digest of the walk this store was last complete for (any edit forgets it): see :attr:`covers`.
         self._covers = snapshot.covers if snapshot is not None else None
+        self.dropped = 0  # bases dropped for corruption (their owner saves the store, so disk forgets them too)
 
     @staticmethod
     def _rows_of(snapshot: StructureSnapshot) -> dict[str, int]:
@@ -279,6 +280,7 @@ class StructureIndex:
         self._covers = None
         self.changes += 1
         self.version += 1
+        self.dropped += 1
 
     # --- reads ---------------------------------------------------------------------
 
