@@ -364,18 +364,25 @@ bool offsets_valid(const PackedOffsets& o, size_t n) noexcept {
 
 const char* validate_segment(const SegmentView& seg, size_t n_docs) {
   if (seg.term_ptr.empty() || seg.line_ckpt.empty()) return "missing term offsets";
+  if (!seg.post_doc) {
+    if (const char* err = validate_for_blocks(seg.packed_doc)) return err;
+  }
   if (!offsets_valid(seg.term_ptr, seg.n_terms + 1)) return "posting offsets are not monotonic";
   if (seg.term_ptr[0] != 0) return "term offsets do not start at 0";
   const uint64_t n_post_u = seg.term_ptr[seg.n_terms];
   if (n_post_u > static_cast<uint64_t>(INT64_MAX)) return "posting offsets are not monotonic";
   const int64_t n_post = static_cast<int64_t>(n_post_u);
+  if (!seg.post_doc && seg.packed_doc.n != n_post_u) return "packed document ids and postings disagree in number";
   if (!offsets_valid(seg.line_ckpt, line_checkpoints(n_post))) return "line checkpoints are not monotonic";
   for (size_t t = 0; t < seg.n_terms; ++t) {
     const int64_t s = static_cast<int64_t>(seg.term_ptr[t]), e = static_cast<int64_t>(seg.term_ptr[t + 1]);
     if (e < s || e > n_post) return "posting offsets are not monotonic";
+    uint32_t prev = 0;
     for (int64_t p = s; p < e; ++p) {
-      if (seg.post_doc[p] >= n_docs) return "posting document id out of range";
-      if (p > s && seg.post_doc[p] <= seg.post_doc[p - 1]) return "posting document ids not ascending";
+      const uint32_t d = seg.doc(p);
+      if (d >= n_docs) return "posting document id out of range";
+      if (p > s && d <= prev) return "posting document ids not ascending";
+      prev = d;
     }
   }
   size_t escapes = 0;
@@ -414,6 +421,18 @@ const char* validate_segment(const SegmentView& seg, size_t n_docs) {
   return nullptr;
 }
 
+void pack_doc_ids(const SegmentView& seg, ForBlocksData& out) {
+  const int64_t n = seg.n_postings();
+  if (seg.post_doc) {
+    pack_for_blocks(seg.post_doc, static_cast<size_t>(n), out);
+    return;
+  }
+  seg.verify_all();
+  std::vector<uint32_t> docs(static_cast<size_t>(n));
+  for (int64_t p = 0; p < n; ++p) docs[static_cast<size_t>(p)] = seg.doc(p);
+  pack_for_blocks(docs.data(), docs.size(), out);
+}
+
 void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, BuiltSegment& out) {
   seg.verify_all();
   const size_t n_terms = order.size();
@@ -450,7 +469,7 @@ void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, B
       const int64_t s = r.begin, e = r.end;
       const uint64_t ls = line_start[t], le = line_start[t + 1];
       if (e > s) {  // (an empty range's pointers may be null: UB for memcpy)
-        std::memcpy(out.post_doc.data() + q_post, seg.post_doc + s, static_cast<size_t>(e - s) * sizeof(uint32_t));
+        for (int64_t p = s; p < e; ++p) out.post_doc[static_cast<size_t>(q_post + (p - s))] = seg.doc(p);
         std::memcpy(out.post_tf.data() + q_post, seg.post_tf + s, static_cast<size_t>(e - s));
       }
       if (le > ls) std::memcpy(out.line_data.data() + q_line, data + ls, static_cast<size_t>(le - ls));

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 #include "storage/checked.hpp"
+#include "storage/for_blocks.hpp"
 #include "storage/offsets.hpp"
 #include "text/tokenizer.hpp"
 #include "text/vocabulary.hpp"
@@ -34,10 +36,92 @@ struct SegmentChecks {
 // Read-only view of a segment's arrays (owned by a BuiltSegment, or borrowed
 // from a mapped file).  Readers go through postings() and lines(), which
 // verify what they hand out when the segment is checked lazily.
+struct SegmentView;
+
+// A position in a segment's document ids, as a random-access iterator (the
+// ids may be bit-packed: see SegmentView::doc).
+struct DocIter {
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = uint32_t;
+  using difference_type = int64_t;
+  using pointer = const uint32_t*;
+  using reference = uint32_t;
+  const SegmentView* seg = nullptr;
+  int64_t p = 0;
+  inline uint32_t operator*() const noexcept;
+  uint32_t operator[](int64_t k) const noexcept { return *(*this + k); }
+  DocIter& operator++() noexcept { ++p; return *this; }
+  DocIter operator++(int) noexcept { DocIter t = *this; ++p; return t; }
+  DocIter& operator--() noexcept { --p; return *this; }
+  DocIter& operator+=(int64_t k) noexcept { p += k; return *this; }
+  DocIter& operator-=(int64_t k) noexcept { p -= k; return *this; }
+  friend DocIter operator+(DocIter a, int64_t k) noexcept { a.p += k; return a; }
+  friend DocIter operator-(DocIter a, int64_t k) noexcept { a.p -= k; return a; }
+  friend int64_t operator-(const DocIter& a, const DocIter& b) noexcept { return a.p - b.p; }
+  friend bool operator==(const DocIter& a, const DocIter& b) noexcept { return a.p == b.p; }
+  friend bool operator!=(const DocIter& a, const DocIter& b) noexcept { return a.p != b.p; }
+  friend bool operator<(const DocIter& a, const DocIter& b) noexcept { return a.p < b.p; }
+  friend bool operator<=(const DocIter& a, const DocIter& b) noexcept { return a.p <= b.p; }
+  friend bool operator>(const DocIter& a, const DocIter& b) noexcept { return a.p > b.p; }
+  friend bool operator>=(const DocIter& a, const DocIter& b) noexcept { return a.p >= b.p; }
+};
+
 struct SegmentView {
   PackedOffsets term_ptr;  // n_terms + 1 posting offsets
   size_t n_terms = 0;
+  // The postings' documents: plain (a segment built or merged here), or,
+  // when null, in frame-of-reference blocks (a saved one: a third the size).
   const uint32_t* post_doc = nullptr;
+  ForBlocks packed_doc;
+  uint32_t doc(int64_t p) const noexcept { return post_doc ? post_doc[p] : packed_doc.get(static_cast<size_t>(p)); }
+  DocIter docs(int64_t p) const noexcept { return DocIter{this, p}; }
+  // The first posting of [begin, end) (one term's: ascending documents)
+  // whose document is >= d, searched from begin outwards (cheap when near,
+  // as a cursor's next target mostly is).  Packed ids: begin's block first;
+  // then the minima of the blocks wholly inside the range (each starts with
+  // its minimum), galloped and bisected; then the stretch before one of them.
+  int64_t lower_bound(int64_t begin, int64_t end, uint32_t d) const noexcept {
+    if (post_doc) return std::lower_bound(post_doc + begin, post_doc + end, d) - post_doc;
+    if (begin >= end) return end;
+    const int64_t head = std::min<int64_t>(end, ((begin >> kForShift) + 1) << kForShift);
+    const int64_t in_head =
+        static_cast<int64_t>(packed_doc.lower_bound_in_block(static_cast<size_t>(begin), static_cast<size_t>(head), d));
+    if (in_head < head || head == end) return in_head;
+    // The answer lies past begin's block.  Blocks [f0, f1) are wholly inside.
+    const int64_t f0 = head >> kForShift, f1 = end >> kForShift;
+    const uint32_t* mins = packed_doc.block_min;
+    int64_t a = f0, step = 1;  // mins[a - 1] < d is known (or a == f0)
+    int64_t b = f0;
+    while (b < f1 && mins[b] < d) {
+      a = b + 1;
+      b = std::min<int64_t>(f1, b + step);
+      step <<= 1;
+    }
+    b = std::lower_bound(mins + a, mins + b, d) - mins;  // first whole block starting >= d (f1: none)
+    const int64_t lo = b > f0 ? (b - 1) << kForShift : head;
+    const int64_t hi = b < f1 ? b << kForShift : end;
+    // [lo, hi) spans one block, or two when it ends in the range's partial last block.
+    const int64_t split = std::min<int64_t>(hi, ((lo >> kForShift) + 1) << kForShift);
+    const size_t at = packed_doc.lower_bound_in_block(static_cast<size_t>(lo), static_cast<size_t>(split), d);
+    if (static_cast<int64_t>(at) < split || split == hi) return static_cast<int64_t>(at);
+    return static_cast<int64_t>(packed_doc.lower_bound_in_block(static_cast<size_t>(split), static_cast<size_t>(hi), d));
+  }
+  // f(p, doc) for every posting p of [begin, end), in order: packed ids are
+  // decoded a block's run at a time (a third of the cost of one at a time).
+  template <class F>
+  void for_each_doc(int64_t begin, int64_t end, F&& f) const {
+    if (post_doc) {
+      for (int64_t p = begin; p < end; ++p) f(p, post_doc[p]);
+      return;
+    }
+    uint32_t run[kForBlock];
+    for (int64_t p = begin; p < end;) {
+      const int64_t stop = std::min<int64_t>(end, ((p >> kForShift) + 1) << kForShift);
+      packed_doc.decode_run(static_cast<size_t>(p), static_cast<size_t>(stop - p), run);
+      for (int64_t q = p; q < stop; ++q) f(q, run[q - p]);
+      p = stop;
+    }
+  }
   const uint8_t* post_tf = nullptr;      // distinct lines, kTfEscape = see tf_big_*
   const uint64_t* tf_big_pos = nullptr;  // ascending posting indices of the escaped tfs
   const uint32_t* tf_big_val = nullptr;
@@ -56,17 +140,23 @@ struct SegmentView {
     term_ptr.pair(t, a, b);
     const Range r{static_cast<int64_t>(a), static_cast<int64_t>(b)};
     if (checks && r.end > r.begin) {
-      checks->post_doc.ensure(r.begin * sizeof(uint32_t), r.end * sizeof(uint32_t));
+      ensure_docs(r);
       checks->post_tf.ensure(r.begin, r.end);
     }
     return r;
+  }
+  void ensure_docs(const Range& r) const {
+    if (post_doc)
+      checks->post_doc.ensure(r.begin * sizeof(uint32_t), r.end * sizeof(uint32_t));
+    else
+      packed_doc.ensure(static_cast<size_t>(r.begin), static_cast<size_t>(r.end));
   }
   // The postings of term t with only their documents verified (tfs unread).
   Range doc_postings(uint32_t t) const {
     uint64_t a, b;
     term_ptr.pair(t, a, b);
     const Range r{static_cast<int64_t>(a), static_cast<int64_t>(b)};
-    if (checks && r.end > r.begin) checks->post_doc.ensure(r.begin * sizeof(uint32_t), r.end * sizeof(uint32_t));
+    if (checks && r.end > r.begin) ensure_docs(r);
     return r;
   }
   int64_t n_postings() const { return static_cast<int64_t>(term_ptr[n_terms]); }
@@ -80,6 +170,8 @@ struct SegmentView {
   // Verifies every lazily checked array (throws CorruptIndex on a mismatch).
   void verify_all() const;
 };
+
+inline uint32_t DocIter::operator*() const noexcept { return seg->doc(p); }
 
 inline size_t line_checkpoints(int64_t n_postings) noexcept {
   return static_cast<size_t>((n_postings + kLineCheckpoint - 1) / kLineCheckpoint) + 1;
@@ -300,6 +392,14 @@ const char* validate_segment(const SegmentView& seg, size_t n_docs);
 // (order is a permutation of the terms).  Postings, tfs and lines move with
 // their terms; documents keep their ids.
 void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, BuiltSegment& out);
+
+// Appends the documents of postings [begin, end) through for_each_doc (tests).
+inline void for_each_doc_into(const SegmentView& seg, int64_t begin, int64_t end, std::vector<uint32_t>& out) {
+  seg.for_each_doc(begin, end, [&](int64_t, uint32_t d) { out.push_back(d); });
+}
+
+// The segment's document ids in frame-of-reference blocks (what a save writes).
+void pack_doc_ids(const SegmentView& seg, ForBlocksData& out);
 
 // Bytes taken by `count` varints starting at p (bounded by end); -1 when
 // malformed or truncated.

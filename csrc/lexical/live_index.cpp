@@ -308,8 +308,15 @@ uint32_t LiveIndex::dead_postings(uint32_t term, int64_t begin, int64_t end) con
     if (it != df_cache_.end()) c = it->second, cached = true;
   }
   if (cached && c.seen == n_dead) return c.dead;
-  const uint32_t* docs = base_.seg.post_doc + begin;
+  const SegmentView& seg = base_.seg;
   const size_t n = static_cast<size_t>(end - begin);
+  std::vector<uint32_t> unpacked;  // a packed list's ids (counted once per term, then cached)
+  const uint32_t* docs = seg.post_doc ? seg.post_doc + begin : nullptr;
+  if (!docs) {
+    unpacked.resize(n);
+    for (size_t i = 0; i < n; ++i) unpacked[i] = seg.doc(begin + static_cast<int64_t>(i));
+    docs = unpacked.data();
+  }
   if (!cached) {  // the whole intersection, once
     c.dead = static_cast<uint32_t>(count_common(docs, n, dead_base_.data(), dead_base_.size()));
   } else {  // the documents removed since: a search each
@@ -537,7 +544,7 @@ void LiveIndex::count_doc_terms() {
   if (seg.checks) seg.checks->post_doc.ensure_all();
   std::vector<uint32_t> counts(base_.n_docs, 0);
   const int64_t n_post = seg.n_postings();
-  for (int64_t p = 0; p < n_post; ++p) ++counts[seg.post_doc[p]];
+  for (int64_t p = 0; p < n_post; ++p) ++counts[seg.doc(p)];
   uint64_t dead = 0;
   for (uint32_t d : dead_base_) dead += counts[d];
   doc_terms_.swap(counts);
@@ -624,7 +631,7 @@ std::unique_ptr<MergedIndex> LiveIndex::build_merged(size_t n_terms) const {
       const SegmentView::Range r = seg.postings(static_cast<uint32_t>(t));
       const uint8_t* lines = r.end > r.begin ? seg.lines(r.begin) : nullptr;
       for (int64_t p = r.begin; p < r.end; ++p) {
-        const uint32_t s = seg.post_doc[p];
+        const uint32_t s = seg.doc(p);
         const uint32_t tf = seg.tf(p);
         if (!base_live_[s]) {
           const int64_t span = varint_span(lines, base_end, tf);
@@ -790,7 +797,7 @@ IndexCounts LiveIndex::counts(const std::vector<uint8_t>& is_field_term) const {
     const bool body = !field(t);
     uint64_t df = 0;
     for (int64_t p = r.begin; p < r.end; ++p)
-      if (dead_base_docs_ == 0 || base_live_[seg.post_doc[p]]) {
+      if (dead_base_docs_ == 0 || base_live_[seg.doc(p)]) {
         ++df;
         if (body) c.line_postings += seg.tf(p);
       }

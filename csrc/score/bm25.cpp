@@ -36,13 +36,12 @@ void Scorer::accumulate_base(const LiveIndex& index, const SearchRequest& req) {
   for (const QueryTerm& q : terms_) {
     if (q.term >= seg.n_terms) continue;
     const SegmentView::Range r = seg.postings(q.term);
-    for (int64_t p = r.begin; p < r.end; ++p) {
-      const uint32_t d = seg.post_doc[p];
-      if (kDeadBase && !base_live[d]) continue;
-      if (kMasked && !req.allowed[d]) continue;
+    seg.for_each_doc(r.begin, r.end, [&](int64_t p, uint32_t d) {
+      if (kDeadBase && !base_live[d]) return;
+      if (kMasked && !req.allowed[d]) return;
       const uint32_t tf = seg.tf(p);
       add(d, term_score(q.idf, tf, docs_[d].norm, k1), tf);
-    }
+    });
   }
 }
 
@@ -134,8 +133,8 @@ void Scorer::search_base_pruned(const LiveIndex& index, const SearchRequest& req
   const uint8_t* base_live = index.base_live_or_null();
   const double k1 = req.k1;
   struct Cursor {
-    const uint32_t* doc;
-    const uint32_t* end;
+    DocIter doc;
+    DocIter end;
     double idf;
     double ub;
     size_t query_pos;
@@ -152,7 +151,7 @@ void Scorer::search_base_pruned(const LiveIndex& index, const SearchRequest& req
     // The largest score any posting of the term can have, inflated a little
     // against rounding, times the largest multiplier.
     const double ub = term_score(q.idf, max_tf, norm_min, k1) * (1 + 1e-9) * req.multiplier_max;
-    cursors.push_back(Cursor{seg.post_doc + r.begin, seg.post_doc + r.end, q.idf, ub, i});
+    cursors.push_back(Cursor{seg.docs(r.begin), seg.docs(r.end), q.idf, ub, i});
   }
   std::sort(cursors.begin(), cursors.end(), [](const Cursor& a, const Cursor& c) { return a.ub < c.ub; });
   std::vector<double> prefix(cursors.size() + 1, 0.0);  // prefix[j]: sum of the j smallest bounds
@@ -178,7 +177,7 @@ void Scorer::search_base_pruned(const LiveIndex& index, const SearchRequest& req
       double bound = prefix[first];
       for (size_t j = first; j < cursors.size(); ++j)
         if (cursors[j].doc < cursors[j].end && *cursors[j].doc == d)
-          bound += term_score(cursors[j].idf, seg.tf(cursors[j].doc - seg.post_doc), docs_[d].norm, k1) * (1 + 1e-9) *
+          bound += term_score(cursors[j].idf, seg.tf(cursors[j].doc.p), docs_[d].norm, k1) * (1 + 1e-9) *
                    req.multiplier_max;
       if (bound >= top.threshold()) {
         for (size_t i = 0; i < terms_.size(); ++i) {
@@ -186,8 +185,8 @@ void Scorer::search_base_pruned(const LiveIndex& index, const SearchRequest& req
           const int j = at_query_pos[i];
           if (j < 0) continue;
           Cursor& c = cursors[static_cast<size_t>(j)];
-          if (static_cast<size_t>(j) < first) c.doc = std::lower_bound(c.doc, c.end, d);
-          if (c.doc < c.end && *c.doc == d) tfs[i] = seg.tf(c.doc - seg.post_doc);
+          if (static_cast<size_t>(j) < first) c.doc = seg.docs(seg.lower_bound(c.doc.p, c.end.p, d));
+          if (c.doc < c.end && *c.doc == d) tfs[i] = seg.tf(c.doc.p);
         }
         double score = 0.0;
         uint32_t hits = 0;
@@ -234,10 +233,8 @@ int64_t Scorer::find_base_posting(const SegmentView& seg, uint32_t term, uint32_
     }
     i = (i + 1) & (kRangeSlots - 1);
   }
-  const uint32_t* first = seg.post_doc + r.begin;
-  const uint32_t* last = seg.post_doc + r.end;
-  const uint32_t* it = std::lower_bound(first, last, doc);
-  return it == last || *it != doc ? -1 : it - seg.post_doc;
+  const int64_t it = seg.lower_bound(r.begin, r.end, doc);
+  return it == r.end || seg.doc(it) != doc ? -1 : it;
 }
 
 SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, std::vector<SearchHit>& out) {
@@ -343,11 +340,28 @@ namespace {
 // The part of a posting range whose documents lie in [lo, hi).
 inline SegmentView::Range clip(const SegmentView& seg, SegmentView::Range r, uint32_t lo, uint32_t hi) {
   if (lo == 0 && hi == UINT32_MAX) return r;
-  const uint32_t* a = std::lower_bound(seg.post_doc + r.begin, seg.post_doc + r.end, lo);
-  const uint32_t* b = std::lower_bound(a, seg.post_doc + r.end, hi);
-  return SegmentView::Range{a - seg.post_doc, b - seg.post_doc};
+  const int64_t a = seg.lower_bound(r.begin, r.end, lo);
+  return SegmentView::Range{a, seg.lower_bound(a, r.end, hi)};
 }
 }  // namespace
+
+SegmentView::Range Scorer::clip_to(const SegmentView& seg, uint32_t term, uint32_t lo, uint32_t hi) const {
+  const SegmentView::Range r = seg.postings(term);
+  if (lo == 0 && hi == UINT32_MAX) return r;
+  const int shift = window_shift_;
+  const uint32_t mask = (uint32_t{1} << shift) - 1;
+  if (shift > 0 && !(lo & mask) && (hi == UINT32_MAX || !(hi & mask)) && r.end - r.begin >= 1024) {
+    auto it = window_starts_.find((static_cast<uint64_t>(term) << 8) | static_cast<uint64_t>(shift));
+    if (it != window_starts_.end()) {
+      const std::vector<uint32_t>& starts = it->second;
+      const size_t n_win = starts.size() - 1;
+      const size_t w0 = std::min<size_t>(lo >> shift, n_win);
+      const size_t w1 = hi == UINT32_MAX ? n_win : std::min<size_t>(hi >> shift, n_win);
+      return SegmentView::Range{r.begin + starts[w0], r.begin + starts[std::max(w0, w1)]};
+    }
+  }
+  return clip(seg, r, lo, hi);
+}
 
 template <bool kMasked, bool kDeadBase>
 void Scorer::accumulate_field_term_base(const LiveIndex& index, const SearchRequest& req, const FieldTerm& ft,
@@ -368,25 +382,23 @@ void Scorer::accumulate_field_term_base(const LiveIndex& index, const SearchRequ
     const uint32_t t = ft.ids[f];
     if (t == kNoTerm || t >= seg.n_terms) continue;
     const double* factor = field_factor_.data() + (f - 1);
-    const SegmentView::Range r = clip(seg, seg.postings(t), lo, hi);
-    for (int64_t p = r.begin; p < r.end; ++p) {
-      const uint32_t d = seg.post_doc[p];
-      if (kDeadBase && !base_live[d]) continue;
-      if (kMasked && !req.allowed[d]) continue;
+    const SegmentView::Range r = clip_to(seg, t, lo, hi);
+    seg.for_each_doc(r.begin, r.end, [&](int64_t p, uint32_t d) {
+      if (kDeadBase && !base_live[d]) return;
+      if (kMasked && !req.allowed[d]) return;
       ExtraAcc& e = extra_[d];
       const double c = seg.tf(p) * factor[d * kExtraFields];
       n_extra += e.stamp != open;
       e.tilde = e.stamp == open ? e.tilde + c : c;  // field order: all dir, then name, then defs lists
       e.stamp = open;
-    }
+    });
   }
   const uint32_t t = ft.ids[kBody];
   if (t != kNoTerm && t < seg.n_terms) {
-    const SegmentView::Range r = clip(seg, seg.postings(t), lo, hi);
-    for (int64_t p = r.begin; p < r.end; ++p) {
-      const uint32_t d = seg.post_doc[p];
-      if (kDeadBase && !base_live[d]) continue;
-      if (kMasked && !req.allowed[d]) continue;
+    const SegmentView::Range r = clip_to(seg, t, lo, hi);
+    seg.for_each_doc(r.begin, r.end, [&](int64_t p, uint32_t d) {
+      if (kDeadBase && !base_live[d]) return;
+      if (kMasked && !req.allowed[d]) return;
       const uint32_t tf = seg.tf(p);
       double tilde = tf * docs_[d].body_factor;
       if (n_extra) {  // read in document order; selects, not branches (x + 0.0 == x)
@@ -397,21 +409,20 @@ void Scorer::accumulate_field_term_base(const LiveIndex& index, const SearchRequ
         n_extra -= here;
       }
       if (tilde > 0) add(d, scale * tilde * (k1 + 1) / (k1 + tilde), tf);
-    }
+    });
   }
   if (n_extra == 0) return;  // every scratch sum met its body posting (definitions are in the body, mostly)
   for (int f = 1; f < kFields; ++f) {  // documents matched outside the body only
     const uint32_t u = ft.ids[f];
     if (u == kNoTerm || u >= seg.n_terms) continue;
-    const SegmentView::Range r = clip(seg, seg.postings(u), lo, hi);
-    for (int64_t p = r.begin; p < r.end; ++p) {
-      const uint32_t d = seg.post_doc[p];
+    const SegmentView::Range r = clip_to(seg, u, lo, hi);
+    seg.for_each_doc(r.begin, r.end, [&](int64_t, uint32_t d) {
       ExtraAcc& x = extra_[d];
-      if (x.stamp != open) continue;  // consumed, masked or dead
+      if (x.stamp != open) return;  // consumed, masked or dead
       x.stamp = open - 1;
       const double tilde = 0.0 + x.tilde;
       if (tilde > 0) add(d, scale * tilde * (k1 + 1) / (k1 + tilde), 0);
-    }
+    });
   }
 }
 
@@ -422,7 +433,7 @@ void Scorer::base_all_tokens(const LiveIndex& index, const SearchRequest& req, i
   out.clear();
   if (n_known_query_tokens_ != req.n_query_tokens || req.n_query_tokens == 0) return;
   const SegmentView& seg = index.base().seg;
-  std::vector<std::pair<const uint32_t*, const uint32_t*>>& lists = intersect_lists_;
+  std::vector<std::pair<DocIter, DocIter>>& lists = intersect_lists_;
   lists.clear();
   for (const PrunedTerm& t : pruned_terms_) {
     if (!t.ft.query_token) continue;
@@ -430,19 +441,21 @@ void Scorer::base_all_tokens(const LiveIndex& index, const SearchRequest& req, i
     if (id == kNoTerm || id >= seg.n_terms) return;
     const SegmentView::Range r = seg.postings(id);
     if (r.begin == r.end) return;
-    lists.emplace_back(seg.post_doc + r.begin, seg.post_doc + r.end);
+    lists.emplace_back(seg.docs(r.begin), seg.docs(r.end));
   }
   std::sort(lists.begin(), lists.end(),
             [](const auto& a, const auto& b) { return a.second - a.first < b.second - b.first; });
   const uint8_t* base_live = index.base_live_or_null();
-  for (const uint32_t* p = lists[0].first; p < lists[0].second; ++p)
-    if ((!base_live || base_live[*p]) && (!req.allowed || req.allowed[*p])) out.push_back(*p);
+  seg.for_each_doc(lists[0].first.p, lists[0].second.p, [&](int64_t, uint32_t d) {
+    if ((!base_live || base_live[d]) && (!req.allowed || req.allowed[d])) out.push_back(d);
+  });
   for (size_t i = 1; i < lists.size() && !out.empty(); ++i) {
-    const uint32_t* p = lists[i].first;
-    const uint32_t* const e = lists[i].second;
+    DocIter p = lists[i].first;
+    const DocIter e = lists[i].second;
     size_t kept = 0;
     for (uint32_t d : out) {
-      p = gallop(p, e, d);  // the candidates ascend: each search starts where the last ended
+      // The candidates ascend: each search starts where the last ended.
+      p = seg.post_doc ? gallop(p, e, d) : seg.docs(seg.lower_bound(p.p, e.p, d));
       if (p == e) break;
       if (*p == d) out[kept++] = d;
     }
@@ -591,13 +604,12 @@ void Scorer::accumulate_group(const LiveIndex& index, const SearchRequest& req, 
         if (m == 0) st.mask |= static_cast<uint8_t>(1u << f);  // the boosts count the token itself
       };
       if (base && id < seg.n_terms) {
-        const SegmentView::Range r = clip(seg, seg.postings(id), lo, hi);
-        for (int64_t p = r.begin; p < r.end; ++p) {
-          const uint32_t d = seg.post_doc[p];
-          if (base_live && !base_live[d]) continue;
-          if (req.allowed && !req.allowed[d]) continue;
+        const SegmentView::Range r = clip_to(seg, id, lo, hi);
+        seg.for_each_doc(r.begin, r.end, [&](int64_t p, uint32_t d) {
+          if (base_live && !base_live[d]) return;
+          if (req.allowed && !req.allowed[d]) return;
           post(d, seg.tf(p));
-        }
+        });
       }
       if (const std::vector<DeltaPosting>* list = delta ? index.delta_list(id) : nullptr) {
         for (const DeltaPosting& dp : *list) {
@@ -680,10 +692,10 @@ std::pair<uint32_t, uint32_t> Scorer::field_term_bounds(const LiveIndex& index, 
   const size_t stride = field == kBody ? 1 : kExtraFields;
   const size_t offset = field == kBody ? 0 : static_cast<size_t>(field - 1);
   const SegmentView::Range r = seg.postings(term);
-  for (int64_t p = r.begin; p < r.end; ++p) {
+  seg.for_each_doc(r.begin, r.end, [&](int64_t p, uint32_t d) {
     max_tf = std::max(max_tf, seg.tf(p));
-    min_len = std::min(min_len, lens[seg.post_doc[p] * stride + offset]);
-  }
+    min_len = std::min(min_len, lens[d * stride + offset]);
+  });
   // A document that later left the base only lowers the true maxima: still bounds.
   if (field_bounds_.size() > 65536) field_bounds_.clear();
   return field_bounds_[term] = {max_tf, min_len};
@@ -704,6 +716,8 @@ void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& r
   const double slack = (1 + 1e-9) * req.multiplier_max;
   std::vector<FieldCursor>& cursors = field_cursors_;
   cursors.clear();
+  const size_t run_room = pruned_terms_.size() * kMaxSubs * kForBlock;
+  if (!seg.post_doc && cursor_runs_.size() < run_room) cursor_runs_.resize(run_room);
   for (size_t i = 0; i < pruned_terms_.size(); ++i) {
     const PrunedTerm& t = pruned_terms_[i];
     FieldCursor c;
@@ -720,13 +734,15 @@ void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& r
         if (r.begin == r.end) continue;
         const auto [max_tf, min_len] = field_term_bounds(index, id, f);
         tilde_max += weight * (max_tf * (p.w[f] / (1 - p.b[f] + p.b[f] * static_cast<double>(min_len) / field_avg_[f])));
-        c.sub[c.n++] = FieldCursor::Sub{seg.post_doc + r.begin, seg.post_doc + r.end, seg.post_tf + r.begin, f, weight, m == 0};
+        c.sub[c.n++] = FieldCursor::Sub{r.begin, r.end, 0, nullptr, 0, 0, f, weight, m == 0};
       }
     }
     c.scale = t.ft.weight * t.idf;
     c.ub = tilde_max > 0 ? c.scale * tilde_max * (k1 + 1) / (k1 + tilde_max) : 0.0;
     c.term = i;
     c.query_token = t.ft.query_token;
+    if (!seg.post_doc) c.assign_runs(cursor_runs_.data() + i * kMaxSubs * kForBlock);
+    for (int k = 0; k < c.n; ++k) c.load(c.sub[k]);
     c.settle();
     cursors.push_back(c);
   }
@@ -785,6 +801,11 @@ void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& r
   if (!all_first) scored_first_.resize(kScoredFirstSome);
   if (!scored_first_.empty()) {
     first_cursors_ = cursors;
+    if (!seg.post_doc) {  // the copies decode into runs of their own
+      if (first_cursor_runs_.size() < cursor_runs_.size()) first_cursor_runs_.resize(cursor_runs_.size());
+      for (size_t j = 0; j < first_cursors_.size(); ++j)
+        first_cursors_[j].assign_runs(first_cursor_runs_.data() + j * kMaxSubs * kForBlock);
+    }
     for (uint32_t d : scored_first_) score_exactly(first_cursors_, nc, d);
   }
   if (all_first) {
@@ -844,6 +865,7 @@ const std::vector<double>& Scorer::window_bounds(const LiveIndex& index, uint32_
   if (field_bounds_base_ != seg.term_ptr.identity() || field_bounds_generation_ != index.generation_unlocked()) {
     field_bounds_.clear();
     window_cache_.clear();
+    window_starts_.clear();
     field_bounds_base_ = seg.term_ptr.identity();
     field_bounds_generation_ = index.generation_unlocked();
   }
@@ -860,24 +882,40 @@ const std::vector<double>& Scorer::window_bounds(const LiveIndex& index, uint32_
   if (cache) {
     auto it = window_cache_.find(key);
     if (it != window_cache_.end()) return it->second;
-    if (window_cache_.size() >= 4096) window_cache_.clear();
+    if (window_cache_.size() >= 4096) {
+      window_cache_.clear();
+      window_starts_.clear();
+    }
   }
   std::vector<double>& out = cache ? window_cache_[key] : window_scratch_;
   const size_t n_win = ((index.base().n_docs - 1) >> shift) + 1;
   out.assign(n_win, 0.0);
+  if (cache) {
+    // Where each window's postings begin (relative to the list's), so that
+    // scoring a window finds its part of the list in O(1): the norms do not
+    // enter, so a cached entry outlives their changes.
+    if (window_starts_.size() >= 8192) window_starts_.clear();  // (norm changes keep them: bound them apart)
+    std::vector<uint32_t>& starts = window_starts_[key];
+    if (starts.size() != n_win + 1) {
+      starts.assign(n_win + 1, 0);
+      size_t next = 0;
+      seg.for_each_doc(r.begin, r.end, [&](int64_t p, uint32_t d) {
+        for (const size_t w = d >> shift; next <= w; ++next) starts[next] = static_cast<uint32_t>(p - r.begin);
+      });
+      for (; next <= n_win; ++next) starts[next] = static_cast<uint32_t>(r.end - r.begin);
+    }
+  }
   if (field == kBody) {
-    for (int64_t p = r.begin; p < r.end; ++p) {
-      const uint32_t d = seg.post_doc[p];
+    seg.for_each_doc(r.begin, r.end, [&](int64_t p, uint32_t d) {
       double& m = out[d >> shift];
       m = std::max(m, seg.tf(p) * docs_[d].body_factor);
-    }
+    });
   } else {
     const double* factor = field_factor_.data() + (field - 1);
-    for (int64_t p = r.begin; p < r.end; ++p) {
-      const uint32_t d = seg.post_doc[p];
+    seg.for_each_doc(r.begin, r.end, [&](int64_t p, uint32_t d) {
       double& m = out[d >> shift];
       m = std::max(m, seg.tf(p) * factor[d * kExtraFields]);
-    }
+    });
   }
   return out;
 }
@@ -890,6 +928,7 @@ void Scorer::search_fields_windows(const LiveIndex& index, const SearchRequest& 
   // or more so that there are at most 4,096 windows to sort.
   int shift = 6;
   while ((n_base >> shift) > 4096) ++shift;
+  window_shift_ = shift;
   const size_t n_win = ((n_base - 1) >> shift) + 1;
   const FieldParams& p = req.field_params;
   const double k1 = req.k1;
@@ -940,11 +979,17 @@ void Scorer::search_fields_windows(const LiveIndex& index, const SearchRequest& 
   window_order_.clear();
   for (size_t w = 0; w < n_win; ++w)
     if (window_total_[w] > 0) window_order_.push_back(static_cast<uint32_t>(w));
-  std::sort(window_order_.begin(), window_order_.end(), [this](uint32_t a, uint32_t b) {
-    return window_total_[a] != window_total_[b] ? window_total_[a] > window_total_[b] : a < b;
-  });
+  // Best bound first, taken from a heap: most queries stop after a few of
+  // the ~1,000 windows, so a full sort would be most of their cost.
+  const auto later = [this](uint32_t a, uint32_t b) {
+    return window_total_[a] != window_total_[b] ? window_total_[a] < window_total_[b] : a > b;
+  };
+  std::make_heap(window_order_.begin(), window_order_.end(), later);
   const bool dead = index.base_live_or_null() != nullptr;
-  for (const uint32_t w : window_order_) {
+  while (!window_order_.empty()) {
+    std::pop_heap(window_order_.begin(), window_order_.end(), later);
+    const uint32_t w = window_order_.back();
+    window_order_.pop_back();
     if (top.full() && window_total_[w] * slack < top.threshold()) break;  // no later window can reach it
     const uint32_t lo = w << shift;
     const uint32_t hi = static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(w + 1) << shift, UINT32_MAX));

@@ -84,9 +84,11 @@ inline double bm25_idf(double n_docs, double df) { return std::log(1.0 + (n_docs
 
 // The first position of [p, end) holding a value >= d, searched from p
 // outwards (steps 1, 2, 4...) and then by bisection: cheap when it is near.
-inline const uint32_t* gallop(const uint32_t* p, const uint32_t* end, uint32_t d) {
+// (It: a pointer or a DocIter.)
+template <class It>
+inline It gallop(It p, It end, uint32_t d) {
   size_t step = 1;
-  const uint32_t* lo = p;
+  It lo = p;
   while (lo < end && *lo < d) {
     p = lo + 1;
     lo = static_cast<size_t>(end - p) > step ? p + step : end;
@@ -153,6 +155,11 @@ class Scorer {
   // recomputed for short ones.
   const std::vector<double>& window_bounds(const LiveIndex& index, uint32_t term, int field, int shift);
   std::unordered_map<uint64_t, std::vector<double>> window_cache_;
+  // Per cached list (same keys): the first posting of each window, relative to the list's first.
+  std::unordered_map<uint64_t, std::vector<uint32_t>> window_starts_;
+  int window_shift_ = 0;  // the current windows' size (search_fields_windows)
+  // The term's postings among documents [lo, hi): through window_starts_ for a window of a cached list.
+  SegmentView::Range clip_to(const SegmentView& seg, uint32_t term, uint32_t lo, uint32_t hi) const;
   std::vector<double> window_scratch_;
   uint64_t field_norm_epoch_ = 0, window_cache_epoch_ = UINT64_MAX;
   std::vector<double> window_total_, window_tilde_;
@@ -170,9 +177,12 @@ class Scorer {
   static constexpr int kMaxSubs = 32;
   struct FieldCursor {
     struct Sub {
-      const uint32_t* doc;
-      const uint32_t* end;
-      const uint8_t* tf;  // kTfEscape: look it up in seg's overflow
+      int64_t p, end;  // postings of the list still ahead
+      uint32_t doc;    // the document at p (UINT32_MAX once p reaches end)
+      // Packed ids: the decoded run [run_lo, run_hi) of p's block (kForBlock
+      // entries of the scorer's storage), so a step costs a load, not a decode.
+      uint32_t* run;
+      int64_t run_lo, run_hi;
       int field;
       double weight;  // the member's weight: 1 for the token, stem_weight for a variant
       bool own;       // the token itself: only it counts for the boosts
@@ -193,7 +203,32 @@ class Scorer {
     void settle() {
       cur = UINT32_MAX;
       for (int i = 0; i < n; ++i)
-        if (sub[i].doc < sub[i].end && *sub[i].doc < cur) cur = *sub[i].doc;
+        if (sub[i].doc < cur) cur = sub[i].doc;
+    }
+    // After a step (sequential: the run is worth decoding) or a seek (one id).
+    void load(Sub& s, bool stepping = true) const noexcept {
+      if (s.p >= s.end) {
+        s.doc = UINT32_MAX;
+      } else if (seg->post_doc) {
+        s.doc = seg->post_doc[s.p];
+      } else if (!stepping && (s.p < s.run_lo || s.p >= s.run_hi)) {
+        s.doc = seg->packed_doc.get(static_cast<size_t>(s.p));
+      } else {
+        if (s.p < s.run_lo || s.p >= s.run_hi) {
+          const int64_t stop = std::min<int64_t>(s.end, ((s.p >> kForShift) + 1) << kForShift);
+          seg->packed_doc.decode_run(static_cast<size_t>(s.p), static_cast<size_t>(stop - s.p), s.run);
+          s.run_lo = s.p;
+          s.run_hi = stop;
+        }
+        s.doc = s.run[s.p - s.run_lo];
+      }
+    }
+    // Gives every sub a run buffer of its own in storage (kForBlock a sub), none decoded yet.
+    void assign_runs(uint32_t* storage) noexcept {
+      for (int i = 0; i < n; ++i) {
+        sub[i].run = storage + static_cast<size_t>(i) * kForBlock;
+        sub[i].run_lo = sub[i].run_hi = 0;
+      }
     }
     // tf~ summed as the term-at-a-time passes sum it: a plain term as body +
     // ((dir + name) + defs); a group as (sum of weight * body parts) + (sum of
@@ -206,9 +241,9 @@ class Scorer {
       bool any_body = false, any_extra = false;
       for (int i = 0; i < n; ++i) {
         const Sub& s = sub[i];
-        if (s.doc >= s.end || *s.doc != d) continue;
+        if (s.doc != d) continue;
         if (s.own) mask |= static_cast<uint8_t>(1u << s.field);
-        const uint32_t tf = *s.tf != kTfEscape ? *s.tf : seg->big_tf(s.doc - seg->post_doc);
+        const uint32_t tf = seg->tf(s.p);
         if (s.field == kBody) {
           hits += tf;
           const double c = grouped ? s.weight * (tf * body_factor) : tf * body_factor;
@@ -227,28 +262,37 @@ class Scorer {
     }
     void step(uint32_t d) {
       for (int i = 0; i < n; ++i)
-        if (sub[i].doc < sub[i].end && *sub[i].doc == d) ++sub[i].doc, ++sub[i].tf;
+        if (sub[i].doc == d) {
+          ++sub[i].p;
+          load(sub[i]);
+        }
       settle();
     }
     void seek(uint32_t d) {
       for (int i = 0; i < n; ++i) {
         Sub& s = sub[i];
-        if (s.doc >= s.end || *s.doc >= d) continue;
-        const uint32_t* to = gallop(s.doc, s.end, d);
-        s.tf += to - s.doc;
-        s.doc = to;
+        if (s.doc >= d) continue;
+        if (!seg->post_doc && s.p >= s.run_lo && s.p < s.run_hi && s.run[s.run_hi - 1 - s.run_lo] >= d) {
+          s.p = s.run_lo + (std::lower_bound(s.run + (s.p - s.run_lo), s.run + (s.run_hi - s.run_lo), d) - s.run);
+        } else if (seg->post_doc) {
+          s.p = gallop(seg->post_doc + s.p, seg->post_doc + s.end, d) - seg->post_doc;
+        } else {
+          s.p = seg->lower_bound(s.p, s.end, d);
+        }
+        load(s, false);
       }
       settle();
     }
   };
   std::vector<FieldCursor> field_cursors_, first_cursors_;
+  std::vector<uint32_t> cursor_runs_, first_cursor_runs_;  // the cursors' decoded runs (FieldCursor::Sub::run)
   std::vector<uint32_t> boosted_defs_, boosted_name_, scored_first_;
   static constexpr size_t kScoredFirstAll = 4096, kScoredFirstSome = 256;
   template <bool kMasked, bool kDeadBase>
   void accumulate_field_term_base(const LiveIndex& index, const SearchRequest& req, const FieldTerm& ft, double idf,
                                   uint32_t lo = 0, uint32_t hi = UINT32_MAX);
   void base_all_tokens(const LiveIndex& index, const SearchRequest& req, int field, std::vector<uint32_t>& out);
-  std::vector<std::pair<const uint32_t*, const uint32_t*>> intersect_lists_;
+  std::vector<std::pair<DocIter, DocIter>> intersect_lists_;
   std::vector<uint32_t> base_full_;
   // Base postings of the query's terms, resolved once a query: the top hits'
   // fields and lines look up one document in each (cleared by search()).

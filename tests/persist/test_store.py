@@ -267,8 +267,12 @@ def _replace_digests(file: Path, name: str) -> None:
 
 
 _LIES = [
-    ("post_doc", lambda a: a.__setitem__(0, 10_000)),
+    ("post_doc", lambda a: a.__setitem__(0, 0xFF)),
     ("post_doc", lambda a: a.__setitem__(slice(None), a[::-1])),
+    ("post_doc_min", lambda a: a.__setitem__(0, 10_000)),
+    ("post_doc_width", lambda a: a.__setitem__(0, 40)),
+    ("post_doc_width", lambda a: a.__setitem__(0, a[0] + 1)),
+    ("post_doc_off", lambda a: a.__setitem__(-1, a[-1] + 1)),
     ("term_ptr_rel", lambda a: a.__setitem__(1, a[1] + 1)),
     ("term_ptr_rel", lambda a: a.__setitem__(-1, a[-1] + 1000)),
     ("term_ptr_base", lambda a: a.__setitem__(0, 1)),

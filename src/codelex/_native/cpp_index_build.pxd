@@ -3,6 +3,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from codelex._native.cpp_checked cimport CheckedRegion
+from codelex._native.cpp_for_blocks cimport ForBlocks, ForBlocksData
 from codelex._native.cpp_offsets cimport PackedOffsets
 from codelex._native.cpp_tokenizer cimport DefinitionList, DocumentTokenizer
 from codelex._native.cpp_vocabulary cimport Vocabulary
@@ -18,6 +19,7 @@ cdef extern from "lexical/index_build.hpp" namespace "codelex" nogil:
         PackedOffsets term_ptr
         size_t n_terms
         const uint32_t* post_doc
+        ForBlocks packed_doc
         const uint8_t* post_tf
         const uint64_t* tf_big_pos
         const uint32_t* tf_big_val
@@ -28,6 +30,11 @@ cdef extern from "lexical/index_build.hpp" namespace "codelex" nogil:
         const SegmentChecks* checks
         int64_t n_postings() except +
         void verify_all() except +
+        uint32_t doc(int64_t p)
+        int64_t lower_bound(int64_t begin, int64_t end, uint32_t d)
+
+    void pack_doc_ids(const SegmentView& seg, ForBlocksData& out) except +
+    void for_each_doc_into(const SegmentView& seg, int64_t begin, int64_t end, vector[uint32_t]& out) except +
 
     cdef cppclass BuiltSegment:
         vector[int64_t] term_ptr

@@ -1,6 +1,6 @@
 """Type stubs of codelex._native.lexical (lexical.pyx): the live word index and BM25."""
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -37,6 +37,13 @@ class FieldRanking:
     def native_params(self) -> dict[str, object]: ...
 
 def encode_paths(paths: list[str]) -> tuple[bytes, npt.NDArray[np.uint64]]: ...
+
+_DocBlocks = tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint32], npt.NDArray[np.uint8], npt.NDArray[np.uint32]]
+
+def pack_doc_blocks(values: npt.ArrayLike) -> _DocBlocks: ...
+def read_doc_blocks(
+    packed: _DocBlocks, n: int, positions: Iterable[int], ranges: Iterable[tuple[int, int, int]]
+) -> tuple[list[int], list[int], list[int]]: ...
 
 class SegmentBatch:
     @property

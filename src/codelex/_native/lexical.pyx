@@ -22,12 +22,13 @@ from codelex._native.cpp_bm25 cimport FieldParams, FieldTerm, Scorer, SearchRequ
 from codelex._native.cpp_tokenizer cimport DefinitionList
 from libcpp.string cimport string
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from codelex._native.cpp_checked cimport CheckedRegion, chunk_count
+from codelex._native.cpp_checked cimport CheckedRegion, chunk_count, chunk_digests as c_chunk_digests
 from codelex._native.cpp_offsets cimport PackedOffsets, offset_bases, pack_offsets
 from codelex._native.cpp_index_build cimport (
     BuiltSegment, BatchSegment, DocumentEncoder, EncodedDocument, SegmentBuilder, SegmentChecks, SegmentView,
-    concat_batches, kLineCheckpoint, line_checkpoints, permute_terms, view_of,
+    concat_batches, for_each_doc_into, kLineCheckpoint, line_checkpoints, pack_doc_ids, permute_terms, view_of,
 )
+from codelex._native.cpp_for_blocks cimport ForBlocksData, for_blocks, pack_for_blocks, validate_for_blocks
 from libcpp.string_view cimport string_view
 from codelex._native.cpp_live_index cimport (
     BaseArrays, IndexCounts, LiveIndex as CLiveIndex, MergedIndex, SlotArrays, base_arrays_of,
@@ -211,6 +212,54 @@ cdef object _checked(object arr, object dtype, str name):
     return arr
 
 
+def pack_doc_blocks(values):
+    """``(bits, block_min, block_width, block_off)``: uint32 ``values`` in frame-of-reference blocks, as a
+    save packs the postings' documents (tests compare :mod:`codelex._reference.for_blocks`)."""
+    cdef const uint32_t[::1] v = np.ascontiguousarray(values, dtype=np.uint32)
+    cdef ForBlocksData out
+    with nogil:
+        pack_for_blocks(&v[0] if v.shape[0] else NULL, v.shape[0], out)
+    return (copy_array(out.bits.data(), out.bits.size(), np.uint8),
+            copy_array(out.block_min.data(), out.block_min.size(), np.uint32),
+            copy_array(out.block_width.data(), out.block_width.size(), np.uint8),
+            copy_array(out.block_off.data(), out.block_off.size(), np.uint32))
+
+
+def read_doc_blocks(packed, Py_ssize_t n, positions, ranges):
+    """Reads of packed documents (tests): ``(values at positions, every value in order through the run
+    decoder, [lower_bound(begin, end, d) for (begin, end, d) in ranges])``; each range must ascend."""
+    bits, mins, widths, offs = packed
+    cdef const uint8_t[::1] bv = _checked(bits, np.uint8, "bits")
+    cdef const uint32_t[::1] mv = _checked(mins, np.uint32, "block_min")
+    cdef const uint8_t[::1] wv = _checked(widths, np.uint8, "block_width")
+    cdef const uint32_t[::1] ov = _checked(offs, np.uint32, "block_off")
+    cdef SegmentView seg
+    seg.post_doc = NULL
+    seg.packed_doc.bits = &bv[0] if bv.shape[0] else NULL
+    seg.packed_doc.bits_len = bv.shape[0]
+    seg.packed_doc.block_min = &mv[0] if mv.shape[0] else NULL
+    seg.packed_doc.block_width = &wv[0] if wv.shape[0] else NULL
+    seg.packed_doc.block_off = &ov[0] if ov.shape[0] else NULL
+    seg.packed_doc.n = <size_t>n
+    seg.packed_doc.check = NULL
+    cdef const char* err = validate_for_blocks(seg.packed_doc)
+    if err != NULL:
+        raise ValueError(err.decode("ascii"))
+    cdef list at = []
+    for p in positions:
+        if not 0 <= p < n:
+            raise IndexError("position out of range")
+        at.append(seg.doc(<int64_t>p))
+    cdef vector[uint32_t] all_values
+    for_each_doc_into(seg, 0, n, all_values)
+    cdef list found = []
+    for begin, end, d in ranges:
+        if not 0 <= begin <= end <= n:
+            raise IndexError("range out of range")
+        found.append(seg.lower_bound(<int64_t>begin, <int64_t>end, <uint32_t>d))
+    return at, [all_values[i] for i in range(all_values.size())], found
+
+
 def encode_paths(paths):
     """Return ``(blob, offsets)``: UTF-8 (surrogatepass) bytes and uint64 offsets."""
     encoded = [p.encode("utf-8", "surrogatepass") for p in paths]
@@ -333,6 +382,17 @@ cdef class BatchBuilder:
                     self.builder = new SegmentBuilder(self.vocab.c)
                 self.busy.unlock()
         return batch
+
+
+cdef object _chunk_digests(arr):
+    """The chunk digests of a contiguous array's bytes (uint64)."""
+    cdef const uint8_t[::1] view = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+    cdef size_t n = view.shape[0]
+    out = np.zeros(chunk_count(n), dtype=np.uint64)
+    cdef uint64_t[::1] ov = out
+    if n:
+        c_chunk_digests(&view[0], n, &ov[0])
+    return out
 
 
 @cython.no_gc_clear  # __dealloc__ joins the warm-up thread, which reads the vocabulary: keep it until then
@@ -486,7 +546,10 @@ cdef class LiveIndex:
         """
         term_ptr_base = _checked(arrays["term_ptr_base"], np.uint64, "term_ptr_base")
         term_ptr = _checked(arrays["term_ptr_rel"], np.uint32, "term_ptr_rel")
-        post_doc = _checked(arrays["post_doc"], np.uint32, "post_doc")
+        post_doc = _checked(arrays["post_doc"], np.uint8, "post_doc")
+        doc_min = _checked(arrays["post_doc_min"], np.uint32, "post_doc_min")
+        doc_width = _checked(arrays["post_doc_width"], np.uint8, "post_doc_width")
+        doc_off = _checked(arrays["post_doc_off"], np.uint32, "post_doc_off")
         post_tf = _checked(arrays["post_tf"], np.uint8, "post_tf")
         tf_big_pos = _checked(arrays["tf_big_pos"], np.uint64, "tf_big_pos")
         tf_big_val = _checked(arrays["tf_big_val"], np.uint32, "tf_big_val")
@@ -500,13 +563,16 @@ cdef class LiveIndex:
         mtime_ns = _checked(mtime_ns, np.int64, "mtime_ns")
         size = _checked(size, np.uint64, "size")
         cdef size_t n_docs = doc_len.shape[0]
-        cdef size_t n_post = post_doc.shape[0]
+        cdef size_t n_post = post_tf.shape[0]
         if term_ptr.shape[0] < 1:
             raise ValueError("term offsets are empty")
+        if not (<size_t>doc_min.shape[0] == <size_t>doc_width.shape[0] == <size_t>doc_off.shape[0]
+                == for_blocks(n_post)):
+            raise ValueError("document id blocks and postings disagree in number")
         if <size_t>term_ptr_base.shape[0] != offset_bases(term_ptr.shape[0]) \
                 or <size_t>line_ckpt_base.shape[0] != offset_bases(line_ckpt.shape[0]):
             raise ValueError("offset bases do not cover the offsets")
-        if post_tf.shape[0] != post_doc.shape[0] or tf_big_pos.shape[0] != tf_big_val.shape[0]:
+        if tf_big_pos.shape[0] != tf_big_val.shape[0]:
             raise ValueError("posting arrays disagree in length")
         if <size_t>line_ckpt.shape[0] != line_checkpoints(n_post):
             raise ValueError("line checkpoints and postings disagree in number")
@@ -531,10 +597,19 @@ cdef class LiveIndex:
                 if <size_t>dg.shape[0] != chunk_count(arr.nbytes):
                     raise ValueError(f"the digests of {name} do not cover it")
                 digest_list.append(dg)
+            # Every read of a packed document id trusts its block's metadata (where its bits are, how
+            # wide): small (9 bytes a block), so verified whole now rather than chunk by chunk.
+            for name, arr in (("post_doc_min", doc_min), ("post_doc_width", doc_width), ("post_doc_off", doc_off)):
+                dg = _checked(digests[name], np.uint64, name + " digests")
+                if not np.array_equal(dg, _chunk_digests(arr)):
+                    raise ValueError(f"corrupt index: {name} does not match its digests")
         cdef const uint32_t[::1] tp = term_ptr
         cdef const uint64_t[::1] tpb = term_ptr_base
         cdef const uint64_t[::1] lcb = line_ckpt_base
-        cdef const uint32_t[::1] pd = post_doc
+        cdef const uint8_t[::1] pd = post_doc
+        cdef const uint32_t[::1] dmin = doc_min
+        cdef const uint8_t[::1] dwidth = doc_width
+        cdef const uint32_t[::1] doff = doc_off
         cdef const uint8_t[::1] pt = post_tf
         cdef const uint64_t[::1] bp = tf_big_pos
         cdef const uint32_t[::1] bv = tf_big_val
@@ -548,6 +623,7 @@ cdef class LiveIndex:
         cdef const uint64_t[::1] sz = size
         cdef BaseArrays base
         cdef SlotArrays slots
+        cdef const char* err
         cdef unique_ptr[BuiltSegment] no_owned
         cdef unique_ptr[SegmentChecks] checks
         base.seg.term_ptr.plain = NULL
@@ -555,7 +631,17 @@ cdef class LiveIndex:
         base.seg.term_ptr.rel = &tp[0]
         base.seg.term_ptr.rel_check = NULL
         base.seg.n_terms = tp.shape[0] - 1
-        base.seg.post_doc = u32_ptr(pd)
+        base.seg.post_doc = NULL
+        base.seg.packed_doc.bits = &pd[0] if pd.shape[0] else <const uint8_t*>&codelex_dummy32
+        base.seg.packed_doc.bits_len = pd.shape[0]
+        base.seg.packed_doc.block_min = u32_ptr(dmin)
+        base.seg.packed_doc.block_width = &dwidth[0] if dwidth.shape[0] else <const uint8_t*>&codelex_dummy32
+        base.seg.packed_doc.block_off = u32_ptr(doff)
+        base.seg.packed_doc.n = n_post
+        base.seg.packed_doc.check = NULL
+        err = validate_for_blocks(base.seg.packed_doc)
+        if err != NULL:
+            raise ValueError(err.decode("ascii"))
         base.seg.post_tf = &pt[0] if pt.shape[0] else <const uint8_t*>&codelex_dummy32
         base.seg.tf_big_pos = &bp[0] if bp.shape[0] else <const uint64_t*>&codelex_dummy64
         base.seg.tf_big_val = u32_ptr(bv)
@@ -583,9 +669,9 @@ cdef class LiveIndex:
             _check_region(deref(checks).line_ckpt, line_ckpt, digest_list[3], b"line checkpoints")
             _check_region(deref(checks).line_data, line_data, digest_list[4], b"line data")
             base.seg.checks = checks.get()
+            base.seg.packed_doc.check = &deref(checks).post_doc
             base.seg.term_ptr.rel_check = &deref(checks).term_ptr
             base.seg.line_ckpt.rel_check = &deref(checks).line_ckpt
-        cdef const char* err
         cdef size_t n_terms
         self._lock_writer()
         try:
@@ -833,6 +919,7 @@ cdef class LiveIndex:
         cdef vector[uint32_t] order
         cdef unique_ptr[BuiltSegment] permuted
         cdef SegmentView v
+        cdef ForBlocksData packed
         cdef bint identity = True
         self._lock_writer()
         try:
@@ -856,12 +943,17 @@ cdef class LiveIndex:
             n_terms = v.n_terms
             n_post = v.n_postings()
             n_docs = b.n_docs
+            with nogil:
+                pack_doc_ids(v, packed)
             term_ptr_base, term_ptr_rel = _packed(v.term_ptr, n_terms + 1)
             line_ckpt_base, line_ckpt_rel = _packed(v.line_ckpt, line_checkpoints(n_post))
             arrays = {
                 "term_ptr_base": term_ptr_base,
                 "term_ptr_rel": term_ptr_rel,
-                "post_doc": copy_array(v.post_doc, n_post, np.uint32),
+                "post_doc": copy_array(packed.bits.data(), packed.bits.size(), np.uint8),
+                "post_doc_min": copy_array(packed.block_min.data(), packed.block_min.size(), np.uint32),
+                "post_doc_width": copy_array(packed.block_width.data(), packed.block_width.size(), np.uint8),
+                "post_doc_off": copy_array(packed.block_off.data(), packed.block_off.size(), np.uint32),
                 "post_tf": copy_array(v.post_tf, n_post, np.uint8),
                 "tf_big_pos": copy_array(v.tf_big_pos, v.n_tf_big, np.uint64),
                 "tf_big_val": copy_array(v.tf_big_val, v.n_tf_big, np.uint32),

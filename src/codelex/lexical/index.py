@@ -78,10 +78,12 @@ class FileInfo(NamedTuple):
 
 
 #: The segment's arrays as a snapshot carries them, and those checked chunk by chunk.
-_SEGMENT_ARRAYS = ("term_ptr_base", "term_ptr_rel", "post_doc", "post_tf", "tf_big_pos", "tf_big_val",
+_SEGMENT_ARRAYS = ("term_ptr_base", "term_ptr_rel", "post_doc", "post_doc_min", "post_doc_width", "post_doc_off",
+                   "post_tf", "tf_big_pos", "tf_big_val",
                    "line_ckpt_base", "line_ckpt_rel", "line_data",
                    "doc_len", "field_len")
-_CHECKED_ARRAYS = ("term_ptr_rel", "post_doc", "post_tf", "line_ckpt_rel", "line_data")
+_CHECKED_ARRAYS = ("term_ptr_rel", "post_doc", "post_doc_min", "post_doc_width", "post_doc_off", "post_tf",
+                   "line_ckpt_rel", "line_data")
 
 
 class _View(NamedTuple):

@@ -1,7 +1,7 @@
-"""The word index's on-disk format (version 5), over the container of :mod:`codelex.persist.container`.
+"""The word index's on-disk format (version 6), over the container of :mod:`codelex.persist.container`.
 
 An index directory holds one file, ``index.clx`` (:data:`codelex.defaults.INDEX_FILE`).
-Its arrays are the posting segment (term offsets, documents, one-byte tfs
+Its arrays are the posting segment (term offsets, documents in frame-of-reference blocks, one-byte tfs
 with overflow pairs, line checkpoints, line data, lengths), the sorted term
 dictionary (term bytes and offsets, in byte order: a load searches it in
 place; a head every 64 terms and a blocked Bloom filter over the terms
@@ -70,12 +70,13 @@ FORMAT = "codelex-index"
 #: Version 3: the sorted term dictionary searched in place, one-byte tfs, line
 #: checkpoints and lazily verified chunks; version 4: offset arrays packed (a
 #: 64-bit base per 64 entries, 32-bit remainders) and a term filter; version 5:
-#: the header carries this user's MAC (see :mod:`codelex.persist.trust`).
-#: Older indexes are rebuilt.
-FORMAT_VERSION = 5
+#: the header carries this user's MAC (see :mod:`codelex.persist.trust`); version 6: posting documents in
+#: frame-of-reference blocks (:func:`codelex._native.lexical.LiveIndex.export`).  Older indexes are rebuilt.
+FORMAT_VERSION = 6
 
 #: The arrays verified chunk by chunk as they are read (snapshot name -> file name).
-LAZY_ARRAYS = {"term_ptr_rel": "term_ptr_rel", "post_doc": "post_doc", "post_tf": "post_tf",
+LAZY_ARRAYS = {"term_ptr_rel": "term_ptr_rel", "post_doc": "post_doc", "post_doc_min": "post_doc_min",
+               "post_doc_width": "post_doc_width", "post_doc_off": "post_doc_off", "post_tf": "post_tf",
                "line_ckpt_rel": "line_ckpt_rel", "line_data": "line_data", "vocab_blob": "term_blob",
                "vocab_offset_rel": "term_offsets_rel", "term_filter": "term_filter"}
 #: The bases of the packed offset arrays (small: checked when the file is opened).
@@ -86,7 +87,10 @@ _BASE_ARRAYS = {"term_ptr_base": "term_ptr_base", "line_ckpt_base": "line_ckpt_b
 _ARRAYS: dict[str, str] = {
     "term_ptr_base": "<u8",
     "term_ptr_rel": "<u4",
-    "post_doc": "<u4",
+    "post_doc": "|u1",
+    "post_doc_min": "<u4",
+    "post_doc_width": "|u1",
+    "post_doc_off": "<u4",
     "post_tf": "|u1",
     "tf_big_pos": "<u8",
     "tf_big_val": "<u4",
@@ -120,7 +124,10 @@ class LexicalSnapshot:
 
     The offset arrays are packed (:func:`codelex._native.text.pack_offsets`:
     a uint64 ``*_base`` per 64 entries and uint32 ``*_rel`` remainders).
-    ``term_ptr_*`` (terms + 1 posting offsets), ``post_doc`` (uint32),
+    ``term_ptr_*`` (terms + 1 posting offsets), the postings' documents
+    in frame-of-reference blocks of 128 (``post_doc``: the packed bits,
+    uint8; ``post_doc_min``, ``post_doc_width`` and ``post_doc_off``: each
+    block's minimum, bit width and start in 16-byte units),
     ``post_tf`` (uint8, 255 = see ``tf_big_pos``/``tf_big_val``),
     ``line_ckpt_*`` (line checkpoints), ``line_data`` (uint8) and
     ``doc_len`` (uint32) form the posting segment, ``field_len`` (uint32,
@@ -141,6 +148,9 @@ class LexicalSnapshot:
     term_ptr_base: np.ndarray
     term_ptr_rel: np.ndarray
     post_doc: np.ndarray
+    post_doc_min: np.ndarray
+    post_doc_width: np.ndarray
+    post_doc_off: np.ndarray
     post_tf: np.ndarray
     tf_big_pos: np.ndarray
     tf_big_val: np.ndarray
