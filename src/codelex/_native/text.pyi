@@ -9,10 +9,12 @@ CHECK_CHUNK: int
 
 HEAD_EVERY: int
 OFFSET_BLOCK: int
+TERM_BLOCK: int
 
 def chunk_digests(arr: np.ndarray) -> npt.NDArray[np.uint64]: ...
 def term_heads(blob: npt.ArrayLike, offsets: npt.ArrayLike) -> npt.NDArray[np.uint64]: ...
 def term_filter(blob: npt.ArrayLike, offsets: npt.ArrayLike) -> npt.NDArray[np.uint64]: ...
+def front_code(blob: npt.ArrayLike, offsets: npt.ArrayLike) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint64]]: ...
 def pack_offsets(offsets: npt.ArrayLike) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]: ...
 def unpack_offsets(base: npt.ArrayLike, rel: npt.ArrayLike) -> npt.NDArray[np.uint64]: ...
 
@@ -44,7 +46,16 @@ class Vocabulary:
         blob: npt.NDArray[np.uint8],
         offset_base: npt.NDArray[np.uint64],
         offset_rel: npt.NDArray[np.uint32],
-        blob_digests: npt.NDArray[np.uint64] | None = None,
+        heads: npt.NDArray[np.uint64] | None = None,
+        filter: npt.NDArray[np.uint64] | None = None,
+    ) -> Vocabulary: ...
+    @staticmethod
+    def from_front_coded(
+        blocks: npt.NDArray[np.uint8],
+        block_base: npt.NDArray[np.uint64],
+        block_rel: npt.NDArray[np.uint32],
+        n_terms: int,
+        blocks_digests: npt.NDArray[np.uint64] | None = None,
         offset_digests: npt.NDArray[np.uint64] | None = None,
         heads: npt.NDArray[np.uint64] | None = None,
         filter: npt.NDArray[np.uint64] | None = None,
