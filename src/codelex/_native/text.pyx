@@ -217,6 +217,20 @@ cdef class Vocabulary:
                 self.lock.unlock()
         return _split_ascii(buf, ends)
 
+    def base_prefix_range(self, prefix):
+        """The base ids ``(first, last)`` (a half-open range) of the sorted base's terms that start with ``prefix`` (str or bytes)."""
+        cdef list keep = []
+        cdef Py_ssize_t n
+        cdef const char* data = utf8_of(prefix, &n, keep, "prefix")
+        cdef size_t first = 0, last = 0
+        with nogil:
+            self.lock.lock()
+            try:
+                self.c.base_prefix_range(data, n, first, last)
+            finally:
+                self.lock.unlock()
+        return first, last
+
     def verify(self):
         """Verify every chunk of a sorted base now (a mismatch raises ``RuntimeError('corrupt index: ...')``)."""
         with nogil:
@@ -467,6 +481,8 @@ cdef _fill_arrays(Vocabulary vocab, blob, offsets, order):
             for i in range(n):
                 tid = ov[i] if ordered else <uint32_t>i
                 t = reader.get(tid)
+                if t.size() > <size_t>bview.shape[0] - pos:  # (term_bytes() read the same blocks: never, but bounded)
+                    raise RuntimeError("corrupt index: the terms changed while they were copied")
                 if t.size():
                     memcpy(&bview[pos], t.data(), t.size())
                 pos += t.size()
