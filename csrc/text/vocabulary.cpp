@@ -372,7 +372,8 @@ const char* Vocabulary::assign_sorted(const char* blocks, size_t blocks_len, con
     if (off[nb] != blocks_len) return "term block offsets do not end at the term data size";
     // Every block decodes to exactly its terms and its end, each term above
     // the one before (across blocks too); heads and filter agree with them.
-    std::string prev, cur;
+    std::string cur;  // the term just decoded
+    const size_t n_filter = filter_blocks(n);
     for (size_t b = 0; b < nb; ++b) {
       TermBlockReader r(blocks + off[b], blocks + off[b + 1]);
       const size_t count = std::min(kTermBlock, n - b * kTermBlock);
@@ -381,20 +382,25 @@ const char* Vocabulary::assign_sorted(const char* blocks, size_t blocks_len, con
         size_t k, shared;
         if (j == 0) {
           if (!r.first(u, k)) return "a term block is malformed";
+          if (b && compare_terms(cur, u, k) >= 0) return "terms are not sorted";
           cur.assign(u, k);
         } else {
-          if (!r.next(prev.size(), shared, u, k)) return "a term block is malformed";
-          cur.assign(prev, 0, shared);
+          if (!r.next(cur.size(), shared, u, k)) return "a term block is malformed";
+          // Above the previous term, checked where they part: the suffix must
+          // start with a byte above the one it replaces (as front_code writes
+          // it: the longest shared prefix), or extend the previous term.
+          if (k == 0 || (shared < cur.size() &&
+                         static_cast<unsigned char>(u[0]) <= static_cast<unsigned char>(cur[shared])))
+            return "terms are not sorted";
+          cur.resize(shared);
           cur.append(u, k);
         }
         const size_t i = b * kTermBlock + j;
-        if (i && compare_terms(prev, cur.data(), cur.size()) >= 0) return "terms are not sorted";
         if (heads && i % kHeadEvery == 0 && heads[i / kHeadEvery] != term_head(cur.data(), cur.size()))
           return "term heads do not match the terms";
         // A filter that refused a term would hide it: every term must pass.
-        if (filter && !filter_may_contain(filter, filter_blocks(n), hash_bytes(cur.data(), cur.size())))
+        if (filter && !filter_may_contain(filter, n_filter, hash_bytes(cur.data(), cur.size())))
           return "the term filter does not hold every term";
-        prev.swap(cur);
       }
       if (!r.at_end()) return "a term block holds more than its terms";
     }
