@@ -73,8 +73,9 @@ FORMAT = "codelex-index"
 #: 64-bit base per 64 entries, 32-bit remainders) and a term filter; version 5:
 #: the header carries this user's MAC (see :mod:`codelex.persist.trust`);
 #: version 6: the term dictionary front-coded in blocks of 16 terms
-#: (``term_blocks``, ``term_block_offsets_*``, the header's ``terms``).
-#: Older indexes are refused at the prefix (their version) and rebuilt.
+#: (``term_blocks``, ``term_block_offsets_*``, the header's ``terms``; on the
+#: Linux tree 128 -> 47 MiB, the file 453 -> 373 MiB).  Older indexes are
+#: refused at the prefix (their version) and rebuilt.
 FORMAT_VERSION = 6
 
 #: The arrays verified chunk by chunk as they are read (snapshot name -> file name).
