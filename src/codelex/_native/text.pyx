@@ -218,7 +218,7 @@ cdef class Vocabulary:
         return _split_ascii(buf, ends)
 
     def base_prefix_range(self, prefix):
-        """The base ids ``(first, last)`` (a half-open range) of the sorted base's terms that start with ``prefix`` (str or bytes)."""
+        """The base ids ``(first, last)`` (half-open) of the sorted base's terms that start with ``prefix``."""
         cdef list keep = []
         cdef Py_ssize_t n
         cdef const char* data = utf8_of(prefix, &n, keep, "prefix")
@@ -554,9 +554,9 @@ def unpack_offsets(base, rel):
 
 
 def front_code(blob, offsets):
-    """Front-code sorted terms (``blob`` and plain uint64 ``offsets``) as a dictionary is saved: ``(blocks, block_offsets)``.
+    """Front-code sorted terms (``blob``, plain uint64 ``offsets``) as a dictionary is saved.
 
-    :data:`TERM_BLOCK` terms a block, the first whole, each next one as the
+    Returns ``(blocks, block_offsets)``: :data:`TERM_BLOCK` terms a block, the first whole, each next one as the
     bytes it drops from and adds to the one before (csrc/text/term_blocks.hpp);
     ``block_offsets`` (uint64) holds where each block starts, plus the end.
     Raises ``ValueError`` when the offsets do not describe ``blob`` or the
