@@ -383,14 +383,34 @@ def arrays(data: bytes) -> None:
     # arbitrary arrays where a vocabulary expects sorted terms: refused, or a working vocabulary
     junk = np.frombuffer(r.blob(120) or b"x", dtype=np.uint8)
     cuts = np.sort(np.frombuffer(r.blob(16) or b"\0", dtype=np.uint8).astype(np.uint64))
+    n_junk = r.byte() % 40
+    junk_blocks = np.sort(np.frombuffer(r.blob(4) or b"\0", dtype=np.uint8).astype(np.uint64))
+    junk_blocks = np.resize(junk_blocks, -(-n_junk // core.TERM_BLOCK) + 1)
+    junk_blocks[-1] = len(junk)
     for fn in (lambda: core.Vocabulary.from_arrays(junk, cuts),
-               lambda: core.Vocabulary.from_sorted(junk, *core.pack_offsets(cuts))):
+               lambda: core.Vocabulary.from_sorted(junk, *core.pack_offsets(cuts)),
+               # arbitrary bytes as front-coded blocks: refused when validated in full ...
+               lambda: core.Vocabulary.from_front_coded(junk, *core.pack_offsets(np.sort(junk_blocks)), n_junk)):
         try:
             v = fn()
         except (ValueError, TypeError, IndexFormatError):
             continue
         for i in range(min(len(v), 8)):
             v.find(v.term(i))
+    # ... and read lazily (digests that match them): every read answers or raises "corrupt index", in bounds
+    base_j, rel_j = core.pack_offsets(np.sort(junk_blocks))
+    try:
+        v = core.Vocabulary.from_front_coded(junk, base_j, rel_j, n_junk, core.chunk_digests(junk),
+                                             core.chunk_digests(rel_j))
+    except ValueError:
+        return
+    try:
+        v.find(b"a")
+        v.base_words("", 1, 24)
+        v.to_arrays(v.sorted_order())
+    except RuntimeError as exc:
+        if not str(exc).startswith("corrupt index:"):
+            raise
 
 
 @_target("stat_paths", ValueError, TypeError, RuntimeError)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 namespace codelex {
 
@@ -54,14 +55,16 @@ bool filter_may_contain(const uint64_t* words, size_t n_blocks, uint64_t h) noex
 Vocabulary::Vocabulary() { clear(); }
 
 void Vocabulary::clear() {
-  base_blob_ = nullptr;
+  base_blocks_ = nullptr;
+  base_blocks_len_ = 0;
   base_off_ = PackedOffsets{};
   base_heads_ = nullptr;
   base_filter_ = nullptr;
   base_filter_blocks_ = 0;
   base_n_ = 0;
-  base_blob_check_.reset(nullptr, 0, nullptr, "term data");
-  base_off_check_.reset(nullptr, 0, nullptr, "term offsets");
+  base_nb_ = 0;
+  base_blob_check_.reset(nullptr, 0, nullptr, "term blocks");
+  base_off_check_.reset(nullptr, 0, nullptr, "term block offsets");
   base_filter_check_.reset(nullptr, 0, nullptr, "term filter");
   arena_.clear();
   offsets_.assign(1, 0);
@@ -112,14 +115,28 @@ void Vocabulary::rehash(size_t nslots) {
 }
 
 inline bool Vocabulary::equals(uint32_t id, const char* s, size_t n) const {
-  const std::string_view t = term(id);
-  return t.size() == n && (n == 0 || std::memcmp(t.data(), s, n) == 0);  // (memcmp of null, 0 is UB)
+  if (id < base_n_) return base_equals(id, s, n);
+  id -= static_cast<uint32_t>(base_n_);
+  const size_t len = offsets_[id + 1] - offsets_[id];
+  return len == n && (n == 0 || std::memcmp(arena_.data() + offsets_[id], s, n) == 0);  // (memcmp of null, 0 is UB)
 }
 
 size_t Vocabulary::term_bytes() const {
-  size_t n = arena_.size();
-  if (base_n_) n += base_off_[base_n_];
-  return n;
+  size_t total = arena_.size();
+  // The lengths only: each term's header, its suffix skipped.
+  for (size_t b = 0; b < base_nb_; ++b) {
+    TermBlockReader r = open_block(b);
+    const char* t;
+    size_t len, shared;
+    if (!r.first(t, len)) malformed_block(b);
+    total += len;
+    for (size_t j = 1, count = block_terms(b); j < count; ++j) {
+      if (!r.next(len, shared, t, len)) malformed_block(b);
+      len += shared;
+      total += len;
+    }
+  }
+  return total;
 }
 
 namespace {
@@ -130,30 +147,153 @@ inline int compare_terms(std::string_view a, const char* s, size_t n) noexcept {
   if (c) return c;
   return a.size() < n ? -1 : (a.size() > n ? 1 : 0);
 }
+// Length of the common prefix of a[0..n) and b[0..n).
+inline size_t common_prefix(const char* a, const char* b, size_t n) noexcept {
+  size_t q = 0;
+  while (q < n && a[q] == b[q]) ++q;
+  return q;
+}
 }  // namespace
 
-size_t Vocabulary::base_lower_bound(const char* s, size_t n) const {
-  size_t lo = 0, hi = base_n_;
+void Vocabulary::malformed_block(size_t b) {
+  throw CorruptIndex("corrupt index: term dictionary block " + std::to_string(b) + " is malformed");
+}
+
+TermBlockReader Vocabulary::open_block(size_t b) const {
+  uint64_t first, last;
+  base_off_.pair(b, first, last);
+  // Checked even in a verified chunk: a block must never steer a read out of the blocks.
+  if (first > last || last > base_blocks_len_) malformed_block(b);
+  base_blob_check_.ensure(first, last);
+  return TermBlockReader(base_blocks_ + first, base_blocks_ + last);
+}
+
+std::string_view Vocabulary::block_first(size_t b) const {
+  TermBlockReader r = open_block(b);
+  const char* t;
+  size_t len;
+  if (!r.first(t, len)) malformed_block(b);
+  return {t, len};
+}
+
+// Walks the block tracking m, the common prefix of the current term with s,
+// from the previous term's: no term is copied.  A term that keeps more of its
+// predecessor than m shares m bytes with s and differs from it where its
+// predecessor did, so it compares as that one did (below s, or the walk would
+// have stopped).
+size_t Vocabulary::block_seek(size_t b, const char* s, size_t n, bool& equal) const {
+  TermBlockReader r = open_block(b);
+  const size_t count = block_terms(b);
+  const char* u;
+  size_t k, len = 0, m = 0, shared = 0;
+  equal = false;
+  for (size_t j = 0; j < count; ++j) {
+    if (j == 0 ? !r.first(u, k) : !r.next(len, shared, u, k)) malformed_block(b);
+    len = shared + k;
+    if (shared > m) continue;
+    m = shared + common_prefix(u, s + shared, std::min(k, n - shared));
+    int c;
+    if (m == len || m == n)
+      c = len < n ? -1 : (len > n ? 1 : 0);
+    else
+      c = static_cast<unsigned char>(u[m - shared]) < static_cast<unsigned char>(s[m]) ? -1 : 1;
+    if (c >= 0) {
+      equal = c == 0;
+      return j;
+    }
+  }
+  return count;
+}
+
+bool Vocabulary::base_equals(uint32_t id, const char* s, size_t n) const {
+  const size_t b = id / kTermBlock, target = id % kTermBlock;
+  TermBlockReader r = open_block(b);
+  const char* u;
+  size_t k, len = 0, m = 0, shared = 0;
+  for (size_t j = 0; j <= target; ++j) {
+    if (j == 0 ? !r.first(u, k) : !r.next(len, shared, u, k)) malformed_block(b);
+    len = shared + k;
+    if (shared <= m) m = shared + common_prefix(u, s + shared, std::min(k, n - shared));
+  }
+  return m == n && len == n;
+}
+
+void Vocabulary::decode_base(uint32_t id, std::string& out) const {
+  const size_t b = id / kTermBlock, target = id % kTermBlock;
+  TermBlockReader r = open_block(b);
+  const char* u;
+  size_t k, shared;
+  if (!r.first(u, k)) malformed_block(b);
+  out.assign(u, k);
+  for (size_t j = 1; j <= target; ++j) {
+    if (!r.next(out.size(), shared, u, k)) malformed_block(b);
+    out.resize(shared);
+    out.append(u, k);
+  }
+}
+
+std::string_view TermReader::get(uint32_t id) {
+  const Vocabulary& v = *v_;
+  if (id >= v.base_n_) {
+    const size_t i = id - v.base_n_;
+    return {v.arena_.data() + v.offsets_[i], static_cast<size_t>(v.offsets_[i + 1] - v.offsets_[i])};
+  }
+  const size_t b = id / kTermBlock;
+  if (b == block_ && id + 1 == next_) return cur_;  // the same term again
+  if (b != block_ || id < next_) {  // another block, or behind: from the block's start
+    block_ = SIZE_MAX;
+    reader_ = v.open_block(b);
+    const char* u;
+    size_t k;
+    if (!reader_.first(u, k)) Vocabulary::malformed_block(b);
+    cur_.assign(u, k);
+    block_ = b;
+    next_ = b * kTermBlock + 1;
+  }
+  while (next_ <= id) {
+    const char* u;
+    size_t k, shared;
+    if (!reader_.next(cur_.size(), shared, u, k)) {
+      block_ = SIZE_MAX;
+      Vocabulary::malformed_block(b);
+    }
+    cur_.resize(shared);
+    cur_.append(u, k);
+    ++next_;
+  }
+  return cur_;
+}
+
+size_t Vocabulary::base_lower_bound(const char* s, size_t n, bool& equal) const {
+  equal = false;
+  if (!base_n_) return 0;
+  size_t lo = 0, hi = base_nb_;  // blocks
   if (base_heads_) {
     // Blocks whose head is below the key's hold only smaller terms, but the
     // last of them may end with larger ones; blocks whose head is above it
     // start after it.  The answer lies between.
-    const size_t nb = (base_n_ + kHeadEvery - 1) / kHeadEvery;
+    const size_t nh = (base_n_ + kHeadEvery - 1) / kHeadEvery;
     const uint64_t key = term_head(s, n);
-    const uint64_t* first = std::lower_bound(base_heads_, base_heads_ + nb, key);
-    const uint64_t* last = std::upper_bound(first, base_heads_ + nb, key);
+    const uint64_t* first = std::lower_bound(base_heads_, base_heads_ + nh, key);
+    const uint64_t* last = std::upper_bound(first, base_heads_ + nh, key);
     const size_t j = static_cast<size_t>(first - base_heads_), k = static_cast<size_t>(last - base_heads_);
-    lo = (j ? j - 1 : 0) * kHeadEvery;
-    hi = std::min(base_n_, k * kHeadEvery);
+    constexpr size_t per_head = kHeadEvery / kTermBlock;
+    lo = (j ? j - 1 : 0) * per_head;
+    hi = std::min(base_nb_, k * per_head);
   }
+  // The first block in [lo, hi) whose first term is above s: the answer is
+  // in the block before it (or starts the range).
+  const size_t start = lo;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (compare_terms(term(static_cast<uint32_t>(mid)), s, n) < 0)
+    if (compare_terms(block_first(mid), s, n) <= 0)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return lo;
+  if (lo == start) return start * kTermBlock;
+  const size_t b = lo - 1;
+  return b * kTermBlock + block_seek(b, s, n, equal);
 }
 
 int64_t Vocabulary::base_find(const char* s, size_t n, uint64_t h) const {
@@ -163,24 +303,25 @@ int64_t Vocabulary::base_find(const char* s, size_t n, uint64_t h) const {
     base_filter_check_.ensure(b, b + kFilterBlockWords * sizeof(uint64_t));
     if (!filter_may_contain(base_filter_, base_filter_blocks_, h)) return -1;
   }
-  const size_t i = base_lower_bound(s, n);
-  if (i < base_n_ && compare_terms(term(static_cast<uint32_t>(i)), s, n) == 0) return static_cast<int64_t>(i);
-  return -1;
+  bool equal;
+  const size_t i = base_lower_bound(s, n, equal);
+  return equal ? static_cast<int64_t>(i) : -1;
 }
 
 void Vocabulary::base_prefix_range(const char* s, size_t n, size_t& first, size_t& last) const {
   first = base_lower_bound(s, n);
-  size_t lo = first, hi = base_n_;
-  // The terms with the prefix are contiguous: the first that lacks it ends them.
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    const std::string_view t = term(static_cast<uint32_t>(mid));
-    if (t.size() >= n && (n == 0 || std::memcmp(t.data(), s, n) == 0))
-      lo = mid + 1;
-    else
-      hi = mid;
+  // The terms with the prefix end before the least string above all of
+  // them: the prefix with its trailing 0xFF bytes dropped and its last byte
+  // raised (none when every byte is 0xFF: they run to the end).
+  size_t k = n;
+  while (k && static_cast<unsigned char>(s[k - 1]) == 0xFF) --k;
+  if (!k) {
+    last = base_n_;
+    return;
   }
-  last = lo;
+  std::string above(s, k);
+  above.back() = static_cast<char>(static_cast<unsigned char>(above.back()) + 1);
+  last = std::max(first, base_lower_bound(above.data(), above.size()));
 }
 
 void Vocabulary::base_words(const char* prefix, size_t n, size_t min_len, size_t max_len,
@@ -188,8 +329,9 @@ void Vocabulary::base_words(const char* prefix, size_t n, size_t min_len, size_t
   size_t i, last;
   base_prefix_range(prefix, n, i, last);
   std::string skip;
+  TermReader reader(this);
   while (i < last) {
-    const std::string_view t = term(static_cast<uint32_t>(i));
+    const std::string_view t = reader.get(static_cast<uint32_t>(i));
     // The first byte that keeps t from being a word: a non-letter, or the
     // byte past max_len.  Every term that shares t's bytes up to and
     // including it is no word either (or is t itself).
@@ -214,72 +356,115 @@ void Vocabulary::base_words(const char* prefix, size_t n, size_t min_len, size_t
   }
 }
 
-const char* Vocabulary::assign_sorted(const char* blob, size_t blob_len, const uint64_t* offset_base,
-                                      const uint32_t* offset_rel, size_t n, const uint64_t* blob_digests,
+const char* Vocabulary::assign_sorted(const char* blocks, size_t blocks_len, const uint64_t* offset_base,
+                                      const uint32_t* offset_rel, size_t n, const uint64_t* blocks_digests,
                                       const uint64_t* offset_digests, const uint64_t* heads,
                                       const uint64_t* filter, const uint64_t* filter_digests) {
   clear();
-  if (n == 0) return nullptr;
-  if (!offset_base || !offset_rel || (blob_len && !blob)) return "missing term data";
+  if (n == 0) return blocks_len ? "term blocks hold bytes but no terms" : nullptr;
+  if (!offset_base || !offset_rel || (blocks_len && !blocks)) return "missing term data";
+  const size_t nb = term_blocks(n);
   const PackedOffsets off{nullptr, offset_base, offset_rel, nullptr};
-  if (!blob_digests || !offset_digests) {
-    if (!packed_offsets_valid(offset_base, offset_rel, n + 1)) return "term offsets are not monotonic";
-    if (off[0] != 0) return "term offsets do not start at 0";
-    if (off[n] != blob_len) return "term offsets do not end at the term data size";
-    for (size_t i = 1; i < n; ++i) {
-      const std::string_view prev(blob + off[i - 1], off[i] - off[i - 1]);
-      if (compare_terms(prev, blob + off[i], off[i + 1] - off[i]) >= 0) return "terms are not sorted";
+  const bool lazy = blocks_digests && offset_digests;
+  if (!lazy) {
+    if (!packed_offsets_valid(offset_base, offset_rel, nb + 1)) return "term block offsets are not monotonic";
+    if (off[0] != 0) return "term block offsets do not start at 0";
+    if (off[nb] != blocks_len) return "term block offsets do not end at the term data size";
+    // Every block decodes to exactly its terms and its end, each term above
+    // the one before (across blocks too); heads and filter agree with them.
+    std::string cur;  // the term just decoded
+    const size_t n_filter = filter_blocks(n);
+    for (size_t b = 0; b < nb; ++b) {
+      TermBlockReader r(blocks + off[b], blocks + off[b + 1]);
+      const size_t count = std::min(kTermBlock, n - b * kTermBlock);
+      for (size_t j = 0; j < count; ++j) {
+        const char* u;
+        size_t k, shared;
+        if (j == 0) {
+          if (!r.first(u, k)) return "a term block is malformed";
+          if (b && compare_terms(cur, u, k) >= 0) return "terms are not sorted";
+          cur.assign(u, k);
+        } else {
+          if (!r.next(cur.size(), shared, u, k)) return "a term block is malformed";
+          // Above the previous term, checked where they part: the suffix must
+          // start with a byte above the one it replaces (as front_code writes
+          // it: the longest shared prefix), or extend the previous term.
+          if (k == 0 || (shared < cur.size() &&
+                         static_cast<unsigned char>(u[0]) <= static_cast<unsigned char>(cur[shared])))
+            return "terms are not sorted";
+          cur.resize(shared);
+          cur.append(u, k);
+        }
+        const size_t i = b * kTermBlock + j;
+        if (heads && i % kHeadEvery == 0 && heads[i / kHeadEvery] != term_head(cur.data(), cur.size()))
+          return "term heads do not match the terms";
+        // A filter that refused a term would hide it: every term must pass.
+        if (filter && !filter_may_contain(filter, n_filter, hash_bytes(cur.data(), cur.size())))
+          return "the term filter does not hold every term";
+      }
+      if (!r.at_end()) return "a term block holds more than its terms";
     }
-    for (size_t b = 0; heads && b * kHeadEvery < n; ++b) {
-      const size_t i = b * kHeadEvery;
-      if (heads[b] != term_head(blob + off[i], off[i + 1] - off[i])) return "term heads do not match the terms";
-    }
-    // A filter that refused a term would hide it: every term must pass.
-    for (size_t i = 0; filter && i < n; ++i)
-      if (!filter_may_contain(filter, filter_blocks(n), hash_bytes(blob + off[i], off[i + 1] - off[i])))
-        return "the term filter does not hold every term";
-  } else if (offset_base[n >> kOffsetBlockShift] + offset_rel[n] != blob_len) {
+  } else if (offset_base[nb >> kOffsetBlockShift] + offset_rel[nb] != blocks_len) {
     // (the last entry is compared, not used: its chunk is verified on first use)
-    return "term offsets do not end at the term data size";
+    return "term block offsets do not end at the term data size";
   }
-  base_blob_ = blob;
+  base_blocks_ = blocks;
+  base_blocks_len_ = blocks_len;
   base_off_ = off;
   base_off_.rel_check = &base_off_check_;
   base_heads_ = heads;
   base_filter_ = filter;
   base_filter_blocks_ = filter ? filter_blocks(n) : 0;
   base_n_ = n;
+  base_nb_ = nb;
   base_filter_check_.reset(filter, base_filter_blocks_ * kFilterBlockWords * sizeof(uint64_t),
-                           blob_digests && offset_digests ? filter_digests : nullptr, "term filter");
-  base_blob_check_.reset(blob, blob_len, blob_digests, "term data");
-  base_off_check_.reset(offset_rel, (n + 1) * sizeof(uint32_t), offset_digests, "term offsets");
+                           lazy ? filter_digests : nullptr, "term filter");
+  base_blob_check_.reset(blocks, blocks_len, blocks_digests, "term blocks");
+  base_off_check_.reset(offset_rel, (nb + 1) * sizeof(uint32_t), offset_digests, "term block offsets");
   return nullptr;
 }
 
 void Vocabulary::sorted_order(std::vector<uint32_t>& order) const {
-  const size_t n = size();
+  const size_t n = size(), added = offsets_.size() - 1;
   order.resize(n);
-  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
-  if (offsets_.size() == 1) return;  // the base alone is sorted
-  // Sorted by a big-endian key of the first 8 bytes, then the whole term on
-  // ties: most comparisons never touch the term bytes.
+  if (added == 0) {  // the base alone is sorted
+    for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+    return;
+  }
+  // The overlay's terms, sorted by a big-endian key of the first 8 bytes,
+  // then the whole term on ties: most comparisons never touch the bytes.
   struct Key {
     uint64_t head;
     std::string_view term;
     uint32_t id;
   };
-  std::vector<Key> keys(n);
-  for (size_t i = 0; i < n; ++i) {
-    const std::string_view t = term(static_cast<uint32_t>(i));
-    uint64_t head = 0;
-    for (size_t j = 0; j < 8; ++j) head = (head << 8) | (j < t.size() ? static_cast<unsigned char>(t[j]) : 0u);
-    keys[i] = Key{head, t, static_cast<uint32_t>(i)};
+  std::vector<Key> keys(added);
+  for (size_t i = 0; i < added; ++i) {
+    const std::string_view t(arena_.data() + offsets_[i], offsets_[i + 1] - offsets_[i]);
+    keys[i] = Key{term_head(t.data(), t.size()), t, static_cast<uint32_t>(base_n_ + i)};
   }
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     if (a.head != b.head) return a.head < b.head;
     return a.term < b.term;
   });
-  for (size_t i = 0; i < n; ++i) order[i] = keys[i].id;
+  // Merge: each added term goes before the first base term above it (none
+  // equals it: a base term is never added to the overlay).  The base is
+  // walked by blocks, a block passed over on its first term alone, and only
+  // the block where an added term lands is decoded.
+  size_t out = 0, pos = 0, b = 0;
+  for (const Key& key : keys) {
+    const char* s = key.term.data();
+    const size_t len = key.term.size();
+    size_t at = pos;
+    if (base_nb_) {
+      while (b + 1 < base_nb_ && compare_terms(block_first(b + 1), s, len) < 0) ++b;
+      bool equal;
+      at = std::max(pos, b * kTermBlock + block_seek(b, s, len, equal));
+    }
+    for (; pos < at; ++pos) order[out++] = static_cast<uint32_t>(pos);
+    order[out++] = key.id;
+  }
+  for (; pos < base_n_; ++pos) order[out++] = static_cast<uint32_t>(pos);
 }
 
 size_t Vocabulary::probe(const char* s, size_t n, uint64_t h, int64_t& id) const {
@@ -400,8 +585,9 @@ void Vocabulary::intern_all(const Vocabulary& other, std::vector<uint32_t>& rema
   if (want != slots_.size()) rehash(want);
   arena_.reserve(arena_.size() + other.arena_.size());
   offsets_.reserve(offsets_.size() + n);
+  TermReader reader(&other);
   for (size_t i = 0; i < n; ++i) {
-    const std::string_view t = other.term(static_cast<uint32_t>(i));
+    const std::string_view t = reader.get(static_cast<uint32_t>(i));
     remap[i] = intern(t.data(), t.size());
   }
 }

@@ -184,7 +184,8 @@ _FORGERIES = {
     "line_ckpt": {"line_ckpt_rel": lambda a: a.__setitem__(0, 5)},
     "line_data": {"line_data": lambda a: a.__setitem__(slice(None), 0xFF)},
     "post_tf": {"post_tf": lambda a: a.__setitem__(slice(None), 200)},
-    "vocab": {"vocab_offset_rel": lambda a: a.__setitem__(slice(1, -1), 0x7FFFFFF0)},
+    "vocab": {"vocab_block_rel": lambda a: a.__setitem__(slice(0, -1), 0x7FFFFFF0)},
+    "vocab_blocks": {"vocab_blocks": lambda a: a.__setitem__(slice(None), 0xFF)},
     "paths": {"path_offsets": lambda a: a.__setitem__(slice(1, -1), 10**9)},
 }
 

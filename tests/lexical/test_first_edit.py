@@ -254,9 +254,9 @@ def test_corrupt_dictionary_chunk_found_by_the_warmup_is_still_an_error(tmp_path
     docs = corpus(200)
     WordIndex.build(list(docs.items())).save(tmp_path)
     snapshot = load_lexical(tmp_path, mmap=False)
-    blob = np.array(snapshot.vocab_blob, copy=True)
+    blob = np.array(snapshot.vocab_blocks, copy=True)
     blob[len(blob) // 2] ^= 0x55
-    snapshot.vocab_blob = blob
+    snapshot.vocab_blocks = blob
     idx = WordIndex.from_snapshot(snapshot)
     idx.prepare_edits()
     assert wait_warmup(idx) == "stopped"

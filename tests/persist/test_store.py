@@ -22,7 +22,7 @@ import codelex
 from codelex import IndexFormatError, WordIndex
 from codelex.defaults import INDEX_FILE
 from codelex.persist.container import encode_header
-from codelex.persist.lexical import verify_lexical
+from codelex.persist.lexical import FORMAT_VERSION, verify_lexical
 from codelex.persist.scheduler import PersistScheduler
 
 DOCS = [
@@ -243,6 +243,20 @@ def test_wrong_version(saved):
         WordIndex.load(d)
 
 
+@pytest.mark.parametrize("version", range(3, FORMAT_VERSION))
+def test_an_older_format_version_is_refused(saved, version):
+    """An index of an older format (version 5: the term dictionary unblocked) is refused by its prefix, never read
+    with this format's layout; a project rebuilds it (tests/project: test_an_older_index_format_is_rebuilt)."""
+    _, d = saved
+    data = bytearray((d / INDEX_FILE).read_bytes())
+    struct.pack_into("<I", data, 8, version)
+    (d / INDEX_FILE).write_bytes(data)
+    with pytest.raises(IndexFormatError, match=f"format version {version} \\(this codelex reads {FORMAT_VERSION}\\)"):
+        WordIndex.load(d)
+    with pytest.raises(IndexFormatError, match="version"):
+        WordIndex.load(d, verify=False)
+
+
 def _replace_array(file: Path, name: str, fn) -> None:
     """Rewrite one array's bytes in place and fix its checksum (a consistent-looking lie)."""
     data = bytearray(file.read_bytes())
@@ -283,9 +297,12 @@ _LIES = [
     ("line_ckpt_rel", lambda a: a.__setitem__(0, 5)),
     ("line_ckpt_base", lambda a: a.__setitem__(0, 3)),
     ("line_data", lambda a: a.__setitem__(slice(None), 0xFF)),
-    ("term_offsets_rel", lambda a: a.__setitem__(1, a[1] + 1)),
-    ("term_offsets_base", lambda a: a.__setitem__(0, 2)),
-    ("term_blob", lambda a: a.__setitem__(0, 0x7F)),
+    ("term_block_offsets_rel", lambda a: a.__setitem__(1, a[1] + 1)),
+    ("term_block_offsets_rel", lambda a: a.__setitem__(slice(1, None), a[-1])),
+    ("term_block_offsets_base", lambda a: a.__setitem__(0, 2)),
+    ("term_blocks", lambda a: a.__setitem__(0, 0x7F)),
+    ("term_blocks", lambda a: a.__setitem__(slice(None), 0xFF)),
+    ("term_blocks", lambda a: a.__setitem__(slice(1, None), a[:-1].copy())),
     ("term_filter", lambda a: a.__setitem__(slice(None), 0)),
     ("path_offsets", lambda a: a.__setitem__(1, 10**6)),
     ("path_blob", lambda a: a.__setitem__(0, 0xFF)),
@@ -324,6 +341,24 @@ def test_forged_arrays_are_caught_structurally_without_checksums(saved, name, fn
         return
     assert results(loaded) == results(idx)
     assert name in ("kind_id", "tf_big_pos")
+
+
+@pytest.mark.parametrize("fn", [lambda a: a.__setitem__(slice(None), 0xFF),
+                                lambda a: a.__setitem__(slice(1, None), a[:-1].copy()),
+                                lambda a: a.__setitem__(slice(0, None, 3), 0x0F)])
+def test_a_malformed_term_block_behind_matching_digests_is_an_error_not_a_misread(saved, fn):
+    """A trusted file whose term blocks lie with digests to match (what a verified chunk that lies would be): the
+    blocks are decoded with bounds checks all the same, so each read that meets one raises IndexFormatError."""
+    idx, d = saved
+    _replace_array(d / INDEX_FILE, "term_blocks", fn)
+    _replace_digests(d / INDEX_FILE, "term_blocks")
+    loaded = WordIndex.load(d)  # trusted: nothing is decoded at load
+    try:
+        got = results(loaded)
+    except IndexFormatError as exc:
+        assert "term dictionary block" in str(exc)
+        return
+    assert got == results(idx)
 
 
 @pytest.mark.parametrize(("name", "fn"), _LIES)

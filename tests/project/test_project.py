@@ -119,6 +119,27 @@ def test_corrupt_saved_index_is_rebuilt(tmp_path, caplog):
     WordIndex.load(root / ".codelex")  # rewritten whole
 
 
+def test_an_older_index_format_is_rebuilt(tmp_path, caplog):
+    """A saved index of the previous format version is refused, never read with this layout, and rebuilt."""
+    import struct
+
+    from codelex.persist.lexical import FORMAT_VERSION
+
+    root = make_repo(tmp_path / "repo")
+    with Project(root) as p:
+        p.open()
+    file = root / ".codelex/index.clx"
+    data = bytearray(file.read_bytes())
+    struct.pack_into("<I", data, 8, FORMAT_VERSION - 1)
+    file.write_bytes(data)
+    with caplog.at_level(logging.WARNING, logger="codelex"), Project(root) as p:
+        p.open()
+        assert p.last_report.mode == "full" and p.last_report.reason.startswith("unreadable-index")
+        assert any(f"version {FORMAT_VERSION - 1}" in r.getMessage() for r in caplog.records)
+        assert results(p) == fresh_results(root)
+    WordIndex.load(root / ".codelex")  # rewritten in this format
+
+
 def test_background_open_never_blocks_a_query(tmp_path):
     root = make_repo(tmp_path / "repo")
     gate = threading.Event()

@@ -1,8 +1,15 @@
 # Declarations of csrc/text/vocabulary.hpp.
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libcpp cimport bool
+from libcpp.string cimport string
 from libcpp.string_view cimport string_view
 from libcpp.vector cimport vector
+
+cdef extern from "text/term_blocks.hpp" namespace "codelex" nogil:
+    size_t kTermBlock
+    size_t term_blocks(size_t n_terms)
+    bool front_code(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n, vector[char]& out,
+                    vector[uint64_t]& block_offsets) except +
 
 cdef extern from "text/vocabulary.hpp" namespace "codelex" nogil:
     size_t kFilterBlockWords
@@ -18,13 +25,13 @@ cdef extern from "text/vocabulary.hpp" namespace "codelex" nogil:
         int64_t lookup(const char* s, size_t n) except +
         size_t size()
         size_t base_size()
-        string_view term(uint32_t id) except +
+        string_view term(uint32_t id, string& scratch) except +
         size_t memory_bytes()
         size_t term_bytes() except +
         bool assign(const char* blob, size_t blob_len, const uint64_t* offsets, size_t n) except +
-        const char* assign_sorted(const char* blob, size_t blob_len, const uint64_t* offset_base,
+        const char* assign_sorted(const char* blocks, size_t blocks_len, const uint64_t* offset_base,
                                   const uint32_t* offset_rel, size_t n,
-                                  const uint64_t* blob_digests, const uint64_t* offset_digests,
+                                  const uint64_t* blocks_digests, const uint64_t* offset_digests,
                                   const uint64_t* heads, const uint64_t* filter,
                                   const uint64_t* filter_digests) except +
         void sorted_order(vector[uint32_t]& order) except +
@@ -35,3 +42,7 @@ cdef extern from "text/vocabulary.hpp" namespace "codelex" nogil:
         void shrink_to_fit()
         void intern_all(const Vocabulary& other, vector[uint32_t]& remap) except +
         void absorb(Vocabulary& other, vector[uint32_t]& remap) except +
+    cdef cppclass TermReader:
+        TermReader()
+        TermReader(const Vocabulary* v)
+        string_view get(uint32_t id) except +

@@ -35,6 +35,7 @@ from codelex._native.cpp_live_index cimport (
 )
 from codelex._native.cpp_topk cimport SearchHit
 from codelex._native.text cimport Vocabulary
+from codelex._native.cpp_vocabulary cimport TermReader
 
 import numpy as np
 
@@ -892,13 +893,14 @@ cdef class LiveIndex:
         cdef vector[uint8_t] is_field
         cdef size_t t, n_terms
         cdef string_view term
+        cdef TermReader reader = TermReader(&self.vocab.c)
         with nogil:
             self.vocab.lock.lock()
             try:
                 n_terms = self.vocab.c.size()
                 is_field.resize(n_terms)
                 for t in range(n_terms):
-                    term = self.vocab.c.term(<uint32_t>t)
+                    term = reader.get(<uint32_t>t)
                     is_field[t] = term.size() > 0 and _is_field_byte(term.data()[0])
             finally:
                 self.vocab.lock.unlock()

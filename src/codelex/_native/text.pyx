@@ -26,7 +26,8 @@ from codelex._native.cpp_definitions cimport (
 from codelex._native.cpp_unicode cimport unicode_version as c_unicode_version
 from codelex._native.cpp_checked cimport chunk_count, chunk_digests as c_chunk_digests, kCheckChunk
 from codelex._native.cpp_vocabulary cimport (
-    Vocabulary as CVocabulary, filter_add, filter_blocks, hash_bytes, kFilterBlockWords, kHeadEvery, term_head,
+    TermReader, Vocabulary as CVocabulary, filter_add, filter_blocks, front_code as c_front_code, hash_bytes,
+    kFilterBlockWords, kHeadEvery, kTermBlock, term_blocks, term_head,
 )
 from codelex._native.cpp_offsets cimport PackedOffsets, kOffsetBlock, offset_bases, pack_offsets as c_pack_offsets
 from libcpp.string cimport string
@@ -140,19 +141,37 @@ cdef class Vocabulary:
         """Return the token string of id ``tid``."""
         if tid < 0 or <size_t>tid >= self.c.size():
             raise IndexError(f"term id {tid} out of range")
-        cdef string out
+        cdef string out, scratch
         cdef uint32_t i = <uint32_t>tid
         with nogil:
             self.lock.lock()
             try:
-                out = string(self.c.term(i))
+                out = string(self.c.term(i, scratch))  # (a view of the arena: copied under the lock)
             finally:
                 self.lock.unlock()
         return PyUnicode_DecodeUTF8(out.data(), out.size(), "surrogatepass")
 
     def terms(self):
         """Return every token string, in id order."""
-        return [self.term(i) for i in range(self.c.size())]
+        cdef string buf
+        cdef vector[size_t] ends
+        cdef TermReader reader = TermReader(&self.c)
+        cdef string_view t
+        cdef size_t i, a = 0
+        with nogil:
+            self.lock.lock()
+            try:
+                for i in range(self.c.size()):
+                    t = reader.get(<uint32_t>i)
+                    buf.append(t.data(), t.size())
+                    ends.push_back(buf.size())
+            finally:
+                self.lock.unlock()
+        cdef list out = []
+        for i in range(ends.size()):
+            out.append(PyUnicode_DecodeUTF8(buf.data() + a, ends[i] - a, "surrogatepass"))
+            a = ends[i]
+        return out
 
     @property
     def base_size(self):
@@ -183,6 +202,7 @@ cdef class Vocabulary:
         cdef string buf
         cdef vector[size_t] ends
         cdef vector[uint32_t] ids
+        cdef TermReader reader = TermReader(&self.c)
         cdef string_view t
         cdef size_t i
         with nogil:
@@ -190,12 +210,26 @@ cdef class Vocabulary:
             try:
                 self.c.base_words(rp, rn, <size_t>min_len, <size_t>max_len, ids)
                 for i in range(ids.size()):
-                    t = self.c.term(ids[i])
+                    t = reader.get(ids[i])
                     buf.append(t.data(), t.size())
                     ends.push_back(buf.size())
             finally:
                 self.lock.unlock()
         return _split_ascii(buf, ends)
+
+    def base_prefix_range(self, prefix):
+        """The base ids ``(first, last)`` (half-open) of the sorted base's terms that start with ``prefix``."""
+        cdef list keep = []
+        cdef Py_ssize_t n
+        cdef const char* data = utf8_of(prefix, &n, keep, "prefix")
+        cdef size_t first = 0, last = 0
+        with nogil:
+            self.lock.lock()
+            try:
+                self.c.base_prefix_range(data, n, first, last)
+            finally:
+                self.lock.unlock()
+        return first, last
 
     def verify(self):
         """Verify every chunk of a sorted base now (a mismatch raises ``RuntimeError('corrupt index: ...')``)."""
@@ -264,18 +298,23 @@ cdef class Vocabulary:
         return vocab
 
     @staticmethod
-    def from_sorted(blob, offset_base, offset_rel, blob_digests=None, offset_digests=None, heads=None,
-                    filter=None, filter_digests=None):
-        """A vocabulary over a sorted dictionary, borrowed in place (nothing is copied or hashed).
+    def from_sorted(blob, offset_base, offset_rel, heads=None, filter=None):
+        """A vocabulary over sorted terms given whole: front-coded here (:func:`front_code`), then installed
+        as :meth:`from_front_coded` installs a saved dictionary, validated in full.
 
-        The term offsets come packed (:func:`pack_offsets`).  With both
-        digest arrays (:func:`chunk_digests` of ``blob`` and ``offset_rel``)
-        every 64 KiB chunk is verified when first read (a mismatch raises
-        ``IndexFormatError`` then); without, the structure is checked here.
-        ``heads`` (:func:`term_heads` of the terms) and ``filter``
-        (:func:`term_filter` of them; with digests, ``filter_digests`` too)
-        speed lookups up.  Raises ``ValueError`` when the arrays are
-        inconsistent.
+        Parameters
+        ----------
+        blob : numpy.ndarray
+            The terms' bytes (uint8), in strictly ascending byte order.
+        offset_base, offset_rel : numpy.ndarray
+            The terms' offsets into ``blob``, packed (:func:`pack_offsets`).
+        heads, filter : numpy.ndarray, optional
+            :func:`term_heads` and :func:`term_filter` of the terms.
+
+        Raises
+        ------
+        ValueError
+            When the arrays are inconsistent or the terms not strictly ascending.
         """
         blob = _contiguous(blob, np.uint8, "blob")
         offset_base = _contiguous(offset_base, np.uint64, "offset_base")
@@ -284,28 +323,72 @@ cdef class Vocabulary:
             raise ValueError("vocabulary offsets must hold at least one entry")
         if <size_t>offset_base.shape[0] != offset_bases(offset_rel.shape[0]):
             raise ValueError("vocabulary offset bases do not cover the offsets")
-        checked = blob_digests is not None and offset_digests is not None
+        offsets = unpack_offsets(offset_base, offset_rel)
+        if offsets[0] != 0 or (offsets.shape[0] > 1 and np.any(offsets[1:] < offsets[:-1])):
+            raise ValueError("term offsets are not monotonic")
+        blocks, block_offsets = front_code(blob, offsets)
+        block_base, block_rel = pack_offsets(block_offsets)
+        return Vocabulary.from_front_coded(blocks, block_base, block_rel, offsets.shape[0] - 1, heads=heads,
+                                           filter=filter)
+
+    @staticmethod
+    def from_front_coded(blocks, block_base, block_rel, Py_ssize_t n_terms, blocks_digests=None,
+                         offset_digests=None, heads=None, filter=None, filter_digests=None):
+        """A vocabulary over a saved sorted dictionary, borrowed in place (nothing is copied, decoded or hashed).
+
+        Parameters
+        ----------
+        blocks : numpy.ndarray
+            The front-coded blocks of the terms (uint8; :func:`front_code`).
+        block_base, block_rel : numpy.ndarray
+            The blocks' offsets (one per block, plus the end), packed (:func:`pack_offsets`).
+        n_terms : int
+            How many terms the blocks hold (:data:`TERM_BLOCK` a block, the last one fewer).
+        blocks_digests, offset_digests : numpy.ndarray, optional
+            :func:`chunk_digests` of ``blocks`` and ``block_rel``: with both, every 64 KiB chunk is verified when
+            first read (a mismatch, or a malformed block, raises ``RuntimeError('corrupt index: ...')`` then);
+            without, the whole structure is validated here (every block decodes within its bounds to its
+            terms, strictly ascending; heads and filter agree with them).
+        heads, filter, filter_digests : numpy.ndarray, optional
+            :func:`term_heads` and :func:`term_filter` of the terms (with digests, the filter's too), which
+            speed lookups up.
+
+        Raises
+        ------
+        ValueError
+            When the arrays are inconsistent.
+        """
+        blocks = _contiguous(blocks, np.uint8, "blocks")
+        block_base = _contiguous(block_base, np.uint64, "block_base")
+        block_rel = _contiguous(block_rel, np.uint32, "block_rel")
+        if n_terms < 0:
+            raise ValueError("n_terms must be >= 0")
+        cdef size_t n = <size_t>n_terms
+        if <size_t>block_rel.shape[0] != term_blocks(n) + 1:
+            raise ValueError("term block offsets do not match the number of terms")
+        if <size_t>block_base.shape[0] != offset_bases(block_rel.shape[0]):
+            raise ValueError("term block offset bases do not cover the offsets")
+        checked = blocks_digests is not None and offset_digests is not None
         if checked:
-            blob_digests = _contiguous(blob_digests, np.uint64, "blob_digests")
+            blocks_digests = _contiguous(blocks_digests, np.uint64, "blocks_digests")
             offset_digests = _contiguous(offset_digests, np.uint64, "offset_digests")
-            if <size_t>blob_digests.shape[0] != chunk_count(blob.nbytes) \
-                    or <size_t>offset_digests.shape[0] != chunk_count(offset_rel.nbytes):
+            if <size_t>blocks_digests.shape[0] != chunk_count(blocks.nbytes) \
+                    or <size_t>offset_digests.shape[0] != chunk_count(block_rel.nbytes):
                 raise ValueError("digest arrays do not cover the dictionary")
-        cdef const uint8_t[::1] bview = blob
-        cdef const uint64_t[::1] obase = offset_base
-        cdef const uint32_t[::1] orel = offset_rel
+        cdef const uint8_t[::1] bview = blocks
+        cdef const uint64_t[::1] obase = block_base
+        cdef const uint32_t[::1] orel = block_rel
         cdef const uint64_t[::1] bd
         cdef const uint64_t[::1] od
         cdef const uint64_t* bdp = NULL
         cdef const uint64_t* odp = NULL
         if checked:
-            bd = blob_digests
+            bd = blocks_digests
             od = offset_digests
             bdp = &bd[0] if bd.shape[0] else NULL
             odp = &od[0] if od.shape[0] else NULL
         cdef const uint64_t[::1] hv
         cdef const uint64_t* hp = NULL
-        cdef size_t n = orel.shape[0] - 1
         if heads is not None:
             heads = _contiguous(heads, np.uint64, "heads")
             if <size_t>heads.shape[0] != (n + kHeadEvery - 1) // kHeadEvery:
@@ -339,7 +422,8 @@ cdef class Vocabulary:
             vocab.tokenizer.reset_cache()
         if err != NULL:
             raise ValueError(err.decode("ascii"))
-        vocab.base_refs = (blob, offset_base, offset_rel, blob_digests, offset_digests, heads, filter, filter_digests)
+        vocab.base_refs = (blocks, block_base, block_rel, blocks_digests, offset_digests, heads, filter,
+                           filter_digests)
         return vocab
 
 
@@ -360,8 +444,9 @@ cdef int _append_words(CVocabulary& c, size_t first, size_t last, Py_ssize_t min
     """Appends the words among terms [first, last) to buf, each ending at the next entry of ends (lock held)."""
     cdef size_t i
     cdef string_view t
+    cdef TermReader reader = TermReader(&c)
     for i in range(first, last):
-        t = c.term(<uint32_t>i)
+        t = reader.get(<uint32_t>i)
         if _is_word(t, min_len, max_len):
             buf.append(t.data(), t.size())
             ends.push_back(buf.size())
@@ -385,6 +470,7 @@ cdef _fill_arrays(Vocabulary vocab, blob, offsets, order):
     cdef size_t i, n = oview.shape[0] - 1, pos = 0
     cdef uint32_t tid
     cdef string_view t
+    cdef TermReader reader = TermReader(&vocab.c)  # (base ids in increasing order decode incrementally)
     cdef bint ordered = order is not None
     if ordered:
         ov = order
@@ -394,7 +480,9 @@ cdef _fill_arrays(Vocabulary vocab, blob, offsets, order):
             oview[0] = 0
             for i in range(n):
                 tid = ov[i] if ordered else <uint32_t>i
-                t = vocab.c.term(tid)
+                t = reader.get(tid)
+                if t.size() > <size_t>bview.shape[0] - pos:  # (term_bytes() read the same blocks: never, but bounded)
+                    raise RuntimeError("corrupt index: the terms changed while they were copied")
                 if t.size():
                     memcpy(&bview[pos], t.data(), t.size())
                 pos += t.size()
@@ -426,6 +514,8 @@ def chunk_digests(arr):
 CHECK_CHUNK = kCheckChunk
 #: Terms per head (see :func:`term_heads`).
 HEAD_EVERY = kHeadEvery
+#: Terms per front-coded block (see :func:`front_code`).
+TERM_BLOCK = kTermBlock
 #: Entries per 64-bit base of packed offsets (see :func:`pack_offsets`).
 OFFSET_BLOCK = kOffsetBlock
 
@@ -461,6 +551,31 @@ def unpack_offsets(base, rel):
     if base.shape[0] != (rel.shape[0] + kOffsetBlock - 1) // kOffsetBlock:
         raise ValueError("offset bases do not cover the offsets")
     return np.repeat(base, kOffsetBlock)[: rel.shape[0]] + rel.astype(np.uint64)
+
+
+def front_code(blob, offsets):
+    """Front-code sorted terms (``blob``, plain uint64 ``offsets``) as a dictionary is saved.
+
+    Returns ``(blocks, block_offsets)``: :data:`TERM_BLOCK` terms a block, the first whole, each next one as the
+    bytes it drops from and adds to the one before (csrc/text/term_blocks.hpp);
+    ``block_offsets`` (uint64) holds where each block starts, plus the end.
+    Raises ``ValueError`` when the offsets do not describe ``blob`` or the
+    terms are not strictly ascending in byte order.
+    """
+    cdef const uint8_t[::1] bview = np.ascontiguousarray(blob, dtype=np.uint8)
+    cdef const uint64_t[::1] oview = np.ascontiguousarray(offsets, dtype=np.uint64)
+    if oview.shape[0] < 1:
+        raise ValueError("offsets must hold at least one entry")
+    cdef vector[char] out
+    cdef vector[uint64_t] block_offsets
+    cdef bint ok
+    cdef const char* base = <const char*>&bview[0] if bview.shape[0] else <const char*>""
+    with nogil:
+        ok = c_front_code(base, bview.shape[0], &oview[0], oview.shape[0] - 1, out, block_offsets)
+    if not ok:
+        raise ValueError("terms are not strictly ascending, or the offsets do not describe the data")
+    return (copy_array(<uint8_t*>out.data(), out.size(), np.uint8),
+            copy_array(block_offsets.data(), block_offsets.size(), np.uint64))
 
 
 def term_heads(blob, offsets):

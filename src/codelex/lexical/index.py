@@ -436,10 +436,11 @@ class WordIndex:
             max_bytes = self.max_bytes
             metadata = dict(self.metadata)
         path_blob, path_offsets = _lexical.encode_paths(paths)
-        vocab_offset_base, vocab_offset_rel = _text.pack_offsets(vocab_offsets)
+        vocab_blocks, block_offsets = _text.front_code(vocab_blob, vocab_offsets)
+        vocab_block_base, vocab_block_rel = _text.pack_offsets(block_offsets)
         return LexicalSnapshot(
-            **arrays, vocab_blob=vocab_blob, vocab_offset_base=vocab_offset_base, vocab_offset_rel=vocab_offset_rel,
-            term_heads=_text.term_heads(vocab_blob, vocab_offsets),
+            **arrays, vocab_blocks=vocab_blocks, vocab_block_base=vocab_block_base, vocab_block_rel=vocab_block_rel,
+            vocab_terms=len(vocab_offsets) - 1, term_heads=_text.term_heads(vocab_blob, vocab_offsets),
             term_filter=_text.term_filter(vocab_blob, vocab_offsets),
             path_blob=np.frombuffer(path_blob, dtype=np.uint8), path_offsets=path_offsets, mtime_ns=mtime_ns,
             size=size, prior_flags=flags, kind_id=kind, rules=rules_fingerprint(), max_bytes=max_bytes,
@@ -467,9 +468,10 @@ class WordIndex:
         # Digests are believed only from a file this user wrote: anyone can make a file's digests match it.
         digests = (snapshot.digests if snapshot.trusted else None) or {}
         try:
-            vocab = Vocabulary.from_sorted(snapshot.vocab_blob, snapshot.vocab_offset_base, snapshot.vocab_offset_rel,
-                                           digests.get("vocab_blob"), digests.get("vocab_offset_rel"),
-                                           snapshot.term_heads, snapshot.term_filter, digests.get("term_filter"))
+            vocab = Vocabulary.from_front_coded(snapshot.vocab_blocks, snapshot.vocab_block_base,
+                                                snapshot.vocab_block_rel, snapshot.vocab_terms,
+                                                digests.get("vocab_blocks"), digests.get("vocab_block_rel"),
+                                                snapshot.term_heads, snapshot.term_filter, digests.get("term_filter"))
         except (ValueError, TypeError) as exc:
             raise IndexFormatError(f"corrupt index: term dictionary: {exc}") from None
         if snapshot.term_ptr_rel.shape[0] != len(vocab) + 1:

@@ -1,13 +1,14 @@
-"""The word index's on-disk format (version 6), over the container of :mod:`codelex.persist.container`.
+"""The word index's on-disk format (version 7), over the container of :mod:`codelex.persist.container`.
 
 An index directory holds one file, ``index.clx`` (:data:`codelex.defaults.INDEX_FILE`).
 Its arrays are the posting segment (term offsets, documents in frame-of-reference blocks, one-byte tfs
 with overflow pairs, line checkpoints, line data, lengths), the sorted term
-dictionary (term bytes and offsets, in byte order: a load searches it in
-place; a head every 64 terms and a blocked Bloom filter over the terms
-speed lookups up) and the file table (paths, ``mtime_ns``, sizes, prior flags,
-language ids).  Offset arrays (term offsets, line checkpoints, term byte
-offsets) are packed: a 64-bit base every 64 entries and 32-bit remainders
+dictionary (in byte order, front-coded in blocks of 16 terms with one offset
+per block: a load searches it in place; a head every 64 terms and a blocked
+Bloom filter over the terms speed lookups up; the header's ``terms`` says
+how many it holds) and the file table (paths, ``mtime_ns``, sizes, prior
+flags, language ids).  Offset arrays (term offsets, line checkpoints, term
+block offsets) are packed: a 64-bit base every 64 entries and 32-bit remainders
 (``*_base``, small, and ``*_rel``).  The header adds the Unicode version of the tokenizer tables,
 a fingerprint of the path rules (so that stale prior flags are recomputed,
 never trusted), the size cap and free-form metadata.
@@ -70,18 +71,22 @@ FORMAT = "codelex-index"
 #: Version 3: the sorted term dictionary searched in place, one-byte tfs, line
 #: checkpoints and lazily verified chunks; version 4: offset arrays packed (a
 #: 64-bit base per 64 entries, 32-bit remainders) and a term filter; version 5:
-#: the header carries this user's MAC (see :mod:`codelex.persist.trust`); version 6: posting documents in
-#: frame-of-reference blocks (:func:`codelex._native.lexical.LiveIndex.export`).  Older indexes are rebuilt.
-FORMAT_VERSION = 6
+#: the header carries this user's MAC (see :mod:`codelex.persist.trust`);
+#: version 7 (issue 31; on the Linux tree the file went from 453 to about 310 MiB): the term dictionary
+#: front-coded in blocks of 16 terms (``term_blocks``, ``term_block_offsets_*``, the header's ``terms``;
+#: 128 -> 47 MiB) and the postings' documents in frame-of-reference blocks of 128 (``post_doc`` and its
+#: ``post_doc_min``/``_width``/``_off``; 106 -> 44 MiB).  Older indexes are refused at the prefix (their
+#: version) and rebuilt.
+FORMAT_VERSION = 7
 
 #: The arrays verified chunk by chunk as they are read (snapshot name -> file name).
 LAZY_ARRAYS = {"term_ptr_rel": "term_ptr_rel", "post_doc": "post_doc", "post_doc_min": "post_doc_min",
                "post_doc_width": "post_doc_width", "post_doc_off": "post_doc_off", "post_tf": "post_tf",
-               "line_ckpt_rel": "line_ckpt_rel", "line_data": "line_data", "vocab_blob": "term_blob",
-               "vocab_offset_rel": "term_offsets_rel", "term_filter": "term_filter"}
+               "line_ckpt_rel": "line_ckpt_rel", "line_data": "line_data", "vocab_blocks": "term_blocks",
+               "vocab_block_rel": "term_block_offsets_rel", "term_filter": "term_filter"}
 #: The bases of the packed offset arrays (small: checked when the file is opened).
 _BASE_ARRAYS = {"term_ptr_base": "term_ptr_base", "line_ckpt_base": "line_ckpt_base",
-                "vocab_offset_base": "term_offsets_base"}
+                "vocab_block_base": "term_block_offsets_base"}
 
 # name -> dtype, in file order.
 _ARRAYS: dict[str, str] = {
@@ -101,9 +106,9 @@ _ARRAYS: dict[str, str] = {
     "field_len": "|u1",
     "field_len_big_pos": "<u8",
     "field_len_big_val": "<u8",
-    "term_blob": "|u1",
-    "term_offsets_base": "<u8",
-    "term_offsets_rel": "<u4",
+    "term_blocks": "|u1",
+    "term_block_offsets_base": "<u8",
+    "term_block_offsets_rel": "<u4",
     "term_heads": "<u8",
     "term_filter": "<u8",
     "path_blob": "|u1",
@@ -132,9 +137,10 @@ class LexicalSnapshot:
     ``line_ckpt_*`` (line checkpoints), ``line_data`` (uint8) and
     ``doc_len`` (uint32) form the posting segment, ``field_len`` (uint32,
     three per document: dir, name, defs) the extra fields' lengths;
-    ``vocab_blob``/``vocab_offset_*`` the term dictionary, sorted, and
-    ``term_heads`` and ``term_filter`` its lookup heads and Bloom filter
-    (:func:`codelex._native.text.term_heads`); ``path_blob``/``path_offsets``, ``mtime_ns``,
+    ``vocab_blocks``/``vocab_block_*`` the term dictionary, sorted and
+    front-coded (:func:`codelex._native.text.front_code`; ``vocab_terms``
+    terms), and ``term_heads`` and ``term_filter`` its lookup heads and Bloom
+    filter (:func:`codelex._native.text.term_heads`); ``path_blob``/``path_offsets``, ``mtime_ns``,
     ``size``, ``prior_flags`` and ``kind_id`` the file table.  ``rules``
     fingerprints the path rules that produced ``prior_flags`` and
     ``kind_id``.  ``digests`` (a load's) holds the chunk digests of the
@@ -159,9 +165,10 @@ class LexicalSnapshot:
     line_data: np.ndarray
     doc_len: np.ndarray
     field_len: np.ndarray
-    vocab_blob: np.ndarray
-    vocab_offset_base: np.ndarray
-    vocab_offset_rel: np.ndarray
+    vocab_blocks: np.ndarray
+    vocab_block_base: np.ndarray
+    vocab_block_rel: np.ndarray
+    vocab_terms: int
     term_heads: np.ndarray
     term_filter: np.ndarray
     path_blob: np.ndarray
@@ -244,7 +251,6 @@ def save_lexical(snapshot: LexicalSnapshot, path: str | os.PathLike[str]) -> Pat
     directory = Path(path)
     if directory.name == INDEX_FILE and not is_dir(directory):
         directory = directory.parent
-    n_terms = len(snapshot.vocab_offset_rel) - 1
     arrays: dict[str, np.ndarray] = {
         "tf_big_pos": snapshot.tf_big_pos,
         "tf_big_val": snapshot.tf_big_val,
@@ -271,7 +277,7 @@ def save_lexical(snapshot: LexicalSnapshot, path: str | os.PathLike[str]) -> Pat
         "max_bytes": snapshot.max_bytes,
         "files": snapshot.n_docs,
         "line_checkpoint": LINE_CHECKPOINT,
-        "terms": n_terms,
+        "terms": int(snapshot.vocab_terms),
         "created_unix": time.time(),
         "metadata": snapshot.metadata,
     }
@@ -369,6 +375,9 @@ def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: boo
         raise IndexFormatError("corrupt index: max_bytes is not a size")
     if arrays["prior_flags"].shape[0] != n or arrays["kind_id"].shape[0] != n:
         raise IndexFormatError("corrupt index: file table and documents disagree in length")
+    n_terms = header.get("terms")
+    if not isinstance(n_terms, int) or isinstance(n_terms, bool) or n_terms < 0:
+        raise IndexFormatError("corrupt index: the number of terms is not a count")
     digests = None
     if lazy:
         digests = {}
@@ -384,7 +393,7 @@ def load_lexical(path: str | os.PathLike[str], *, mmap: bool = True, verify: boo
         **{attr: arrays[name] for attr, name in _BASE_ARRAYS.items()},
         **{attr: arrays[name] for attr, name in LAZY_ARRAYS.items()},
         tf_big_pos=arrays["tf_big_pos"], tf_big_val=arrays["tf_big_val"],
-        doc_len=arrays["doc_len"], field_len=field_len, term_heads=arrays["term_heads"],
+        doc_len=arrays["doc_len"], field_len=field_len, vocab_terms=n_terms, term_heads=arrays["term_heads"],
         path_blob=blob, path_offsets=offsets,
         mtime_ns=arrays["mtime_ns"], size=arrays["size"], prior_flags=arrays["prior_flags"],
         kind_id=arrays["kind_id"], rules=rules if isinstance(rules, str) else "", max_bytes=max_bytes,
