@@ -524,30 +524,41 @@ class Server:
             self.last_activity = time.monotonic()
 
     def _answer_with_heartbeats(self, conn, payload) -> dict:
-        """:meth:`answer`, computed on another thread while the client hears a ``working`` line every
-        :data:`HEARTBEAT_S` (so it can tell a long build from a server that stopped)."""
+        """:meth:`answer`, computed in this thread while another sends the client a ``working`` line every
+        :data:`HEARTBEAT_S` (so it can tell a long build from a server that stopped); none is sent after this
+        returns, so the answer is the last line."""
         import json
         import threading
 
-        box: list = []
         progress = ProgressLine()
-        worker = threading.Thread(target=lambda: box.append(self.answer(payload, progress)), daemon=True,
-                                  name="codelex-serve-request")
-        worker.start()
-        while True:
-            worker.join(HEARTBEAT_S)
-            if not worker.is_alive():
-                break
-            beat = {"version": VERSION, "op": "working"}
-            if progress.line is not None:
-                beat["progress"] = progress.line
-            try:
-                conn.sendall(json.dumps(beat).encode("utf-8", "surrogateescape") + b"\n")
-            except OSError:
-                pass  # the client went away; the command still finishes (its effects, e.g. a build, are kept)
-            self.last_activity = time.monotonic()
-        return box[0] if box else {"version": VERSION, "op": "done", "status": 2, "stdout": "",
-                                   "stderr": "codelex: the server failed to answer\n"}
+        sending = threading.Lock()
+        finished = threading.Event()
+        done = []  # (under ``sending``: once it holds True, no heartbeat goes out)
+
+        def heartbeats() -> None:
+            while not finished.wait(HEARTBEAT_S):
+                beat = {"version": VERSION, "op": "working"}
+                if progress.line is not None:
+                    beat["progress"] = progress.line
+                with sending:
+                    if done:
+                        return
+                    try:
+                        conn.sendall(json.dumps(beat).encode("utf-8", "surrogateescape") + b"\n")
+                    except OSError:
+                        pass  # the client went away; the command still finishes (its effects, e.g. a build, are kept)
+                self.last_activity = time.monotonic()
+
+        _thread(heartbeats)
+        try:
+            return self.answer(payload, progress)
+        except Exception:  # (a command's own failures are answered by _run: this is the server's)
+            return {"version": VERSION, "op": "done", "status": 2, "stdout": "",
+                    "stderr": "codelex: the server failed to answer\n"}
+        finally:
+            with sending:
+                done.append(True)
+            finished.set()
 
     def answer(self, payload, progress: ProgressLine | None = None) -> dict:
         """The answer to one request (a dict with ``version`` and ``op``); a command's progress bar goes to
@@ -614,9 +625,15 @@ def _log_to_own_stderr() -> None:
 
 
 def _thread(target, *args) -> None:
-    import threading
+    """Run ``target(*args)`` on a new (daemon) thread without waiting for it to start.
 
-    threading.Thread(target=target, args=args, daemon=True).start()
+    ``threading.Thread.start`` waits until the new thread runs: a wakeup of an
+    idle processor, which costs milliseconds on a virtual machine, twice a
+    request before this (a served command's whole work is about one).
+    """
+    import _thread as threads
+
+    threads.start_new_thread(target, args)
 
 
 def serve(runner, idle_timeout: float = IDLE_TIMEOUT_S) -> int:
