@@ -1,6 +1,7 @@
 #include "score/bm25.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace codelex {
 
@@ -588,36 +589,49 @@ void Scorer::accumulate_group(const LiveIndex& index, const SearchRequest& req, 
     for (int f = 0; f < kFields; ++f) {
       const uint32_t id = ft.ids[f];
       if (id == kNoTerm) continue;
-      auto post = [&](uint32_t d, uint32_t tf) {
-        DeltaAcc& st = delta_acc_[d];
-        if (st.stamp != term_epoch_) {
-          st = DeltaAcc{0.0, 0.0, term_epoch_, 0, 0};
-          delta_touched_[n++] = d;
+      const uint8_t own = m == 0 ? static_cast<uint8_t>(1u << f) : 0;  // the boosts count the token itself
+      // One list; kBody a constant, so the loop carries no per-posting test of the field.
+      auto list = [&](auto body_tag) {
+        constexpr bool kBody = decltype(body_tag)::value;
+        const double* factor = field_factor_.data() + (kBody ? 0 : f - 1);
+        auto post = [&](uint32_t d, uint32_t tf) {
+          DeltaAcc& st = delta_acc_[d];
+          if (st.stamp != term_epoch_) {
+            st = DeltaAcc{0.0, 0.0, term_epoch_, 0, 0};
+            delta_touched_[n++] = d;
+          }
+          if constexpr (kBody) {
+            st.body += weight * (tf * docs_[d].body_factor);
+            st.hits += tf;
+          } else {
+            st.extra += weight * (tf * factor[d * kExtraFields]);
+          }
+          st.mask |= own;
+        };
+        if (base && id < seg.n_terms) {
+          const SegmentView::Range r = clip_to(seg, id, lo, hi);
+          if (!base_live && !req.allowed) {
+            seg.for_each_doc(r.begin, r.end, [&](int64_t p, uint32_t d) { post(d, seg.tf(p)); });
+          } else {
+            seg.for_each_doc(r.begin, r.end, [&](int64_t p, uint32_t d) {
+              if (base_live && !base_live[d]) return;
+              if (req.allowed && !req.allowed[d]) return;
+              post(d, seg.tf(p));
+            });
+          }
         }
-        const double c = weight * (tf * (f == kBody ? docs_[d].body_factor : field_factor_[d * kExtraFields + f - 1]));
-        if (f == kBody) {
-          st.body += c;
-          st.hits += tf;
-        } else {
-          st.extra += c;
+        if (const std::vector<DeltaPosting>* dl = delta ? index.delta_list(id) : nullptr) {
+          for (const DeltaPosting& dp : *dl) {
+            if (dp.gen != gen[dp.doc]) continue;  // superseded or removed
+            if (req.allowed && !req.allowed[dp.doc]) continue;
+            post(dp.doc, dp.tf);
+          }
         }
-        if (m == 0) st.mask |= static_cast<uint8_t>(1u << f);  // the boosts count the token itself
       };
-      if (base && id < seg.n_terms) {
-        const SegmentView::Range r = clip_to(seg, id, lo, hi);
-        seg.for_each_doc(r.begin, r.end, [&](int64_t p, uint32_t d) {
-          if (base_live && !base_live[d]) return;
-          if (req.allowed && !req.allowed[d]) return;
-          post(d, seg.tf(p));
-        });
-      }
-      if (const std::vector<DeltaPosting>* list = delta ? index.delta_list(id) : nullptr) {
-        for (const DeltaPosting& dp : *list) {
-          if (dp.gen != gen[dp.doc]) continue;  // superseded or removed
-          if (req.allowed && !req.allowed[dp.doc]) continue;
-          post(dp.doc, dp.tf);
-        }
-      }
+      if (f == kBody)
+        list(std::true_type{});
+      else
+        list(std::false_type{});
     }
   }
   const double k1 = req.k1;
