@@ -347,21 +347,56 @@ inline SegmentView::Range clip(const SegmentView& seg, SegmentView::Range r, uin
 }  // namespace
 
 SegmentView::Range Scorer::clip_to(const SegmentView& seg, uint32_t term, uint32_t lo, uint32_t hi) const {
-  const SegmentView::Range r = seg.postings(term);
-  if (lo == 0 && hi == UINT32_MAX) return r;
+  if (lo == 0 && hi == UINT32_MAX) return seg.postings(term);
   const int shift = window_shift_;
   const uint32_t mask = (uint32_t{1} << shift) - 1;
-  if (shift > 0 && !(lo & mask) && (hi == UINT32_MAX || !(hi & mask)) && r.end - r.begin >= 1024) {
-    auto it = window_starts_.find((static_cast<uint64_t>(term) << 8) | static_cast<uint64_t>(shift));
-    if (it != window_starts_.end()) {
-      const std::vector<uint32_t>& starts = it->second;
-      const size_t n_win = starts.size() - 1;
-      const size_t w0 = std::min<size_t>(lo >> shift, n_win);
-      const size_t w1 = hi == UINT32_MAX ? n_win : std::min<size_t>(hi >> shift, n_win);
-      return SegmentView::Range{r.begin + starts[w0], r.begin + starts[std::max(w0, w1)]};
+  const auto it = std::lower_bound(clip_lists_.begin(), clip_lists_.end(), term,
+                                   [](const ClipList& c, uint32_t t) { return c.term < t; });
+  if (it == clip_lists_.end() || it->term != term || (lo & mask) || (hi != UINT32_MAX && (hi & mask)))
+    return clip(seg, seg.postings(term), lo, hi);
+  const SegmentView::Range r = it->r;
+  if (it->starts) {
+    const size_t n_win = window_starts_n_;
+    const size_t w0 = std::min<size_t>(lo >> shift, n_win);
+    const size_t w1 = hi == UINT32_MAX ? n_win : std::min<size_t>(hi >> shift, n_win);
+    return SegmentView::Range{r.begin + it->starts[w0], r.begin + it->starts[std::max(w0, w1)]};
+  }
+  const uint32_t* docs = clip_docs_.data() + it->docs;
+  const uint32_t* end = docs + (r.end - r.begin);
+  const uint32_t* a = std::lower_bound(docs, end, lo);
+  const uint32_t* b = hi == UINT32_MAX ? end : std::lower_bound(a, end, hi);
+  return SegmentView::Range{r.begin + (a - docs), r.begin + (b - docs)};
+}
+
+void Scorer::prepare_clip_lists(const LiveIndex& index, const SearchRequest& req) {
+  const SegmentView& seg = index.base().seg;
+  clip_lists_.clear();
+  clip_docs_.clear();
+  const size_t n_win = ((index.base().n_docs - 1) >> window_shift_) + 1;
+  window_starts_n_ = n_win;
+  for (const PrunedTerm& t : pruned_terms_) {
+    for (size_t m = 0; m <= t.n_variants; ++m) {
+      const FieldTerm& ft = m == 0 ? t.ft : req.field_terms[t.first_variant + m - 1];
+      for (int f = 0; f < kFields; ++f) {
+        const uint32_t id = ft.ids[f];
+        if (id == kNoTerm || id >= seg.n_terms) continue;
+        const SegmentView::Range r = seg.postings(id);
+        if (r.begin == r.end) continue;
+        ClipList c{id, r, nullptr, clip_docs_.size()};
+        auto it = window_starts_.find((static_cast<uint64_t>(id) << 8) | static_cast<uint64_t>(window_shift_));
+        if (it != window_starts_.end() && it->second.size() == n_win + 1) {
+          c.starts = it->second.data();
+        } else {
+          seg.for_each_doc(r.begin, r.end, [&](int64_t, uint32_t d) { clip_docs_.push_back(d); });
+        }
+        clip_lists_.push_back(c);
+      }
     }
   }
-  return clip(seg, r, lo, hi);
+  std::sort(clip_lists_.begin(), clip_lists_.end(), [](const ClipList& a, const ClipList& b) { return a.term < b.term; });
+  clip_lists_.erase(std::unique(clip_lists_.begin(), clip_lists_.end(),
+                                [](const ClipList& a, const ClipList& b) { return a.term == b.term; }),
+                    clip_lists_.end());
 }
 
 template <bool kMasked, bool kDeadBase>
@@ -972,6 +1007,7 @@ void Scorer::search_fields_windows(const LiveIndex& index, const SearchRequest& 
       if (tm > 0) window_total_[w] += scale * tm * (k1 + 1) / (k1 + tm);
     }
   }
+  prepare_clip_lists(index, req);
   // The base documents that earn a boost (every query token in defs / name),
   // ascending: a window holding none of them needs no boost in its bound.
   boosted_defs_.clear();

@@ -68,7 +68,7 @@ struct SearchRequest {
   size_t n_query_tokens = 0;  // distinct tokens of the query (the boosts need all of them)
   FieldParams field_params;
   // Below this many base postings in all, scoring every posting beats pruning.
-  int64_t prune_min_postings = 16384;
+  int64_t prune_min_postings = 4096;
 };
 
 // The code ranking walks the base document at a time (MaxScore) only when
@@ -158,6 +158,20 @@ class Scorer {
   // Per cached list (same keys): the first posting of each window, relative to the list's first.
   std::unordered_map<uint64_t, std::vector<uint32_t>> window_starts_;
   int window_shift_ = 0;  // the current windows' size (search_fields_windows)
+  // The current windows' lists, by term: each one's postings, and where a
+  // window's part of it starts (a long list's cached starts) or its
+  // documents decoded (a short one), so clipping a list to a window costs
+  // neither a posting lookup nor a search through packed ids.
+  struct ClipList {
+    uint32_t term;
+    SegmentView::Range r;
+    const uint32_t* starts;  // window_starts_ entry, or null
+    size_t docs;             // offset of the decoded documents in clip_docs_ (starts null)
+  };
+  std::vector<ClipList> clip_lists_;
+  std::vector<uint32_t> clip_docs_;
+  size_t window_starts_n_ = 0;  // windows of the current base (each starts entry holds one more)
+  void prepare_clip_lists(const LiveIndex& index, const SearchRequest& req);
   // The term's postings among documents [lo, hi): through window_starts_ for a window of a cached list.
   SegmentView::Range clip_to(const SegmentView& seg, uint32_t term, uint32_t lo, uint32_t hi) const;
   std::vector<double> window_scratch_;

@@ -436,6 +436,15 @@ def test_query_touching_every_document():
     assert [h.file for h in idx.search("alpha beta", limit=3)] == ["f00.py", "f01.py", "f02.py"]
 
 
+def _reloaded(idx: WordIndex) -> WordIndex:
+    """``idx`` saved and loaded again (the loaded one owns its mapping: the directory can go)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        idx.save(d)
+        return WordIndex.load(d)
+
+
 # Word forms too ("parse", "parsed", "parsing", "parser"): prose queries then carry stem groups.
 _prune_words = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps", "zeta", "common", "common2", "rare",
                                 "def beta(", "class Alpha:", "parse", "parsed", "parsing", "parser"])
@@ -452,15 +461,19 @@ _prune_words = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps", "zeta"
     filtered=st.booleans(),
     central=st.booleans(),
     ranking=st.sampled_from(codelex.RANKINGS),
+    saved=st.booleans(),
 )
-def test_pruned_search_equals_exhaustive(docs, edits, removals, query, limit, filtered, central, ranking):
-    """MaxScore pruning returns exactly what scoring every posting returns (files, scores, hits, lines, fields)."""
+def test_pruned_search_equals_exhaustive(docs, edits, removals, query, limit, filtered, central, ranking, saved):
+    """MaxScore pruning returns exactly what scoring every posting returns (files, scores, hits, lines, fields),
+    over a base built here (plain document ids) or saved and loaded (packed in blocks)."""
     common = "common common2\n"
     # Paths and definitions that hold query words too: the code ranking's fields and boosts take part.
     names = ["alpha", "beta_gamma", "common", "f", "rare_delta"]
     idx = WordIndex.build([(f"{'tests/' if i % 5 == 0 else 'src/'}{'zeta/' if i % 3 == 0 else ''}"
                             f"{names[i % 5]}{i:02}.py", common + d, -1,
                             [("eps_common", 1)] if i % 4 == 0 else None) for i, d in enumerate(docs)])
+    if saved:
+        idx = _reloaded(idx)
     idx.merge_ratio = None
     files = idx.files
     for i, text in edits:  # a delta segment and dead base documents
@@ -490,8 +503,9 @@ _WINDOW_WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "common", "co
     filtered=st.booleans(),
     central=st.booleans(),
     edits=st.integers(0, 8),
+    saved=st.booleans(),
 )
-def test_window_pruning_equals_exhaustive(seed, n_docs, query, limit, filtered, central, edits):
+def test_window_pruning_equals_exhaustive(seed, n_docs, query, limit, filtered, central, edits, saved):
     """Block-max over document windows (single terms, rare terms, masks) returns exactly what scoring every
     posting returns, over many windows of skewed term frequencies, with a delta and dead base documents."""
     import random
@@ -506,6 +520,8 @@ def test_window_pruning_equals_exhaustive(seed, n_docs, query, limit, filtered, 
     names = ["alpha", "beta_gamma", "common", "f", "rare_delta", "parser"]
     idx = WordIndex.build([(f"{'tests/' if i % 7 == 0 else 'src/'}{names[i % 6]}{i:03}.py", text(), -1,
                             [("eps_common", 1)] if i % 4 == 0 else None) for i in range(n_docs)])
+    if saved:  # the loaded base reads its documents from frame-of-reference blocks
+        idx = _reloaded(idx)
     idx.merge_ratio = None
     files = idx.files
     for _ in range(edits):

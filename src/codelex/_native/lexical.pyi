@@ -129,7 +129,7 @@ class LiveIndex:
         multiplier: npt.NDArray[np.float64] | None = None,
         multiplier_max: float = ...,
         exhaustive: bool = False,
-        prune_min_postings: int = 16384,
+        prune_min_postings: int = 4096,
     ) -> list[tuple[int, float, int, int]] | None: ...
     def search_hits(
         self,
@@ -143,7 +143,7 @@ class LiveIndex:
         multiplier: npt.NDArray[np.float64] | None = None,
         multiplier_max: float = ...,
         exhaustive: bool = False,
-        prune_min_postings: int = 16384,
+        prune_min_postings: int = 4096,
         row_type: type[_Row] = ...,
     ) -> list[_Row] | None: ...
     def search_fields(
@@ -158,6 +158,6 @@ class LiveIndex:
         multiplier: npt.NDArray[np.float64] | None = None,
         multiplier_max: float = ...,
         exhaustive: bool = False,
-        prune_min_postings: int = 16384,
+        prune_min_postings: int = 4096,
         row_type: type[_Row] = ...,
     ) -> list[_Row] | None: ...

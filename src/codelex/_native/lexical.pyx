@@ -975,7 +975,7 @@ cdef class LiveIndex:
 
     def search(self, list tokens not None, Py_ssize_t limit, uint64_t generation, double k1, double b,
                allowed=None, multiplier=None, double multiplier_max=float("inf"), bint exhaustive=False,
-               int64_t prune_min_postings=16384):
+               int64_t prune_min_postings=4096):
         """Rank slots for distinct query ``tokens``: ``[(slot, score, hits, line)]``.
 
         ``k1`` and ``b`` are the BM25 parameters.  ``multiplier_max`` bounds
@@ -1016,7 +1016,7 @@ cdef class LiveIndex:
 
     def search_hits(self, list tokens not None, Py_ssize_t limit, object paths, uint64_t generation,
                     double k1, double b, allowed=None, multiplier=None, double multiplier_max=float("inf"),
-                    bint exhaustive=False, int64_t prune_min_postings=16384, row_type=tuple):
+                    bint exhaustive=False, int64_t prune_min_postings=4096, row_type=tuple):
         """Like :meth:`search`, but answers rows ``(file, score, hits, line, line, None, ("body",))`` of the
         tuple type ``row_type`` (``codelex.Hit``), ``file`` being ``paths[slot]`` (``paths`` None: the
         index's own record of the slot's path).
@@ -1112,7 +1112,7 @@ cdef class LiveIndex:
 
     def search_fields(self, list terms not None, Py_ssize_t limit, object paths, uint64_t generation,
                       FieldRanking ranking not None, Py_ssize_t n_query_tokens, allowed=None, multiplier=None,
-                      double multiplier_max=float("inf"), bint exhaustive=False, int64_t prune_min_postings=16384,
+                      double multiplier_max=float("inf"), bint exhaustive=False, int64_t prune_min_postings=4096,
                       row_type=tuple):
         """The code ranking (BM25F over body, dir, name and defs): rows ``(file, score, hits, line, line, None,
         fields)`` of the tuple type ``row_type`` (``codelex.Hit``), best first; ``fields`` names the fields

@@ -62,8 +62,9 @@ if TYPE_CHECKING:
 
 __all__ = ["FileInfo", "Hit", "WordIndex"]
 
-#: Below this many base postings in all, scoring every posting beats MaxScore pruning.
-PRUNE_MIN_POSTINGS = 16384
+#: Below this many base postings in all, scoring every posting beats pruning (Linux tree: 4,096 against 16,384
+#: took the code ranking's p50 from 63 to 47 µs and the mix's from 78 to 56; lower hurt the stdlib's p95).
+PRUNE_MIN_POSTINGS = 4096
 
 
 class FileInfo(NamedTuple):
