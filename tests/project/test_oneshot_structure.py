@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from codelex import Project
+from codelex.ingest import list_files
 from codelex.persist.structure import load_structure
 from codelex.project.structure import walk_digest
 
@@ -124,3 +125,42 @@ def test_a_store_found_corrupt_on_a_read_is_not_believed_again(tmp_path):
     with Project(root) as p:
         p.open()
         assert p._state.structure.build.thread is None  # complete again
+
+
+@pytest.mark.parametrize("then", ["stopped", "superseded"])
+def test_a_run_stopped_after_its_analysis_records_the_walk_but_a_superseded_one_does_not(tmp_path, monkeypatch, then):
+    import codelex.project.structure as upkeep_module
+
+    root = make_repo(tmp_path / "repo")
+    with Project(root) as p:
+        p.open()
+        assert p.wait_structure(60)
+    path = root / "src/timers_0.py"
+    path.write_text(path.read_text() + "\n\ndef added_later():\n    pass\n")
+    real = upkeep_module.analyze_files
+
+    def analyze_then(*args, **kwargs):
+        result = real(*args, **{**kwargs, "should_continue": None})
+        upkeep = project._state.structure
+        if then == "stopped":  # a one-shot command's exit, right after the analysis
+            upkeep.build.stop()
+        else:  # a newer walk's run began meanwhile
+            with upkeep.lock:
+                upkeep.begun = upkeep.build.begin()
+        return result
+
+    monkeypatch.setattr(upkeep_module, "analyze_files", analyze_then)
+    project = Project(root, build_structure=False)  # (opened below with the structure, in this thread)
+    try:
+        project.open()
+        upkeep = project._state.structure
+        files = list_files(root).files
+        upkeep.refresh(files, project._state.preferred_dir(), wait=True)
+        assert upkeep.index.record("src/timers_0.py").structure.definitions[-1].name == "added_later"  # kept
+        saved = load_structure(root / ".codelex")
+        if then == "stopped":
+            assert saved.covers == walk_digest(files)  # the next open of this tree has nothing to do
+        else:
+            assert saved.covers is None
+    finally:
+        project.close()

@@ -74,6 +74,7 @@ class StructureUpkeep:
         self.saver = DebouncedSaver(save_dir_fn)  # the store's debounced save after edits
         self.names_cache: tuple | None = None  # (store, its version, path -> defined names)
         self.drops_saved = 0  # the store's corruption drops a save was scheduled for
+        self.begun = 0  # the last run begun (a run superseded by a newer one records no walk digest)
         # Edits that arrive while a build runs: analyzed again after it, so the build's read of the disk
         # never wins over a newer edit.
         self.edited_during_build: dict[str, Document | bytes | str | None] = {}
@@ -128,7 +129,7 @@ class StructureUpkeep:
         with self.lock:
             if self.closed:
                 return
-            job = self.build.begin()
+            job = self.begun = self.build.begin()
         if wait:
             self.build.run(job, self._refresh, files, directory, digest)
         else:
@@ -143,7 +144,7 @@ class StructureUpkeep:
         with self.lock:
             if self.closed or self.status == "building" or self.stale or index.covers != digest:
                 return False
-            job = self.build.begin()
+            job = self.begun = self.build.begin()
             self.stats = dict(analyzed=0, removed=0, unchanged=0, seconds=round(time.perf_counter() - started, 3))
             self.build.finish(job, "ready")
             return True
@@ -166,12 +167,13 @@ class StructureUpkeep:
         index.apply(result.batches, result.unchanged)
         for path in result.skipped:  # binary, vanished...: not in the word index either
             index.remove(path)
+        # Complete for this walk: every file to do was analyzed (also when the run was stopped after that, as a
+        # one-shot command's exit stops it: the next open of the unchanged tree then has nothing to do), no newer
+        # run began, no edit arrived meanwhile, and no read failed for a passing reason (to be read again).
+        accounted = sum(b.n_files for b in result.batches) + len(result.unchanged) + len(result.skipped)
         with self.lock:
-            # Complete for this walk: every file analyzed, and no edit arrived meanwhile (the next open of an
-            # unchanged tree then has nothing to do).
-            # (A transient read failure leaves a file to be read again: not complete.)
-            if digest is not None and self.build.current(job) and not self.stale and not self.edited_during_build \
-                    and "unreadable" not in result.skipped.values():
+            if digest is not None and accounted == len(todo) and self.begun == job and not self.stale \
+                    and not self.edited_during_build and "unreadable" not in result.skipped.values():
                 index.set_covers(digest)
         if index.changes:
             self._save(self.save_dir_fn())
