@@ -178,8 +178,9 @@ def test_an_index_written_with_another_key_is_untrusted(tmp_path):
 # lazily checked load believed the recomputed digests (post_doc, term_ptr and vocab crashed the process;
 # post_tf and line_data answered with made-up lines).
 _FORGERIES = {
-    "post_doc": {"post_doc": lambda a: a.__setitem__(slice(None), 0x7FFFFF00)},
-    "post_doc_one": {"post_doc": lambda a: a.__setitem__(-1, len(a) + 5)},
+    "post_doc": {"post_doc": lambda a: a.__setitem__(slice(None), 0xFF)},
+    "post_doc_one": {"post_doc_min": lambda a: a.__setitem__(-1, a[-1] + 1000)},
+    "post_doc_width": {"post_doc_width": lambda a: a.__setitem__(0, 32)},
     "term_ptr": {"term_ptr_rel": lambda a: a.__setitem__(slice(1, -1), 0x7FFFFFF0)},
     "line_ckpt": {"line_ckpt_rel": lambda a: a.__setitem__(0, 5)},
     "line_data": {"line_data": lambda a: a.__setitem__(slice(None), 0xFF)},
