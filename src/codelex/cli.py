@@ -226,10 +226,27 @@ def _cmd_search(args) -> int:
             print(f"{len(result.results)} of {result.coverage.files:,} files{under}{capped}; index {how} in "
                   f"{(opened - started) * 1e3:.0f} ms, query {(searched - opened) * 1e3:.2f} ms",
                   file=sys.stderr)
+        if pool is None:
+            _let_structure_finish(project)
     finally:
         if pool is None:
             project.close()
     return EXIT_FOUND if result.results else EXIT_NONE
+
+
+#: After a one-shot search has answered, how long it lets a structure refresh under way finish (files changed
+#: since the store was complete): once it has, the next command of the unchanged tree starts none at all.
+STRUCTURE_GRACE_S = 5.0
+
+
+def _let_structure_finish(project) -> None:
+    """The answer is out: give a structure refresh under way (none when the store covers the tree) a bounded
+    while to finish and save, rather than stop it at once (then every later command would start it again)."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    project.wait_structure(STRUCTURE_GRACE_S)
 
 
 def _pooled(args, pool):

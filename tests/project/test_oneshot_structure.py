@@ -164,3 +164,32 @@ def test_a_run_stopped_after_its_analysis_records_the_walk_but_a_superseded_one_
             assert saved.covers is None
     finally:
         project.close()
+
+
+def test_a_one_shot_search_lets_a_short_structure_refresh_finish_after_answering(tmp_path, monkeypatch, capsys):
+    import time
+
+    import codelex.project.structure as upkeep_module
+    from codelex import cli
+
+    root = make_repo(tmp_path / "repo")
+    with Project(root) as p:
+        p.open()
+        assert p.wait_structure(60)
+    path = root / "src/timers_0.py"
+    path.write_text(path.read_text() + "\n\ndef added_later():\n    pass\n")
+    real = upkeep_module.analyze_files
+
+    def slow(*args, **kwargs):  # a refresh that outlasts the search (a large store's checks, a pool's start)
+        time.sleep(1.0)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(upkeep_module, "analyze_files", slow)
+    monkeypatch.setenv("CODELEX_NO_SERVER", "1")
+    assert cli.main(["search", "added_later", "-l", "-q", "--root", str(root)]) == 0
+    assert capsys.readouterr().out.split() == ["src/timers_0.py"]
+    files = list_files(root).files
+    assert load_structure(root / ".codelex").covers == walk_digest(files)  # finished and saved, not stopped
+    with Project(root) as p:
+        p.open()
+        assert p._state.structure.build.thread is None  # the next command has nothing to do
