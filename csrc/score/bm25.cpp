@@ -1008,6 +1008,17 @@ void Scorer::search_fields_windows(const LiveIndex& index, const SearchRequest& 
     }
   }
   prepare_clip_lists(index, req);
+  // A filter's windows without an allowed document can hold no hit: bound them away (a selective
+  // filter, lang: or file:, would otherwise have most windows scored for nothing).
+  if (req.allowed) {
+    const size_t win = size_t{1} << shift;
+    for (size_t w = 0; w < n_win; ++w) {
+      if (window_total_[w] <= 0) continue;
+      const uint8_t* a = req.allowed + w * win;
+      const size_t len = std::min(win, n_base - w * win);
+      if (std::find_if(a, a + len, [](uint8_t x) { return x != 0; }) == a + len) window_total_[w] = 0;
+    }
+  }
   // The base documents that earn a boost (every query token in defs / name),
   // ascending: a window holding none of them needs no boost in its bound.
   boosted_defs_.clear();

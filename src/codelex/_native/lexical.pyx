@@ -1014,6 +1014,23 @@ cdef class LiveIndex:
             raise RuntimeError("corrupt index: a path is not valid UTF-8") from None
         return names
 
+    cdef object _rows(self, _ScorerBox box, uint64_t generation, object paths, type rt, bint fields):
+        """box.out as rows ``(file, score, hits, line, line, None, fields)`` of ``rt``, ``file`` being
+        ``paths[slot]``, or, when ``paths`` is None, the index's own record of the slot's path (None: the
+        layout changed meanwhile)."""
+        cdef list out = []
+        cdef object line
+        cdef size_t i, n = box.out.size()
+        cdef list names = self._hit_paths(box, generation) if paths is None else None
+        if paths is None and names is None:
+            return None
+        for i in range(n):
+            line = box.out[i].line
+            out.append(codelex_row7(rt, names[i] if names is not None else paths[box.out[i].doc], box.out[i].score,
+                                    box.out[i].hits, line, line, None,
+                                    _FIELD_TUPLES[box.out[i].fields & 15] if fields else _BODY))
+        return out
+
     def search_hits(self, list tokens not None, Py_ssize_t limit, object paths, uint64_t generation,
                     double k1, double b, allowed=None, multiplier=None, double multiplier_max=float("inf"),
                     bint exhaustive=False, int64_t prune_min_postings=4096, row_type=tuple):
@@ -1027,25 +1044,11 @@ cdef class LiveIndex:
             return []
         cdef type rt = _row_type(row_type)
         cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
-        cdef list out = []
-        cdef object line
         try:
             if self._classic(box, tokens, limit, generation, k1, b, allowed, multiplier, multiplier_max, exhaustive,
                              prune_min_postings) == SearchStatus.kStale:
                 return None
-            if paths is None:
-                paths = self._hit_paths(box, generation)
-                if paths is None:
-                    return None
-                for i in range(box.out.size()):
-                    line = box.out[i].line
-                    out.append(codelex_row7(rt, paths[i], box.out[i].score, box.out[i].hits, line, line, None,
-                                            _BODY))
-                return out
-            for h in box.out:
-                line = h.line
-                out.append(codelex_row7(rt, paths[h.doc], h.score, h.hits, line, line, None, _BODY))
-            return out
+            return self._rows(box, generation, paths, rt, False)
         finally:
             self.pool.append(box)
 
@@ -1131,7 +1134,6 @@ cdef class LiveIndex:
         if not ranking.ready:
             raise ValueError("the FieldRanking was not initialized: every parameter must be given")
         cdef type rt = _row_type(row_type)
-        cdef object line
         cdef FieldTerm ft
         cdef SearchRequest req
         cdef int64_t tid
@@ -1189,20 +1191,6 @@ cdef class LiveIndex:
             req.multiplier_len = 0
             if self._run(box, &req, allowed, multiplier) == SearchStatus.kStale:
                 return None
-            out = []
-            if paths is None:
-                paths = self._hit_paths(box, generation)
-                if paths is None:
-                    return None
-                for i in range(box.out.size()):
-                    line = box.out[i].line
-                    out.append(codelex_row7(rt, paths[i], box.out[i].score, box.out[i].hits, line, line, None,
-                                            _FIELD_TUPLES[box.out[i].fields & 15]))
-                return out
-            for h in box.out:
-                line = h.line
-                out.append(codelex_row7(rt, paths[h.doc], h.score, h.hits, line, line, None,
-                                        _FIELD_TUPLES[h.fields & 15]))
-            return out
+            return self._rows(box, generation, paths, rt, True)
         finally:
             self.pool.append(box)
