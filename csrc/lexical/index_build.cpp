@@ -358,7 +358,7 @@ int64_t varint_span(const uint8_t* p, const uint8_t* end, uint32_t count) noexce
 namespace {
 // Packed offsets read through no check must be canonical and monotonic.
 bool offsets_valid(const PackedOffsets& o, size_t n) noexcept {
-  return o.plain || packed_offsets_valid(o.base, o.rel, n);
+  return packed_offsets_valid(o, n);
 }
 }  // namespace
 

@@ -369,17 +369,26 @@ def _exported(docs):
         lambda a: a.__setitem__("line_ckpt_base", a["line_ckpt_base"] + np.uint64(1)),
         lambda a: (a.__setitem__("tf_big_pos", np.array([0], dtype=np.uint64)),
                    a.__setitem__("tf_big_val", np.array([300], dtype=np.uint32))),
+        # frame-of-reference blocks' metadata
+        lambda a: a.__setitem__("term_ptr_rel_width", np.full_like(a["term_ptr_rel_width"], 40)),
+        lambda a: a.__setitem__("post_doc_min", a["post_doc_min"] + np.uint32(1000)),
+        lambda a: a.__setitem__("line_ckpt_rel_off", a["line_ckpt_rel_off"] + np.uint32(1)),
+        lambda a: a.__setitem__("post_doc_width", a["post_doc_width"][:0].copy()),
+        lambda a: a.__setitem__("term_ptr_rel", a["term_ptr_rel"][:-1].copy()),
     ],
 )
 def test_native_install_rejects_inconsistent_arrays(corrupt):
     idx, arrays, blob, offsets, mtime, size = _exported([("a.py", "alpha beta\nbeta"), ("b.py", "beta gamma")])
     live = native_lexical.LiveIndex(idx._vocab)
-    live.install(dict(arrays), blob, offsets, mtime, size)  # the intact arrays install
+    n_terms = len(idx._vocab)
+    live.install(dict(arrays), blob, offsets, mtime, size, None, n_terms)  # the intact arrays install
     bad = dict(arrays)
     corrupt(bad)
     with pytest.raises(ValueError):
-        live.install(bad, blob, offsets, mtime, size)
+        live.install(bad, blob, offsets, mtime, size, None, n_terms)
     assert live.n_live == 2  # a failed install changes nothing
+    with pytest.raises(ValueError):  # the term count is the dictionary's: never guessed
+        live.install(dict(arrays), blob, offsets, mtime, size)
 
 
 def test_concurrent_searches_agree():

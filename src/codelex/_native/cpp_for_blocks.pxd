@@ -8,7 +8,7 @@ cdef extern from "storage/for_blocks.hpp" namespace "codelex" nogil:
     size_t kForPadding
     size_t for_blocks(size_t n)
 
-    cdef struct ForBlocks:
+    cdef cppclass ForBlocks:
         const uint8_t* bits
         size_t bits_len
         const uint32_t* block_min
@@ -16,6 +16,7 @@ cdef extern from "storage/for_blocks.hpp" namespace "codelex" nogil:
         const uint32_t* block_off
         size_t n
         const CheckedRegion* check
+        uint32_t get(size_t i)
 
     cdef cppclass ForBlocksData:
         vector[uint8_t] bits

@@ -28,7 +28,7 @@ from codelex._native.cpp_index_build cimport (
     BuiltSegment, BatchSegment, DocumentEncoder, EncodedDocument, SegmentBuilder, SegmentChecks, SegmentView,
     concat_batches, for_each_doc_into, kLineCheckpoint, line_checkpoints, pack_doc_ids, permute_terms, view_of,
 )
-from codelex._native.cpp_for_blocks cimport ForBlocksData, for_blocks, pack_for_blocks, validate_for_blocks
+from codelex._native.cpp_for_blocks cimport ForBlocks, ForBlocksData, for_blocks, pack_for_blocks, validate_for_blocks
 from libcpp.string_view cimport string_view
 from codelex._native.cpp_live_index cimport (
     BaseArrays, IndexCounts, LiveIndex as CLiveIndex, MergedIndex, SlotArrays, base_arrays_of,
@@ -396,6 +396,58 @@ cdef object _chunk_digests(arr):
     return out
 
 
+cdef class _Blocks:
+    """A saved array of frame-of-reference blocks (``NAME`` the bits, ``NAME_min``, ``NAME_width``,
+    ``NAME_off`` each block's minimum, width and start), checked for shape; the ForBlocks view of it."""
+    cdef object bits, mins, widths, offs
+    cdef str name
+    cdef size_t n
+
+    def __init__(self, dict arrays, str name, size_t n):
+        self.name = name
+        self.n = n
+        self.bits = _checked(arrays[name], np.uint8, name)
+        self.mins = _checked(arrays[name + "_min"], np.uint32, name + "_min")
+        self.widths = _checked(arrays[name + "_width"], np.uint8, name + "_width")
+        self.offs = _checked(arrays[name + "_off"], np.uint32, name + "_off")
+        if not (<size_t>self.mins.shape[0] == <size_t>self.widths.shape[0] == <size_t>self.offs.shape[0]
+                == for_blocks(n)):
+            raise ValueError(f"{name} blocks and entries disagree in number")
+
+    cdef ForBlocks view(self) except *:
+        """The blocks' view, its metadata validated (widths, layout, padding); no check attached."""
+        cdef const uint8_t[::1] b = self.bits
+        cdef const uint32_t[::1] m = self.mins
+        cdef const uint8_t[::1] w = self.widths
+        cdef const uint32_t[::1] o = self.offs
+        cdef ForBlocks f
+        f.bits = &b[0] if b.shape[0] else <const uint8_t*>&codelex_dummy32
+        f.bits_len = b.shape[0]
+        f.block_min = u32_ptr(m)
+        f.block_width = &w[0] if w.shape[0] else <const uint8_t*>&codelex_dummy32
+        f.block_off = u32_ptr(o)
+        f.n = self.n
+        f.check = NULL
+        cdef const char* err = validate_for_blocks(f)
+        if err != NULL:
+            raise ValueError(f"{self.name}: {err.decode('ascii')}")
+        return f
+
+    cdef check_metadata(self, dict digests):
+        """Every read trusts a block's metadata (where its bits are, how wide): small (9 bytes a block
+        of 128), so verified whole against its digests now rather than chunk by chunk."""
+        for suffix, arr in (("_min", self.mins), ("_width", self.widths), ("_off", self.offs)):
+            dg = _checked(digests[self.name + suffix], np.uint64, self.name + suffix + " digests")
+            if not np.array_equal(dg, _chunk_digests(arr)):
+                raise ValueError(f"corrupt index: {self.name + suffix} does not match its digests")
+
+
+def _pack_blocks(values, str name):
+    """``{NAME: bits, NAME_min, NAME_width, NAME_off}``: uint32 ``values`` in frame-of-reference blocks."""
+    bits, mins, widths, offs = pack_doc_blocks(values)
+    return {name: bits, name + "_min": mins, name + "_width": widths, name + "_off": offs}
+
+
 @cython.no_gc_clear  # __dealloc__ joins the warm-up thread, which reads the vocabulary: keep it until then
 cdef class LiveIndex:
     """The native live index (private; see :class:`codelex.WordIndex`).
@@ -528,34 +580,38 @@ cdef class LiveIndex:
         finally:
             self.write_lock.unlock()
 
-    def install(self, dict arrays not None, path_blob, path_off, mtime_ns, size, dict digests=None):
+    def install(self, dict arrays not None, path_blob, path_off, mtime_ns, size, dict digests=None,
+                Py_ssize_t n_terms=-1):
         """Install a persisted segment (for example memory-mapped arrays), borrowing them.
 
-        ``arrays`` holds the posting offsets packed
-        (:func:`codelex._native.text.pack_offsets`) as ``term_ptr_base`` and
-        ``term_ptr_rel``, ``post_doc`` (uint32), ``post_tf`` (uint8, 255 =
-        see ``tf_big_pos``/``tf_big_val``, uint64 and uint32), the line
-        checkpoints packed as ``line_ckpt_base`` and ``line_ckpt_rel``,
-        ``line_data`` (uint8), ``doc_len`` and ``field_len`` (uint32).  With
-        ``digests`` (the :func:`codelex._native.text.chunk_digests` of
-        ``term_ptr_rel``, ``post_doc``, ``post_tf``, ``line_ckpt_rel`` and
-        ``line_data``; the small base arrays are the caller's to check) nothing is
-        scanned here: each chunk is verified when a reader first touches it.
+        ``arrays`` holds the ``n_terms`` + 1 posting offsets packed as
+        ``term_ptr_base`` (uint64, one per 64 entries) and the remainders in
+        frame-of-reference blocks (``term_ptr_rel`` and its ``_min``,
+        ``_width``, ``_off``: :func:`pack_doc_blocks`), the postings'
+        documents in such blocks too (``post_doc`` and its three), ``post_tf``
+        (uint8, 255 = see ``tf_big_pos``/``tf_big_val``, uint64 and uint32),
+        the line checkpoints packed as ``line_ckpt_base`` and ``line_ckpt_rel``
+        (blocks), ``line_data`` (uint8), ``doc_len`` and ``field_len``
+        (uint32).  With ``digests`` (the
+        :func:`codelex._native.text.chunk_digests` of the blocks' arrays,
+        ``post_tf`` and ``line_data``; the small base arrays are the caller's to
+        check) nothing is scanned here but the blocks' metadata: each chunk of the
+        rest is verified when a reader first touches it.
         Without, every structural invariant is checked now.  Raises
         ``ValueError`` with a one-line reason when the arrays are
         inconsistent; the index is then unchanged.
         """
+        if n_terms < 0:
+            raise ValueError("n_terms is required")
         term_ptr_base = _checked(arrays["term_ptr_base"], np.uint64, "term_ptr_base")
-        term_ptr = _checked(arrays["term_ptr_rel"], np.uint32, "term_ptr_rel")
-        post_doc = _checked(arrays["post_doc"], np.uint8, "post_doc")
-        doc_min = _checked(arrays["post_doc_min"], np.uint32, "post_doc_min")
-        doc_width = _checked(arrays["post_doc_width"], np.uint8, "post_doc_width")
-        doc_off = _checked(arrays["post_doc_off"], np.uint32, "post_doc_off")
         post_tf = _checked(arrays["post_tf"], np.uint8, "post_tf")
+        cdef size_t n_post = post_tf.shape[0]
+        cdef _Blocks term_ptr = _Blocks(arrays, "term_ptr_rel", <size_t>n_terms + 1)
+        cdef _Blocks docs = _Blocks(arrays, "post_doc", n_post)
+        cdef _Blocks line_ckpt = _Blocks(arrays, "line_ckpt_rel", line_checkpoints(n_post))
         tf_big_pos = _checked(arrays["tf_big_pos"], np.uint64, "tf_big_pos")
         tf_big_val = _checked(arrays["tf_big_val"], np.uint32, "tf_big_val")
         line_ckpt_base = _checked(arrays["line_ckpt_base"], np.uint64, "line_ckpt_base")
-        line_ckpt = _checked(arrays["line_ckpt_rel"], np.uint32, "line_ckpt_rel")
         line_data = _checked(arrays["line_data"], np.uint8, "line_data")
         doc_len = _checked(arrays["doc_len"], np.uint32, "doc_len")
         field_len = _checked(arrays["field_len"], np.uint32, "field_len")
@@ -564,27 +620,15 @@ cdef class LiveIndex:
         mtime_ns = _checked(mtime_ns, np.int64, "mtime_ns")
         size = _checked(size, np.uint64, "size")
         cdef size_t n_docs = doc_len.shape[0]
-        cdef size_t n_post = post_tf.shape[0]
-        if term_ptr.shape[0] < 1:
-            raise ValueError("term offsets are empty")
-        if not (<size_t>doc_min.shape[0] == <size_t>doc_width.shape[0] == <size_t>doc_off.shape[0]
-                == for_blocks(n_post)):
-            raise ValueError("document id blocks and postings disagree in number")
-        if <size_t>term_ptr_base.shape[0] != offset_bases(term_ptr.shape[0]) \
-                or <size_t>line_ckpt_base.shape[0] != offset_bases(line_ckpt.shape[0]):
+        cdef size_t n_ckpt = line_checkpoints(n_post)
+        if <size_t>term_ptr_base.shape[0] != offset_bases(<size_t>n_terms + 1) \
+                or <size_t>line_ckpt_base.shape[0] != offset_bases(n_ckpt):
             raise ValueError("offset bases do not cover the offsets")
         if tf_big_pos.shape[0] != tf_big_val.shape[0]:
             raise ValueError("posting arrays disagree in length")
-        if <size_t>line_ckpt.shape[0] != line_checkpoints(n_post):
-            raise ValueError("line checkpoints and postings disagree in number")
-        # The bases are small and read unchecked: they must not decrease.  The
-        # last entries are compared, not used (their chunks are verified when read).
+        # The bases are small and read unchecked: they must not decrease.
         if np.any(term_ptr_base[1:] < term_ptr_base[:-1]) or np.any(line_ckpt_base[1:] < line_ckpt_base[:-1]):
             raise ValueError("offset bases decrease")
-        if <uint64_t>term_ptr_base[-1] + <uint64_t>term_ptr[-1] != n_post:
-            raise ValueError("term offsets do not end at the posting count")
-        if <uint64_t>line_ckpt_base[-1] + <uint64_t>line_ckpt[-1] != <uint64_t>line_data.shape[0]:
-            raise ValueError("line checkpoints do not end at the line data size")
         if <size_t>path_off.shape[0] != n_docs + 1 or <size_t>mtime_ns.shape[0] != n_docs \
                 or <size_t>size.shape[0] != n_docs:
             raise ValueError("file table and documents disagree in length")
@@ -592,29 +636,19 @@ cdef class LiveIndex:
             raise ValueError("field lengths and documents disagree in length")
         cdef list digest_list = []
         if digests is not None:
-            for name, arr in (("term_ptr_rel", term_ptr), ("post_doc", post_doc), ("post_tf", post_tf),
-                              ("line_ckpt_rel", line_ckpt), ("line_data", line_data)):
+            for name, arr in (("term_ptr_rel", term_ptr.bits), ("post_doc", docs.bits), ("post_tf", post_tf),
+                              ("line_ckpt_rel", line_ckpt.bits), ("line_data", line_data)):
                 dg = _checked(digests[name], np.uint64, name + " digests")
                 if <size_t>dg.shape[0] != chunk_count(arr.nbytes):
                     raise ValueError(f"the digests of {name} do not cover it")
                 digest_list.append(dg)
-            # Every read of a packed document id trusts its block's metadata (where its bits are, how
-            # wide): small (9 bytes a block), so verified whole now rather than chunk by chunk.
-            for name, arr in (("post_doc_min", doc_min), ("post_doc_width", doc_width), ("post_doc_off", doc_off)):
-                dg = _checked(digests[name], np.uint64, name + " digests")
-                if not np.array_equal(dg, _chunk_digests(arr)):
-                    raise ValueError(f"corrupt index: {name} does not match its digests")
-        cdef const uint32_t[::1] tp = term_ptr
+            for blocks in (term_ptr, docs, line_ckpt):
+                (<_Blocks>blocks).check_metadata(digests)
         cdef const uint64_t[::1] tpb = term_ptr_base
         cdef const uint64_t[::1] lcb = line_ckpt_base
-        cdef const uint8_t[::1] pd = post_doc
-        cdef const uint32_t[::1] dmin = doc_min
-        cdef const uint8_t[::1] dwidth = doc_width
-        cdef const uint32_t[::1] doff = doc_off
         cdef const uint8_t[::1] pt = post_tf
         cdef const uint64_t[::1] bp = tf_big_pos
         cdef const uint32_t[::1] bv = tf_big_val
-        cdef const uint32_t[::1] lc = line_ckpt
         cdef const uint8_t[::1] ld = line_data
         cdef const uint32_t[::1] dl = doc_len
         cdef const uint32_t[::1] fl = field_len
@@ -629,28 +663,26 @@ cdef class LiveIndex:
         cdef unique_ptr[SegmentChecks] checks
         base.seg.term_ptr.plain = NULL
         base.seg.term_ptr.base = &tpb[0]
-        base.seg.term_ptr.rel = &tp[0]
+        base.seg.term_ptr.rel = NULL
         base.seg.term_ptr.rel_check = NULL
-        base.seg.n_terms = tp.shape[0] - 1
+        base.seg.term_ptr.rel_blocks = term_ptr.view()
+        base.seg.n_terms = <size_t>n_terms
         base.seg.post_doc = NULL
-        base.seg.packed_doc.bits = &pd[0] if pd.shape[0] else <const uint8_t*>&codelex_dummy32
-        base.seg.packed_doc.bits_len = pd.shape[0]
-        base.seg.packed_doc.block_min = u32_ptr(dmin)
-        base.seg.packed_doc.block_width = &dwidth[0] if dwidth.shape[0] else <const uint8_t*>&codelex_dummy32
-        base.seg.packed_doc.block_off = u32_ptr(doff)
-        base.seg.packed_doc.n = n_post
-        base.seg.packed_doc.check = NULL
-        err = validate_for_blocks(base.seg.packed_doc)
-        if err != NULL:
-            raise ValueError(err.decode("ascii"))
+        base.seg.packed_doc = docs.view()
+        # The last entries are compared, not used (their chunks are verified when read).
+        if tpb[tpb.shape[0] - 1] + base.seg.term_ptr.rel_blocks.get(<size_t>n_terms) != n_post:
+            raise ValueError("term offsets do not end at the posting count")
         base.seg.post_tf = &pt[0] if pt.shape[0] else <const uint8_t*>&codelex_dummy32
         base.seg.tf_big_pos = &bp[0] if bp.shape[0] else <const uint64_t*>&codelex_dummy64
         base.seg.tf_big_val = u32_ptr(bv)
         base.seg.n_tf_big = bp.shape[0]
         base.seg.line_ckpt.plain = NULL
         base.seg.line_ckpt.base = &lcb[0]
-        base.seg.line_ckpt.rel = &lc[0]
+        base.seg.line_ckpt.rel = NULL
         base.seg.line_ckpt.rel_check = NULL
+        base.seg.line_ckpt.rel_blocks = line_ckpt.view()
+        if lcb[lcb.shape[0] - 1] + base.seg.line_ckpt.rel_blocks.get(n_ckpt - 1) != <uint64_t>ld.shape[0]:
+            raise ValueError("line checkpoints do not end at the line data size")
         base.seg.line_data = &ld[0] if ld.shape[0] else <const uint8_t*>&codelex_dummy32
         base.seg.line_bytes = ld.shape[0]
         base.seg.checks = NULL
@@ -664,21 +696,21 @@ cdef class LiveIndex:
         slots.size = u64_ptr(sz)
         if digest_list:
             checks.reset(new SegmentChecks())
-            _check_region(deref(checks).term_ptr, term_ptr, digest_list[0], b"term offsets")
-            _check_region(deref(checks).post_doc, post_doc, digest_list[1], b"posting documents")
+            _check_region(deref(checks).term_ptr, term_ptr.bits, digest_list[0], b"term offsets")
+            _check_region(deref(checks).post_doc, docs.bits, digest_list[1], b"posting documents")
             _check_region(deref(checks).post_tf, post_tf, digest_list[2], b"posting tfs")
-            _check_region(deref(checks).line_ckpt, line_ckpt, digest_list[3], b"line checkpoints")
+            _check_region(deref(checks).line_ckpt, line_ckpt.bits, digest_list[3], b"line checkpoints")
             _check_region(deref(checks).line_data, line_data, digest_list[4], b"line data")
             base.seg.checks = checks.get()
             base.seg.packed_doc.check = &deref(checks).post_doc
-            base.seg.term_ptr.rel_check = &deref(checks).term_ptr
-            base.seg.line_ckpt.rel_check = &deref(checks).line_ckpt
-        cdef size_t n_terms
+            base.seg.term_ptr.rel_blocks.check = &deref(checks).term_ptr
+            base.seg.line_ckpt.rel_blocks.check = &deref(checks).line_ckpt
+        cdef size_t vocab_terms
         self._lock_writer()
         try:
             with nogil:
-                n_terms = self._vocab_size()
-                err = self.c.install(base, move(no_owned), slots, n_terms, False, move(checks))
+                vocab_terms = self._vocab_size()
+                err = self.c.install(base, move(no_owned), slots, vocab_terms, False, move(checks))
             if err == NULL:
                 self.base_refs = (arrays, path_blob, path_off, mtime_ns, size, digest_list)
         finally:
@@ -949,9 +981,10 @@ cdef class LiveIndex:
                 pack_doc_ids(v, packed)
             term_ptr_base, term_ptr_rel = _packed(v.term_ptr, n_terms + 1)
             line_ckpt_base, line_ckpt_rel = _packed(v.line_ckpt, line_checkpoints(n_post))
+            # The remainders in frame-of-reference blocks too: mostly a few hundred, 10 bits on average.
+            rel_blocks = _pack_blocks(term_ptr_rel, "term_ptr_rel") | _pack_blocks(line_ckpt_rel, "line_ckpt_rel")
             arrays = {
                 "term_ptr_base": term_ptr_base,
-                "term_ptr_rel": term_ptr_rel,
                 "post_doc": copy_array(packed.bits.data(), packed.bits.size(), np.uint8),
                 "post_doc_min": copy_array(packed.block_min.data(), packed.block_min.size(), np.uint32),
                 "post_doc_width": copy_array(packed.block_width.data(), packed.block_width.size(), np.uint8),
@@ -960,7 +993,7 @@ cdef class LiveIndex:
                 "tf_big_pos": copy_array(v.tf_big_pos, v.n_tf_big, np.uint64),
                 "tf_big_val": copy_array(v.tf_big_val, v.n_tf_big, np.uint32),
                 "line_ckpt_base": line_ckpt_base,
-                "line_ckpt_rel": line_ckpt_rel,
+                **rel_blocks,
                 "line_data": copy_array(v.line_data, v.line_bytes, np.uint8),
                 "doc_len": copy_array(b.doc_len, n_docs, np.uint32),
                 "field_len": copy_array(b.field_len, n_docs * 3, np.uint32),

@@ -79,12 +79,11 @@ class FileInfo(NamedTuple):
 
 
 #: The segment's arrays as a snapshot carries them, and those checked chunk by chunk.
-_SEGMENT_ARRAYS = ("term_ptr_base", "term_ptr_rel", "post_doc", "post_doc_min", "post_doc_width", "post_doc_off",
-                   "post_tf", "tf_big_pos", "tf_big_val",
-                   "line_ckpt_base", "line_ckpt_rel", "line_data",
-                   "doc_len", "field_len")
-_CHECKED_ARRAYS = ("term_ptr_rel", "post_doc", "post_doc_min", "post_doc_width", "post_doc_off", "post_tf",
-                   "line_ckpt_rel", "line_data")
+_BLOCK_ARRAYS = tuple(name + suffix for name in ("term_ptr_rel", "post_doc", "line_ckpt_rel")
+                      for suffix in ("", "_min", "_width", "_off"))
+_SEGMENT_ARRAYS = ("term_ptr_base", *_BLOCK_ARRAYS, "post_tf", "tf_big_pos", "tf_big_val", "line_ckpt_base",
+                   "line_data", "doc_len", "field_len")
+_CHECKED_ARRAYS = (*_BLOCK_ARRAYS, "post_tf", "line_data")
 
 
 class _View(NamedTuple):
@@ -475,8 +474,6 @@ class WordIndex:
                                                 snapshot.term_heads, snapshot.term_filter, digests.get("term_filter"))
         except (ValueError, TypeError) as exc:
             raise IndexFormatError(f"corrupt index: term dictionary: {exc}") from None
-        if snapshot.term_ptr_rel.shape[0] != len(vocab) + 1:
-            raise IndexFormatError("corrupt index: document frequencies and terms disagree in number")
         n = snapshot.n_docs
         kind = snapshot.kind_id
         paths = PathTable(blob=snapshot.path_blob, offsets=snapshot.path_offsets)
@@ -492,7 +489,7 @@ class WordIndex:
                 index._live.install(
                     {name: getattr(snapshot, name) for name in _SEGMENT_ARRAYS},
                     snapshot.path_blob, snapshot.path_offsets, snapshot.mtime_ns, snapshot.size,
-                    {name: digests[name] for name in _CHECKED_ARRAYS} if digests else None,
+                    {name: digests[name] for name in _CHECKED_ARRAYS} if digests else None, len(vocab),
                 )
         except (ValueError, KeyError) as exc:
             raise IndexFormatError(f"corrupt index: {exc}") from None

@@ -1,4 +1,4 @@
-"""The word index's on-disk format (version 7), over the container of :mod:`codelex.persist.container`.
+"""The word index's on-disk format (version 8), over the container of :mod:`codelex.persist.container`.
 
 An index directory holds one file, ``index.clx`` (:data:`codelex.defaults.INDEX_FILE`).
 Its arrays are the posting segment (term offsets, documents in frame-of-reference blocks, one-byte tfs
@@ -8,8 +8,9 @@ per block: a load searches it in place; a head every 64 terms and a blocked
 Bloom filter over the terms speed lookups up; the header's ``terms`` says
 how many it holds) and the file table (paths, ``mtime_ns``, sizes, prior
 flags, language ids).  Offset arrays (term offsets, line checkpoints, term
-block offsets) are packed: a 64-bit base every 64 entries and 32-bit remainders
-(``*_base``, small, and ``*_rel``).  The header adds the Unicode version of the tokenizer tables,
+block offsets) are packed: a 64-bit base every 64 entries and remainders
+(``*_base``, small, and ``*_rel``: 32-bit for the term blocks, frame-of-reference
+blocks of 128 for the others).  The header adds the Unicode version of the tokenizer tables,
 a fingerprint of the path rules (so that stale prior flags are recomputed,
 never trusted), the size cap and free-form metadata.
 
@@ -75,14 +76,16 @@ FORMAT = "codelex-index"
 #: version 7 (issue 31; on the Linux tree the file went from 453 to about 310 MiB): the term dictionary
 #: front-coded in blocks of 16 terms (``term_blocks``, ``term_block_offsets_*``, the header's ``terms``;
 #: 128 -> 47 MiB) and the postings' documents in frame-of-reference blocks of 128 (``post_doc`` and its
-#: ``post_doc_min``/``_width``/``_off``; 106 -> 44 MiB).  Older indexes are refused at the prefix (their
-#: version) and rebuilt.
-FORMAT_VERSION = 7
+#: ``post_doc_min``/``_width``/``_off``; 106 -> 44 MiB); version 8: the posting offsets' and line checkpoints'
+#: remainders in such blocks too (``term_ptr_rel``, ``line_ckpt_rel`` and their three; 28.8 -> 8.7 MiB).
+#: Older indexes are refused at the prefix (their version) and rebuilt.
+FORMAT_VERSION = 8
 
 #: The arrays verified chunk by chunk as they are read (snapshot name -> file name).
-LAZY_ARRAYS = {"term_ptr_rel": "term_ptr_rel", "post_doc": "post_doc", "post_doc_min": "post_doc_min",
-               "post_doc_width": "post_doc_width", "post_doc_off": "post_doc_off", "post_tf": "post_tf",
-               "line_ckpt_rel": "line_ckpt_rel", "line_data": "line_data", "vocab_blocks": "term_blocks",
+#: Frame-of-reference blocks: each one's bits and its blocks' minimum, width and start.
+_BLOCKED = ("term_ptr_rel", "post_doc", "line_ckpt_rel")
+LAZY_ARRAYS = {**{name + suffix: name + suffix for name in _BLOCKED for suffix in ("", "_min", "_width", "_off")},
+               "post_tf": "post_tf", "line_data": "line_data", "vocab_blocks": "term_blocks",
                "vocab_block_rel": "term_block_offsets_rel", "term_filter": "term_filter"}
 #: The bases of the packed offset arrays (small: checked when the file is opened).
 _BASE_ARRAYS = {"term_ptr_base": "term_ptr_base", "line_ckpt_base": "line_ckpt_base",
@@ -91,7 +94,10 @@ _BASE_ARRAYS = {"term_ptr_base": "term_ptr_base", "line_ckpt_base": "line_ckpt_b
 # name -> dtype, in file order.
 _ARRAYS: dict[str, str] = {
     "term_ptr_base": "<u8",
-    "term_ptr_rel": "<u4",
+    "term_ptr_rel": "|u1",
+    "term_ptr_rel_min": "<u4",
+    "term_ptr_rel_width": "|u1",
+    "term_ptr_rel_off": "<u4",
     "post_doc": "|u1",
     "post_doc_min": "<u4",
     "post_doc_width": "|u1",
@@ -100,7 +106,10 @@ _ARRAYS: dict[str, str] = {
     "tf_big_pos": "<u8",
     "tf_big_val": "<u4",
     "line_ckpt_base": "<u8",
-    "line_ckpt_rel": "<u4",
+    "line_ckpt_rel": "|u1",
+    "line_ckpt_rel_min": "<u4",
+    "line_ckpt_rel_width": "|u1",
+    "line_ckpt_rel_off": "<u4",
     "line_data": "|u1",
     "doc_len": "<u4",
     "field_len": "|u1",
@@ -128,7 +137,9 @@ class LexicalSnapshot:
     """A merged word index as plain arrays: what is saved and what a load gives back.
 
     The offset arrays are packed (:func:`codelex._native.text.pack_offsets`:
-    a uint64 ``*_base`` per 64 entries and uint32 ``*_rel`` remainders).
+    a uint64 ``*_base`` per 64 entries and uint32 remainders, which
+    ``term_ptr_rel`` and ``line_ckpt_rel`` hold in frame-of-reference blocks
+    with their ``_min``/``_width``/``_off``, as ``post_doc`` its documents).
     ``term_ptr_*`` (terms + 1 posting offsets), the postings' documents
     in frame-of-reference blocks of 128 (``post_doc``: the packed bits,
     uint8; ``post_doc_min``, ``post_doc_width`` and ``post_doc_off``: each
@@ -153,6 +164,9 @@ class LexicalSnapshot:
 
     term_ptr_base: np.ndarray
     term_ptr_rel: np.ndarray
+    term_ptr_rel_min: np.ndarray
+    term_ptr_rel_width: np.ndarray
+    term_ptr_rel_off: np.ndarray
     post_doc: np.ndarray
     post_doc_min: np.ndarray
     post_doc_width: np.ndarray
@@ -162,6 +176,9 @@ class LexicalSnapshot:
     tf_big_val: np.ndarray
     line_ckpt_base: np.ndarray
     line_ckpt_rel: np.ndarray
+    line_ckpt_rel_min: np.ndarray
+    line_ckpt_rel_width: np.ndarray
+    line_ckpt_rel_off: np.ndarray
     line_data: np.ndarray
     doc_len: np.ndarray
     field_len: np.ndarray
