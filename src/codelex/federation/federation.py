@@ -26,7 +26,8 @@ class _ProjectShard:
     def _index(self) -> WordIndex:
         index = self.project.index
         if index is None:
-            raise ShardUnavailableError(f"shard {self.name!r}: the project has no index yet ({getattr(self.project, 'status', 'not ready')})")
+            status = getattr(self.project, "status", "not ready")
+            raise ShardUnavailableError(f"shard {self.name!r}: the project has no index yet ({status})")
         return index
 
     def query_stats(self, query, options=None, **kwargs):
