@@ -283,3 +283,15 @@ def test_a_variant_only_another_shard_holds_sets_the_idf():
     got = Federation({"a": a, "b": b}).search("how parse config", limit=3)
     want = union.search("how parse config", limit=3)
     assert [(h.file.split(":", 1)[1], h.score) for h in got] == [(h.file, h.score) for h in want]
+
+
+def test_a_variant_in_another_field_of_a_shard_without_it_in_the_body_counts():
+    # Found by the property test: `parse` is a body word of shard b only, but a file name of shard a;
+    # the union index looks the variant up in every field, so shard a's name df counts too.
+    s0 = [("main.py", ""), ("parse.py", "")]
+    s1 = [("parse.go", "def parse_config():")]
+    a, b, union = WordIndex.build(s0), WordIndex.build(s1), WordIndex.build(s0 + s1)
+    fed = Federation({"a": a, "b": b})
+    assert fed.query_stats("parsed parsed").dfs["parse"] == union.query_stats("parsed parsed").dfs["parse"]
+    got = fed.search("parsed parsed")
+    assert [(h.file.split(":", 1)[1], h.score) for h in got] == [(h.file, h.score) for h in union.search("parsed parsed")]
