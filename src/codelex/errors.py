@@ -39,3 +39,7 @@ class ConfigError(CodelexError, ValueError):
 
 class UnsafePathError(CodelexError, ValueError):
     """A path leaves the project root or passes through a symbolic link (codelex never follows one there)."""
+
+
+class ShardUnavailableError(CodelexError, RuntimeError):
+    """A federation's shard cannot answer: an opened project whose index is not built yet, say."""
