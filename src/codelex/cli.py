@@ -710,6 +710,52 @@ def _cmd_mcp(args) -> int:
     return EXIT_FOUND
 
 
+def _cluster_connect(args, *, start_local: bool):
+    from codelex.cluster.ray_runtime import connect
+
+    return connect(args.address, start_local=start_local, num_cpus=getattr(args, "num_cpus", None))
+
+
+def _cmd_cluster_index(args) -> int:
+    from codelex.cluster.build import build_cluster, parse_units
+    from codelex.render import display_text
+
+    units = parse_units(args.units)  # (a bad spec: one line, exit 2, before Ray starts)
+    _cluster_connect(args, start_local=True)
+
+    def progress(event) -> None:
+        head = f"[{event.done}/{event.total}] {event.unit}"
+        if event.kind in ("built", "unchanged"):
+            r = event.record
+            line = f"{head}: {event.kind}, {r.files:,} files, {_human_bytes(r.shard_bytes)}"
+            if event.kind == "built":
+                line += f" in {r.seconds:.2f} s"
+        elif event.kind == "retry":
+            line = f"{head}: attempt {event.attempt} failed ({display_text(event.detail)}); retrying"
+        else:
+            line = f"{head}: FAILED after {event.attempt} attempts ({display_text(event.detail)})"
+        print(line, file=sys.stderr, flush=True)
+
+    report = build_cluster(units, args.store, retries=args.retries, unit_timeout=args.unit_timeout,
+                           cpus_per_unit=args.cpus_per_unit, force=args.force, prune=args.prune,
+                           progress=None if args.quiet else progress)
+    if args.json:
+        json.dump({"store": args.store, "generation": report.generation, "built": report.built,
+                   "unchanged": report.unchanged, "failed": report.failed, "retried": report.retried,
+                   "seconds": report.seconds, "units": {n: r.to_dict() for n, r in report.records.items()}},
+                  sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        files = sum(r.files for r in report.records.values())
+        size = sum(r.shard_bytes for r in report.records.values())
+        print(f"{len(report.built)} built, {len(report.unchanged)} unchanged, {len(report.failed)} failed in "
+              f"{report.seconds:.2f} s; manifest generation {report.generation}: {len(report.records)} shards, "
+              f"{files:,} files, {_human_bytes(size)}")
+        for name, why in sorted(report.failed.items()):
+            print(f"failed: {name}: {display_text(why)}")
+    return EXIT_FOUND if report.ok else EXIT_NONE
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with usage errors as one line on stderr (exit status 2), like every other error."""
 
@@ -756,7 +802,8 @@ _PLACEHOLDERS: dict[str, str] = {}  # placeholder -> original argument, for erro
 
 # Options that take a value (an argument right after one of these is its value, never a query).
 _VALUE_OPTIONS = frozenset({"--root", "--max-bytes", "-n", "--limit", "--lang", "--path", "--color", "--alt",
-                            "--embedder", "--fusion", "--per-file", "--lines"})
+                            "--embedder", "--fusion", "--per-file", "--lines", "--address", "--store",
+                            "--deadline"})
 
 
 def _add_color(parser: argparse.ArgumentParser) -> None:
@@ -893,6 +940,32 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--stop", action="store_true", help="ask the running server to exit")
     sv.add_argument("--status", action="store_true", help="print the running server's pid and roots")
     sv.set_defaults(func=_cmd_serve)
+
+    cl = sub.add_parser("cluster", help="build and serve sharded indexes on Ray (pip install 'codelex[ray]')",
+                        description="One shard per repository or subtree, built as Ray tasks into a shard store "
+                                    "(an fsspec URL: a directory, NFS, s3://...), served by Ray actors.")
+    csub = cl.add_subparsers(dest="cluster_command", metavar="COMMAND", required=True)
+    ray_opts = _Parser(add_help=False)
+    ray_opts.add_argument("--address", default=None,
+                          help="the Ray cluster (auto, host:6379, ray://host:10001; default $RAY_ADDRESS)")
+    ray_opts.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    ci = csub.add_parser("index", parents=[ray_opts], help="build one shard per unit as Ray tasks",
+                         description="Build a shard per UNIT ([NAME=]PATH or a git URL on shared storage) into "
+                                     "--store, skipping units whose content did not change. Exit 0 when every "
+                                     "unit is in the store, 1 when some failed (named), 2 on bad input.")
+    ci.add_argument("units", nargs="+", metavar="UNIT")
+    ci.add_argument("--store", required=True, metavar="URL", help="where shards go (every worker must reach it)")
+    ci.add_argument("--retries", type=int, default=2, help="attempts after the first for a failed unit (default: 2)")
+    ci.add_argument("--unit-timeout", type=float, default=6 * 3600.0, metavar="S",
+                    help="cancel a unit's attempt after S seconds (default: 6 h)")
+    ci.add_argument("--cpus-per-unit", type=_positive_int, default=1, metavar="N")
+    ci.add_argument("--num-cpus", type=_positive_int, default=None, metavar="N",
+                    help="CPUs of the private local Ray started when no cluster is given")
+    ci.add_argument("--force", action="store_true", help="rebuild every unit, changed or not")
+    ci.add_argument("--prune", action="store_true", help="drop the manifest's units not named here")
+    ci.add_argument("--json", action="store_true")
+    ci.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    ci.set_defaults(func=_cmd_cluster_index)
 
     m = sub.add_parser("mcp", help="run the MCP server on stdio",
                        description="Serve the project of the current directory, and the roots named with --root "

@@ -39,3 +39,7 @@ class ConfigError(CodelexError, ValueError):
 
 class UnsafePathError(CodelexError, ValueError):
     """A path leaves the project root or passes through a symbolic link (codelex never follows one there)."""
+
+
+class ClusterError(CodelexError, RuntimeError):
+    """A cluster command cannot run: Ray or fsspec missing, no Ray cluster to reach, no shards being served."""
