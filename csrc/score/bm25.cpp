@@ -248,14 +248,16 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
     return SearchStatus::kBadLength;
   if (req.limit == 0 || n_docs == 0) return SearchStatus::kOk;
   if (req.fields) return search_fields(index, req, out);
-  const double n = index.n_live_unlocked() > 0 ? static_cast<double>(index.n_live_unlocked()) : 1.0;
-  double avgdl = static_cast<double>(index.total_tokens_unlocked()) / n;
+  const GlobalStats* g = req.global;
+  const uint64_t live = g ? g->n_docs : index.n_live_unlocked();
+  const double n = live > 0 ? static_cast<double>(live) : 1.0;
+  double avgdl = static_cast<double>(g ? g->total_tokens : index.total_tokens_unlocked()) / n;
   if (!(avgdl > 0)) avgdl = 1.0;
   terms_.clear();
   for (size_t i = 0; i < req.n_term_ids; ++i) {
     const uint32_t df = index.df_unlocked(req.term_ids[i]);
-    if (df == 0) continue;
-    terms_.push_back(QueryTerm{req.term_ids[i], bm25_idf(n, df)});
+    if (df == 0) continue;  // (also under global statistics: no live posting here)
+    terms_.push_back(QueryTerm{req.term_ids[i], bm25_idf(n, g ? static_cast<double>(g->df[i]) : df)});
   }
   if (terms_.empty()) return SearchStatus::kOk;
   begin_query(n_docs);
@@ -299,17 +301,26 @@ SearchStatus Scorer::search(const LiveIndex& index, const SearchRequest& req, st
   return SearchStatus::kOk;
 }
 
-void Scorer::refresh_field_norms(const LiveIndex& index, const FieldParams& p) {
+void Scorer::refresh_field_norms(const LiveIndex& index, const SearchRequest& req) {
+  const FieldParams& p = req.field_params;
   const size_t n = index.n_slots_unlocked();
-  bool same = field_norm_version_ == index.stats_version_unlocked() && field_norm_n_ == n && docs_.size() >= n;
-  for (int f = 0; f < kFields; ++f) same = same && field_norm_params_.b[f] == p.b[f] && field_norm_params_.w[f] == p.w[f];
-  if (same) return;
-  const double live = index.n_live_unlocked() > 0 ? static_cast<double>(index.n_live_unlocked()) : 1.0;
-  double* avg = field_avg_;
-  avg[0] = static_cast<double>(index.total_tokens_unlocked()) / live;
-  for (int f = 1; f < kFields; ++f) avg[f] = static_cast<double>(index.field_total_unlocked(f - 1)) / live;
+  // The averages first: global statistics change without this index changing,
+  // so the factors (and the window bounds made with them) are keyed on them.
+  const GlobalStats* g = req.global;
+  const uint64_t n_live = g ? g->n_docs : index.n_live_unlocked();
+  const double live = n_live > 0 ? static_cast<double>(n_live) : 1.0;
+  double avg[kFields];
+  avg[0] = static_cast<double>(g ? g->total_tokens : index.total_tokens_unlocked()) / live;
+  for (int f = 1; f < kFields; ++f)
+    avg[f] = static_cast<double>(g ? g->field_totals[f - 1] : index.field_total_unlocked(f - 1)) / live;
   for (int f = 0; f < kFields; ++f)
     if (!(avg[f] > 0)) avg[f] = 1.0;  // an empty field: every length is 0 anyway
+  bool same = field_norm_version_ == index.stats_version_unlocked() && field_norm_n_ == n && docs_.size() >= n;
+  for (int f = 0; f < kFields; ++f)
+    same = same && field_norm_params_.b[f] == p.b[f] && field_norm_params_.w[f] == p.w[f] &&
+           field_norm_avg_[f] == avg[f];
+  if (same) return;
+  for (int f = 0; f < kFields; ++f) field_avg_[f] = field_norm_avg_[f] = avg[f];
   field_factor_.resize(n * kExtraFields);
   const uint32_t* doc_len = index.doc_len_data();
   const uint32_t* field_len = index.field_len_data();
@@ -575,7 +586,9 @@ void Scorer::accumulate_field_term_delta(const LiveIndex& index, const SearchReq
 }
 
 void Scorer::prepare_field_terms(const LiveIndex& index, const SearchRequest& req) {
-  const double n = index.n_live_unlocked() > 0 ? static_cast<double>(index.n_live_unlocked()) : 1.0;
+  const GlobalStats* g = req.global;
+  const uint64_t live = g ? g->n_docs : index.n_live_unlocked();
+  const double n = live > 0 ? static_cast<double>(live) : 1.0;
   line_terms_.clear();
   def_line_terms_.clear();
   pruned_terms_.clear();
@@ -586,16 +599,31 @@ void Scorer::prepare_field_terms(const LiveIndex& index, const SearchRequest& re
       if (ft.ids[f] != kNoTerm) df = std::max(df, index.df_unlocked(ft.ids[f]));
     return df;
   };
+  // The idf's df under global statistics: the largest of the term's fields' there.
+  auto global_df_of = [&](size_t i) {
+    uint64_t df = 0;
+    for (int f = 0; f < kFields; ++f) df = std::max(df, g->df[i * kFields + f]);
+    return df;
+  };
   for (size_t i = 0; i < req.n_field_terms;) {
     const FieldTerm& ft = req.field_terms[i];
     size_t end = i + 1;
     while (end < req.n_field_terms && !req.field_terms[end].query_token) ++end;
     if (!ft.query_token) end = i + 1;  // a variant without its token stands alone
+    // Local dfs decide what this index scores (a term without live postings
+    // here adds nothing); the idf comes from the statistics scored with.
     const uint32_t own_df = df_of(ft);
     uint32_t df = own_df;
     for (size_t j = i + 1; j < end; ++j) df = std::max(df, df_of(req.field_terms[j]));
     if (df > 0) {
-      const double idf = bm25_idf(n, df);
+      double idf;
+      if (g) {
+        uint64_t gdf = global_df_of(i);
+        for (size_t j = i + 1; j < end; ++j) gdf = std::max(gdf, global_df_of(j));
+        idf = bm25_idf(n, static_cast<double>(gdf));
+      } else {
+        idf = bm25_idf(n, df);
+      }
       if (ft.query_token && own_df > 0) {  // the best line weighs the query's own tokens, body then definitions
         if (ft.ids[kBody] != kNoTerm) line_terms_.push_back(QueryTerm{ft.ids[kBody], idf});
         if (ft.ids[kDefs] != kNoTerm) def_line_terms_.push_back(QueryTerm{ft.ids[kDefs], idf});
@@ -1085,7 +1113,7 @@ SearchStatus Scorer::search_fields(const LiveIndex& index, const SearchRequest& 
   if (extra_.size() < n_docs) extra_.resize(n_docs, ExtraAcc{0.0, 0});
   defs_full_.clear();
   name_full_.clear();
-  refresh_field_norms(index, req.field_params);
+  refresh_field_norms(index, req);
   prepare_field_terms(index, req);
   // Pruning as in the classic ranking: several terms, a bounded multiplier,
   // no mask, long enough lists; and no term rarer than the k wanted (the
@@ -1160,6 +1188,14 @@ SearchStatus Scorer::search_fields(const LiveIndex& index, const SearchRequest& 
     h.line = best_line(index, h.doc, line_terms_.data(), n_terms);
   }
   return SearchStatus::kOk;
+}
+
+void local_stats(const LiveIndex& index, const uint32_t* terms, size_t n, GlobalStats& out, uint64_t* dfs) {
+  auto lock = index.read_lock();
+  out.n_docs = index.n_live_unlocked();
+  out.total_tokens = index.total_tokens_unlocked();
+  for (int f = 0; f < kExtraFields; ++f) out.field_totals[f] = index.field_total_unlocked(f);
+  for (size_t i = 0; i < n; ++i) dfs[i] = terms[i] == kNoTerm ? 0 : index.df_unlocked(terms[i]);
 }
 
 }  // namespace codelex

@@ -48,6 +48,19 @@ struct FieldParams {
   double name_boost = 1.0;
 };
 
+// The collection's statistics when the index is one shard of several (a
+// federation): every shard scores with the same N, average lengths and dfs,
+// so its scores are those of one index over the union of the shards.
+struct GlobalStats {
+  uint64_t n_docs = 0;        // live documents
+  uint64_t total_tokens = 0;  // body tokens of the live documents
+  uint64_t field_totals[kExtraFields] = {0, 0, 0};  // dir, name, defs
+  // One df per req.term_ids entry (classic), or kFields per req.field_terms
+  // entry, in field order (the code ranking).
+  const uint64_t* df = nullptr;
+  size_t n_df = 0;
+};
+
 struct SearchRequest {
   const uint32_t* term_ids = nullptr;  // distinct, in query order; unknown ids are skipped
   size_t n_term_ids = 0;
@@ -69,7 +82,13 @@ struct SearchRequest {
   FieldParams field_params;
   // Below this many base postings in all, scoring every posting beats pruning.
   int64_t prune_min_postings = 4096;
+  // Statistics to score with instead of the index's own (null: the index's).
+  const GlobalStats* global = nullptr;
 };
+
+// What a shard contributes to a federation's statistics, read under one read
+// lock: its counters and the df of terms[0..n) (kNoTerm: 0) into dfs[0..n).
+void local_stats(const LiveIndex& index, const uint32_t* terms, size_t n, GlobalStats& out, uint64_t* dfs);
 
 // The code ranking walks the base document at a time (MaxScore) only when
 // its rarest query term is in more than this share of the documents...
@@ -332,11 +351,12 @@ class Scorer {
   std::vector<QueryTerm> line_terms_;  // the code ranking's: body terms, then definition terms
   std::vector<QueryTerm> def_line_terms_;
   size_t n_body_line_terms_ = 0;
-  void refresh_field_norms(const LiveIndex& index, const FieldParams& p);
+  void refresh_field_norms(const LiveIndex& index, const SearchRequest& req);
   void begin_query(size_t n_docs);
   SearchStatus search_fields(const LiveIndex& index, const SearchRequest& req, std::vector<SearchHit>& out);
   uint64_t field_norm_version_ = UINT64_MAX;
   FieldParams field_norm_params_;
+  double field_norm_avg_[kFields] = {0, 0, 0, 0};  // the averages the factors were made with (local or global)
   // Per document and field, w / (1 - b + b * len / avglen): a posting's
   // contribution to tf~ is one multiplication.  The body's is in DocState.
   std::vector<double> field_factor_;  // n_docs * kExtraFields: dir, name, defs

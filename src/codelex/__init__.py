@@ -24,6 +24,7 @@ from codelex.errors import (
     EmbedderError,
     IndexFormatError,
     QueryError,
+    ShardUnavailableError,
     SymbolNotFoundError,
     UnsafePathError,
 )
@@ -32,6 +33,7 @@ __version__ = VERSION
 
 if TYPE_CHECKING:  # pragma: no cover - what the lazy names resolve to, for type checkers
     from codelex.dense import FunctionEmbedder, SentenceTransformerEmbedder, StaticModelEmbedder
+    from codelex.federation import Federation, GlobalQueryStats, ShardQueryStats, merge_query_stats
     from codelex.kinds import CODE_KINDS, KIND_ALIASES, KINDS, NON_CODE_KINDS
     from codelex.lexical import FileInfo, Hit, WordIndex, centrality_from_reverse_deps
     from codelex.persist.scheduler import PersistScheduler
@@ -51,6 +53,11 @@ _LAZY = {
     "Hit": "codelex.lexical",
     "WordIndex": "codelex.lexical",
     "centrality_from_reverse_deps": "codelex.lexical",
+    # Several indexes as one (the word index's stage, and the coordinator beside it).
+    "Federation": "codelex.federation",
+    "GlobalQueryStats": "codelex.federation",
+    "ShardQueryStats": "codelex.federation",
+    "merge_query_stats": "codelex.federation",
     "Filter": "codelex.query",
     "ParsedQuery": "codelex.query",
     "SearchOptions": "codelex.query",
@@ -76,7 +83,8 @@ _LAZY = {
 }
 
 
-_SUBPACKAGES = frozenset({"cli", "dense", "docs", "hybrid", "ingest", "kinds", "lexical", "mcp_server", "persist",
+_SUBPACKAGES = frozenset({"cli", "dense", "docs", "federation", "hybrid", "ingest", "kinds", "lexical", "mcp_server",
+                          "persist",
                           "project", "query", "rank", "render", "server", "structure", "text"})
 
 
@@ -115,7 +123,9 @@ __all__ = [
     "EmbedderError",
     "FileInfo",
     "Filter",
+    "Federation",
     "FunctionEmbedder",
+    "GlobalQueryStats",
     "Hit",
     "HybridHit",
     "HybridResult",
@@ -128,12 +138,15 @@ __all__ = [
     "SearchOptions",
     "SearchResult",
     "SentenceTransformerEmbedder",
+    "ShardQueryStats",
+    "ShardUnavailableError",
     "StaticModelEmbedder",
     "SymbolNotFoundError",
     "UnsafePathError",
     "Vocabulary",
     "WordIndex",
     "centrality_from_reverse_deps",
+    "merge_query_stats",
     "parse_query",
     "scan_definitions",
     "split_identifier",

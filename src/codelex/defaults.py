@@ -74,6 +74,10 @@ STEM_MAX_WORD = 24
 DEFAULT_LIMIT = 20
 #: Larger limits are clamped to this (no index holds more files; native code counts in 32 bits).
 MAX_LIMIT = 2**31 - 1
+#: A federation's hits are named ``<shard><SHARD_SEPARATOR><path>`` (``repo:src/a.py``); a shard name never holds it.
+SHARD_SEPARATOR = ":"
+#: The inline filter that selects a federation's shards (``repo:NAME``, ``-repo:NAME``); the shards never see it.
+SHARD_FILTER_KEY = "repo"
 #: Longest path glob accepted (``paths``, ``--path``), and most globs in one request: a QueryError beyond.
 MAX_GLOB_CHARS = 1024
 MAX_PATH_GLOBS = 64

@@ -41,5 +41,9 @@ class UnsafePathError(CodelexError, ValueError):
     """A path leaves the project root or passes through a symbolic link (codelex never follows one there)."""
 
 
+class ShardUnavailableError(CodelexError, RuntimeError):
+    """A federation's shard cannot answer: an opened project whose index is not built yet, say."""
+
+
 class ClusterError(CodelexError, RuntimeError):
     """A cluster command cannot run: Ray or fsspec missing, no Ray cluster to reach, no shards being served."""

@@ -19,6 +19,13 @@ cdef extern from "score/bm25.hpp" namespace "codelex" nogil:
         double def_boost
         double name_boost
 
+    cdef struct GlobalStats:
+        uint64_t n_docs
+        uint64_t total_tokens
+        uint64_t field_totals[3]
+        const uint64_t* df
+        size_t n_df
+
     cdef struct SearchRequest:
         const uint32_t* term_ids
         size_t n_term_ids
@@ -38,6 +45,7 @@ cdef extern from "score/bm25.hpp" namespace "codelex" nogil:
         size_t n_field_terms
         size_t n_query_tokens
         FieldParams field_params
+        const GlobalStats* glob "global"
 
     cdef enum class SearchStatus(int):
         kOk
@@ -49,3 +57,5 @@ cdef extern from "score/bm25.hpp" namespace "codelex" nogil:
         SearchStatus search(const LiveIndex& index, const SearchRequest& req, vector[SearchHit]& out) except +
 
     double bm25_idf(double n_docs, double df)
+    void local_stats(const LiveIndex& index, const uint32_t* terms, size_t n, GlobalStats& out,
+                     uint64_t* dfs) except +

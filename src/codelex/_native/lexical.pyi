@@ -11,6 +11,8 @@ LINE_CHECKPOINT: int
 from codelex._native.text import Vocabulary
 
 _Row = TypeVar("_Row", bound=tuple)
+# A federation's statistics: live documents, body tokens, (dir, name, defs) tokens, dfs.
+_GlobalStats = tuple[int, int, tuple[int, int, int], npt.ArrayLike]
 
 FIELD_NAMES: tuple[str, str, str, str]
 FIELD_PREFIXES: tuple[str, str, str, str]
@@ -112,6 +114,7 @@ class LiveIndex:
     def live_slots(self) -> npt.NDArray[np.uint32]: ...
     def file_table(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.bool_]]: ...
     def counts(self) -> dict[str, int]: ...
+    def term_stats(self, words: list[str]) -> tuple[int, int, tuple[int, int, int], npt.NDArray[np.int64]]: ...
     def export(
         self,
     ) -> tuple[
@@ -145,6 +148,7 @@ class LiveIndex:
         exhaustive: bool = False,
         prune_min_postings: int = 4096,
         row_type: type[_Row] = ...,
+        global_stats: _GlobalStats | None = None,
     ) -> list[_Row] | None: ...
     def search_fields(
         self,
@@ -160,4 +164,5 @@ class LiveIndex:
         exhaustive: bool = False,
         prune_min_postings: int = 4096,
         row_type: type[_Row] = ...,
+        global_stats: _GlobalStats | None = None,
     ) -> list[_Row] | None: ...

@@ -18,7 +18,8 @@ from libcpp.vector cimport vector
 from codelex._native.buffers cimport (
     codelex_dummy32, codelex_dummy64, copy_array, i64_ptr, u32_ptr, u64_ptr, utf8_of,
 )
-from codelex._native.cpp_bm25 cimport FieldParams, FieldTerm, Scorer, SearchRequest, SearchStatus, kNoTerm
+from codelex._native.cpp_bm25 cimport (FieldParams, FieldTerm, GlobalStats, Scorer, SearchRequest, SearchStatus,
+                                      kNoTerm, local_stats)
 from codelex._native.cpp_tokenizer cimport DefinitionList
 from libcpp.string cimport string
 from cpython.unicode cimport PyUnicode_DecodeUTF8
@@ -157,6 +158,38 @@ cdef class _ScorerBox:
     cdef vector[FieldTerm] fts
     cdef vector[string] keys
     cdef string key
+    cdef GlobalStats glob      # a federation's statistics for this request
+    cdef bint has_global       # whether this request has them (set by _set_global)
+    cdef vector[uint64_t] gdf_all, gdfs  # their dfs as given, and aligned with the request's terms
+
+
+cdef bint _set_global(_ScorerBox box, object global_stats, size_t n_dfs) except -1:
+    """Load a federation's statistics ``(n_docs, total_tokens, (dir, name, defs), dfs)`` into ``box``
+    (``n_dfs`` dfs expected); False, and none loaded, for None."""
+    box.has_global = False
+    box.gdf_all.clear()
+    if global_stats is None:
+        return False
+    n_docs, total_tokens, field_totals, dfs = global_stats
+    totals = tuple(field_totals)
+    if len(totals) != 3:
+        raise ValueError(f"global_stats: three field token totals expected, not {len(totals)}")
+    cdef const int64_t[::1] view = np.ascontiguousarray(dfs, dtype=np.int64).reshape(-1)
+    if <size_t>view.shape[0] != n_dfs:
+        raise ValueError(f"global_stats: {n_dfs} dfs expected, not {view.shape[0]}")
+    cdef Py_ssize_t i
+    for i in range(view.shape[0]):
+        if view[i] < 0:
+            raise ValueError("global_stats: a df is negative")
+        box.gdf_all.push_back(<uint64_t>view[i])
+    box.glob.n_docs = n_docs  # (OverflowError when negative)
+    box.glob.total_tokens = total_tokens
+    for i in range(3):
+        box.glob.field_totals[i] = totals[i]
+    box.glob.df = NULL
+    box.glob.n_df = 0
+    box.has_global = True
+    return True
 
 
 cdef class FieldRanking:
@@ -909,6 +942,48 @@ cdef class LiveIndex:
                 "pairs": c.pairs, "line_postings": c.line_postings, "field_terms": c.field_terms,
                 "base_bytes": c.base_bytes, "delta_bytes": c.delta_bytes, "table_bytes": c.table_bytes}
 
+    def term_stats(self, list words not None):
+        """What this index contributes to a federation's statistics for ``words``, read at one instant:
+        ``(live documents, body tokens, (dir, name, defs) tokens, dfs)``, ``dfs`` an int64 array of shape
+        ``(len(words), 4)``: each word's df in the body, dir, name and defs fields (0 where it is not a term).
+        """
+        cdef vector[string] keys
+        cdef vector[uint32_t] ids
+        cdef list keep = []
+        cdef Py_ssize_t tlen
+        cdef const char* tdata
+        cdef string key
+        cdef int64_t tid
+        cdef size_t i
+        cdef int f
+        cdef GlobalStats out
+        for word in words:
+            tdata = utf8_of(word, &tlen, keep, "word")
+            keys.push_back(string(tdata, tlen))
+        ids.resize(keys.size() * 4)
+        with nogil:  # the vocabulary's lock is only ever taken without the GIL
+            self.vocab.lock.lock()
+            try:
+                for i in range(keys.size()):
+                    key.assign(1, 0)
+                    key.append(keys[i])
+                    for f in range(4):
+                        if f == 0:
+                            tid = self.vocab.c.lookup(keys[i].data(), keys[i].size())
+                        else:
+                            key[0] = kFieldPrefix[f]
+                            tid = self.vocab.c.lookup(key.data(), key.size())
+                        ids[i * 4 + f] = <uint32_t>tid if tid >= 0 else kNoTerm
+            finally:
+                self.vocab.lock.unlock()
+        dfs = np.zeros((keys.size(), 4), dtype=np.uint64)
+        cdef uint64_t[:, ::1] view = dfs
+        cdef uint64_t* dst = &view[0, 0] if keys.size() else NULL
+        with nogil:
+            local_stats(deref(self.c), ids.data(), ids.size(), out, dst)
+        return (out.n_docs, out.total_tokens, (out.field_totals[0], out.field_totals[1], out.field_totals[2]),
+                dfs.astype(np.int64))
+
     def export(self):
         """Copies of the base, its terms and the file table, for saving a merged index (what :meth:`install` takes).
 
@@ -987,6 +1062,7 @@ cdef class LiveIndex:
             return []
         cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
         try:
+            _set_global(box, None, 0)
             if self._classic(box, tokens, limit, generation, k1, b, allowed, multiplier, multiplier_max, exhaustive,
                              prune_min_postings) == SearchStatus.kStale:
                 return None
@@ -1033,10 +1109,14 @@ cdef class LiveIndex:
 
     def search_hits(self, list tokens not None, Py_ssize_t limit, object paths, uint64_t generation,
                     double k1, double b, allowed=None, multiplier=None, double multiplier_max=float("inf"),
-                    bint exhaustive=False, int64_t prune_min_postings=4096, row_type=tuple):
+                    bint exhaustive=False, int64_t prune_min_postings=4096, row_type=tuple, global_stats=None):
         """Like :meth:`search`, but answers rows ``(file, score, hits, line, line, None, ("body",))`` of the
         tuple type ``row_type`` (``codelex.Hit``), ``file`` being ``paths[slot]`` (``paths`` None: the
         index's own record of the slot's path).
+
+        ``global_stats``: ``(n_docs, total_tokens, (dir, name, defs) token totals, dfs)`` to score with
+        instead of this index's own, ``dfs`` one per token (a federation's statistics; see
+        :meth:`term_stats`).
 
         (Positional arguments: this sits on every query's path.)
         """
@@ -1045,6 +1125,7 @@ cdef class LiveIndex:
         cdef type rt = _row_type(row_type)
         cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
         try:
+            _set_global(box, global_stats, len(tokens))
             if self._classic(box, tokens, limit, generation, k1, b, allowed, multiplier, multiplier_max, exhaustive,
                              prune_min_postings) == SearchStatus.kStale:
                 return None
@@ -1064,8 +1145,10 @@ cdef class LiveIndex:
         cdef list keep = []
         cdef Py_ssize_t tlen
         cdef const char* tdata
+        cdef bint global_ = box.has_global
         box.ids.clear()
         box.keys.clear()
+        box.gdfs.clear()
         for tok in tokens:
             tdata = utf8_of(tok, &tlen, keep, "token")
             box.keys.push_back(string(tdata, tlen))
@@ -1076,8 +1159,15 @@ cdef class LiveIndex:
                     tid = self.vocab.c.lookup(box.keys[i].data(), box.keys[i].size())
                     if tid >= 0:
                         box.ids.push_back(<uint32_t>tid)
+                        if global_:
+                            box.gdfs.push_back(box.gdf_all[i])
             finally:
                 self.vocab.lock.unlock()
+        req.glob = NULL
+        if global_:
+            box.glob.df = box.gdfs.data()
+            box.glob.n_df = box.gdfs.size()
+            req.glob = &box.glob
         req.term_ids = box.ids.data()
         req.n_term_ids = box.ids.size()
         req.generation = generation
@@ -1116,7 +1206,7 @@ cdef class LiveIndex:
     def search_fields(self, list terms not None, Py_ssize_t limit, object paths, uint64_t generation,
                       FieldRanking ranking not None, Py_ssize_t n_query_tokens, allowed=None, multiplier=None,
                       double multiplier_max=float("inf"), bint exhaustive=False, int64_t prune_min_postings=4096,
-                      row_type=tuple):
+                      row_type=tuple, global_stats=None):
         """The code ranking (BM25F over body, dir, name and defs): rows ``(file, score, hits, line, line, None,
         fields)`` of the tuple type ``row_type`` (``codelex.Hit``), best first; ``fields`` names the fields
         matched (:data:`FIELD_NAMES`).
@@ -1126,8 +1216,9 @@ cdef class LiveIndex:
         their token, as non-query tokens); ``n_query_tokens`` counts the
         distinct query tokens (the boosts need all of them);
         ``multiplier_max``, ``exhaustive`` and ``prune_min_postings`` as in
-        :meth:`search`.  Returns ``None`` when the slot layout is no longer
-        ``generation``.
+        :meth:`search`; ``global_stats`` as in :meth:`search_hits`, with four
+        dfs (body, dir, name, defs) per entry of ``terms``, flat.  Returns
+        ``None`` when the slot layout is no longer ``generation``.
         """
         if limit <= 0 or not terms:
             return []
@@ -1144,6 +1235,11 @@ cdef class LiveIndex:
         cdef size_t i
         cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
         try:
+            req.glob = NULL
+            if _set_global(box, global_stats, 4 * len(terms)):
+                box.glob.df = box.gdf_all.data()
+                box.glob.n_df = box.gdf_all.size()
+                req.glob = &box.glob
             box.fts.clear()
             box.keys.clear()
             for item in terms:

@@ -53,6 +53,7 @@ from codelex.lexical.doctable import NO_KIND, DocTable, PathTable, rules_fingerp
 from codelex.lexical.hits import Hit
 from codelex.lexical.masks import search_mask
 from codelex.lexical.priors import slot_multipliers
+from codelex.lexical.shards import GlobalQueryStats, ShardQueryStats
 from codelex.lexical.stems import StemTable, is_prose, stemmer_available
 from codelex.query.options import SearchOptions, parse_request
 from codelex.text import Vocabulary, utf8_length
@@ -646,7 +647,8 @@ class WordIndex:
 
     # --- search ---------------------------------------------------------------
 
-    def search(self, query: str, options: SearchOptions | None = None, **kwargs) -> list[Hit]:
+    def search(self, query: str, options: SearchOptions | None = None, *,
+               global_stats: GlobalQueryStats | None = None, **kwargs) -> list[Hit]:
         """Rank files for a query.
 
         Parameters
@@ -658,6 +660,13 @@ class WordIndex:
             How to rank; keyword arguments (``limit``, ``paths``, ``lang``,
             ``centrality``, ``demote_test_vendor``, ``demote_docs``; see
             :class:`codelex.SearchOptions`) build one or override its fields.
+        global_stats : GlobalQueryStats, optional
+            A federation's statistics for this query (phase 2; see
+            :meth:`query_stats` and :func:`codelex.federation.merge_query_stats`):
+            document count, dfs and average field lengths come from them, and
+            the code ranking's stem variants are theirs, so this index's scores
+            are those of one index over every shard's files.  Default: this
+            index's own.
 
         Returns
         -------
@@ -670,6 +679,9 @@ class WordIndex:
             If ``query`` is not a str, or an option has the wrong type.
         codelex.QueryError
             For an unknown ``lang:`` in the query or ``lang`` option.
+        ValueError
+            If ``global_stats`` were gathered for another query, ranking or
+            ranking parameters.
 
         Examples
         --------
@@ -683,16 +695,96 @@ class WordIndex:
         tokens = list(parsed.tokens)
         # Word forms for prose only: identifiers are meant as written.
         stems = self._stem_weight > 0 and opts.ranking == "code" and is_prose(parsed.terms)
-        hits = self._search_view(self._view, parsed.filters, opts, tokens, stems)
+        glob = None if global_stats is None else self._global_request(global_stats, opts, tokens, stems)
+        hits = self._search_view(self._view, parsed.filters, opts, tokens, stems, glob)
         if hits is None:
             # A writer changed the slot layout under us: wait until it has
             # published the new one, then search again, still holding the lock.
             with self._write_lock, native_errors():
-                hits = self._search_view(self._view, parsed.filters, opts, tokens, stems)
+                hits = self._search_view(self._view, parsed.filters, opts, tokens, stems, glob)
         return hits
 
+    def _ranking_params(self) -> tuple:
+        return (self.k1, self.b, self.field_weights, self.field_b, self.def_boost, self.name_boost,
+                self._stem_weight)
+
+    def query_stats(self, query: str, options: SearchOptions | None = None, **kwargs) -> ShardQueryStats:
+        """Phase 1 of a federated search: what this index contributes to the collection's statistics.
+
+        Parameters
+        ----------
+        query, options, **kwargs
+            As for :meth:`search` (filters and the limit do not matter here:
+            statistics stay global, as a filtered search's do).
+
+        Returns
+        -------
+        ShardQueryStats
+            Live documents, token totals per field, the df per field of every
+            word the query would look up here (its tokens and, for a prose
+            query of the code ranking, their stem variants found in this
+            index's vocabulary), read at one instant.  Plain, picklable data;
+            :func:`codelex.federation.merge_query_stats` sums the shards'.
+
+        Raises
+        ------
+        TypeError, codelex.QueryError
+            As :meth:`search` does.
+
+        Examples
+        --------
+        >>> index = WordIndex.build([("a.py", "def parse_config(): ...")])
+        >>> index.query_stats("parse config").dfs["parse"]
+        (1, 0, 0, 1)
+        """
+        parsed, opts = parse_request(query, options, kwargs)
+        tokens = list(parsed.tokens)
+        stems = self._stem_weight > 0 and opts.ranking == "code" and is_prose(parsed.terms)
+        words = list(tokens)
+        variants: dict[str, tuple[str, ...]] = {}
+        if stems and tokens:  # field_terms lists each token's variants after it
+            owner = None
+            for t, _, is_token in self.field_terms(tokens):
+                if is_token:
+                    owner = t
+                    variants[t] = ()
+                else:
+                    variants[owner] = variants[owner] + (t,)
+                    words.append(t)
+        with native_errors():
+            docs, body, fields, dfs = self._live.term_stats(words)
+        rows = dfs.tolist()
+        return ShardQueryStats(
+            docs=int(docs), body_tokens=int(body), field_tokens=tuple(int(x) for x in fields),  # type: ignore[arg-type]
+            query_tokens=tuple(tokens), dfs={w: tuple(r) for w, r in zip(words, rows)},  # type: ignore[misc]
+            variants=variants, ranking=opts.ranking, params=self._ranking_params(),
+        )
+
+    def _global_request(self, gs: GlobalQueryStats, opts: SearchOptions, tokens: list[str], stems: bool):
+        """The native form of ``gs`` for this query: ``(terms or None, (docs, body, fields, dfs))``."""
+        if not isinstance(gs, GlobalQueryStats):
+            raise TypeError(f"global_stats must be GlobalQueryStats (merge_query_stats), not {type(gs).__name__}")
+        if gs.query_tokens != tuple(tokens):
+            raise ValueError(f"global_stats were gathered for the tokens {list(gs.query_tokens)}, not {tokens}")
+        if gs.ranking != opts.ranking:
+            raise ValueError(f"global_stats were gathered for the {gs.ranking} ranking, not {opts.ranking}")
+        if gs.params != self._ranking_params():
+            raise ValueError("global_stats were gathered under other ranking parameters than this index's")
+        if opts.ranking == "classic":
+            terms = None
+            dfs = [gs.df(t)[0] for t in tokens]
+        else:
+            terms = [(t, 1.0, True) for t in tokens]
+            if stems:  # the collection's variants: a word of any shard's vocabulary
+                terms = []
+                for t in tokens:
+                    terms.append((t, 1.0, True))
+                    terms.extend((u, self._stem_weight, False) for u in gs.variants.get(t, ()) if u not in tokens)
+            dfs = [x for term in terms for x in gs.df(term[0])]
+        return terms, (gs.docs, gs.body_tokens, gs.field_tokens, dfs)
+
     def _search_view(self, view: _View, filters, opts: SearchOptions, tokens: list[str],
-                     stems: bool = False) -> list[Hit] | None:
+                     stems: bool = False, glob=None) -> list[Hit] | None:
         mask = search_mask(view.table, view.n, filters, opts)
         if mask is not None and not mask.any():
             return []
@@ -700,13 +792,17 @@ class WordIndex:
                                           opts.centrality)
         paths = None  # the hits' paths come from the native table: no search decodes every path
         try:  # (not `with native_errors()`: this runs on every query)
-            terms = self.field_terms(tokens) if stems else tokens
+            if glob is not None:
+                terms, stats = glob
+            else:
+                terms, stats = (self.field_terms(tokens) if stems else tokens), None
             if opts.ranking == "classic":
                 return self._live.search_hits(tokens, opts.limit, paths, view.generation, self.k1, self.b,
-                                              mask, mult, mult_max, self.exhaustive, self.prune_min_postings, Hit)
+                                              mask, mult, mult_max, self.exhaustive, self.prune_min_postings, Hit,
+                                              stats)
             return self._live.search_fields(terms, opts.limit, paths, view.generation, self._ranking,
                                             len(tokens), mask, mult, mult_max, self.exhaustive,
-                                            self.prune_min_postings, Hit)
+                                            self.prune_min_postings, Hit, stats)
         except RuntimeError as exc:
             with native_errors():
                 raise exc from None

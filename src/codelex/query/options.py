@@ -162,6 +162,13 @@ class SearchOptions:
         if self.ranking not in RANKINGS:
             raise ValueError(f"ranking must be one of {', '.join(RANKINGS)}, not {self.ranking!r}")
 
+    def __reduce__(self):
+        # Rebuilt from its fields (and validated again): the compiled path predicate and the read-only
+        # centrality view do not pickle, and a request crosses processes to a federation's shards.
+        c = self.centrality
+        return (SearchOptions, (self.limit, self.paths, self.lang, None if c is None else dict(c),
+                                self.demote_test_vendor, self.demote_docs, self.ranking))
+
     @classmethod
     def of(cls, options: SearchOptions | None = None, overrides: Mapping[str, object] | None = None) -> SearchOptions:
         """``options`` with ``overrides`` applied, or new options from the overrides alone.
