@@ -725,7 +725,9 @@ def _cmd_cluster_index(args) -> int:
 
     def progress(event) -> None:
         head = f"[{event.done}/{event.total}] {event.unit}"
-        if event.kind in ("built", "unchanged"):
+        if event.kind == "waiting":
+            line = f"codelex: warning: {event.detail}"
+        elif event.kind in ("built", "unchanged"):
             r = event.record
             line = f"{head}: {event.kind}, {r.files:,} files, {_human_bytes(r.shard_bytes)}"
             if event.kind == "built":
@@ -754,6 +756,78 @@ def _cmd_cluster_index(args) -> int:
         for name, why in sorted(report.failed.items()):
             print(f"failed: {name}: {display_text(why)}")
     return EXIT_FOUND if report.ok else EXIT_NONE
+
+
+def _cmd_cluster_serve(args) -> int:
+    from codelex.cluster.serve import start_coordinator, stop_coordinator
+    from codelex.render import display_text
+
+    if not args.stop and not args.status and not args.store:
+        raise _Failure("cluster serve needs --store URL (or --stop, --status)")
+    ray = _cluster_connect(args, start_local=False)
+    if args.stop:
+        stopped = stop_coordinator(args.name)
+        print(f"stopped {args.name}" if stopped else f"no coordinator {args.name!r} runs", file=sys.stderr)
+        return EXIT_FOUND if stopped else EXIT_NONE
+    if args.status:
+        from codelex.cluster.serve import find_coordinator
+
+        status = ray.get(find_coordinator(args.name).status.remote(), timeout=60.0)
+    else:
+        started = time.perf_counter()
+        _, status = start_coordinator(args.store, actors=args.actors, name=args.name, actor_cpus=args.actor_cpus)
+        status["seconds"] = time.perf_counter() - started
+    if args.json:
+        json.dump(status, sys.stdout)
+        sys.stdout.write("\n")
+        return EXIT_FOUND if not status["errors"] else EXIT_NONE
+    reload = status.get("reload")
+    if reload is not None:
+        print(f"reloaded generation {reload['generation']}: {len(reload['loaded'])} loaded, "
+              f"{len(reload['replaced'])} replaced, {len(reload['dropped'])} dropped")
+    how = f" in {status['seconds']:.2f} s" if "seconds" in status else ""
+    print(f"{args.name}: {status['shards']} shards, {status['files']:,} files of {display_text(status['store'])} "
+          f"(generation {status['generation']}) on {len(status['actors'])} actors{how}")
+    for a in status["actors"]:
+        state = f"error: {display_text(a['error'])}" if a["error"] else \
+            f"pid {a['pid']}, rss {_human_bytes(a['rss_bytes'])}"
+        print(f"  actor {a['slot']}: {len(a['shards'])} shards, {_human_bytes(a['shard_bytes'])} ({state}): "
+              + ", ".join(a["shards"]))
+    for name, why in sorted(status["errors"].items()):
+        print(f"  not loaded: {name}: {display_text(why)}")
+    return EXIT_FOUND if not status["errors"] else EXIT_NONE
+
+
+def _cmd_cluster_search(args) -> int:
+    from codelex.cluster.serve import find_coordinator
+    from codelex.query import SearchOptions, parse_request
+    from codelex.render import display_path, display_text
+
+    options = SearchOptions(limit=args.limit, ranking=args.ranking)
+    parse_request(args.query, options)  # (a malformed query: one line, exit 2, before Ray starts)
+    ray = _cluster_connect(args, start_local=False)
+    coordinator = find_coordinator(args.name)
+    try:
+        answer = ray.get(coordinator.search.remote(args.query, options, deadline_s=args.deadline),
+                         timeout=args.deadline + 10.0)
+    except ray.exceptions.GetTimeoutError:
+        raise _Failure(f"the coordinator {args.name!r} did not answer within {args.deadline + 10.0:.0f} s") from None
+    except ray.exceptions.RayTaskError as exc:  # the request's own error (a bad repo: filter...)
+        cause = exc.cause if isinstance(getattr(exc, "cause", None), Exception) else exc
+        raise _Failure(str(cause).strip().splitlines()[-1] if str(cause).strip() else type(cause).__name__) from None
+    if args.json:
+        json.dump(answer, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        _write(f"{i}. {display_path(h['file'])}:{h['startLine']}  {h['score']:.4f}"
+               for i, h in enumerate(answer["results"], 1))
+        if not args.quiet:
+            print(f"{len(answer['results'])} results from {len(answer['answered'])} of {answer['shards']} shards "
+                  f"(generation {answer['generation']}) in {answer['seconds'] * 1e3:.1f} ms", file=sys.stderr)
+    if not args.json or not args.quiet:
+        for name, why in answer["missing"].items():
+            print(f"codelex: missing shard {name}: {display_text(why)}", file=sys.stderr)
+    return EXIT_FOUND if answer["results"] else EXIT_NONE
 
 
 class _Parser(argparse.ArgumentParser):
@@ -803,7 +877,7 @@ _PLACEHOLDERS: dict[str, str] = {}  # placeholder -> original argument, for erro
 # Options that take a value (an argument right after one of these is its value, never a query).
 _VALUE_OPTIONS = frozenset({"--root", "--max-bytes", "-n", "--limit", "--lang", "--path", "--color", "--alt",
                             "--embedder", "--fusion", "--per-file", "--lines", "--address", "--store",
-                            "--deadline"})
+                            "--deadline", "--name", "--actors", "--actor-cpus"})
 
 
 def _add_color(parser: argparse.ArgumentParser) -> None:
@@ -966,6 +1040,31 @@ def _parser() -> argparse.ArgumentParser:
     ci.add_argument("--json", action="store_true")
     ci.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     ci.set_defaults(func=_cmd_cluster_index)
+    cs = csub.add_parser("serve", parents=[ray_opts], help="load a store's shards into Ray actors (or reload)",
+                         description="Start a detached coordinator that loads the shards of --store into actors "
+                                     "(placed by size) on a running Ray cluster; run again to follow a new "
+                                     "manifest (changed shards are replaced while serving).")
+    cs.add_argument("--store", metavar="URL", help="the shard store built by `codelex cluster index`")
+    cs.add_argument("--actors", type=_positive_int, default=2, help="holder actors (default: 2)")
+    cs.add_argument("--actor-cpus", type=float, default=0.0, metavar="N",
+                    help="CPUs each actor reserves (default: 0, so builds still run beside it)")
+    cs.add_argument("--name", default="codelex-coordinator", help="the coordinator's name (several stores)")
+    cs.add_argument("--stop", action="store_true", help="stop the coordinator and its actors")
+    cs.add_argument("--status", action="store_true", help="print the coordinator's shards and actors")
+    cs.add_argument("--json", action="store_true")
+    cs.set_defaults(func=_cmd_cluster_serve)
+    cq = csub.add_parser("search", parents=[ray_opts], help="rank the served shards' files for QUERY",
+                         description="Fan QUERY out to the served shards with the collection's statistics; a "
+                                     "shard that does not answer within --deadline is named as missing. "
+                                     "repo:NAME selects shards.")
+    cq.add_argument("query")
+    cq.add_argument("-n", "--limit", type=_positive_int, default=10)
+    cq.add_argument("--deadline", type=float, default=5.0, metavar="S", help="seconds (default: 5)")
+    cq.add_argument("--ranking", choices=RANKINGS, default=DEFAULT_RANKING)
+    cq.add_argument("--name", default="codelex-coordinator")
+    cq.add_argument("--json", action="store_true")
+    cq.add_argument("-q", "--quiet", action="store_true")
+    cq.set_defaults(func=_cmd_cluster_search)
 
     m = sub.add_parser("mcp", help="run the MCP server on stdio",
                        description="Serve the project of the current directory, and the roots named with --root "

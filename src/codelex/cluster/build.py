@@ -216,7 +216,8 @@ def build_unit(unit: Unit, store_url: str, *, workers: int = 1, force: bool = Fa
 
 @dataclass(frozen=True)
 class BuildEvent:
-    """One step of a build, as it happens: ``kind`` is ``built``, ``unchanged``, ``retry`` or ``failed``."""
+    """One step of a build, as it happens: ``kind`` is ``built``, ``unchanged``, ``retry``, ``failed``, or
+    ``waiting`` (before any unit: the cluster has no free CPU for a task now)."""
 
     kind: str
     unit: str
@@ -299,6 +300,15 @@ def build_cluster(units: Sequence[Unit], store_url: str, *, retries: int = 2, un
     waiting = deque((u, 1) for u in units)
     inflight: dict = {}  # ObjectRef -> (unit, attempt, submitted at)
     window = _slots(ray, cpus_per_unit)
+    try:
+        free = float(ray.available_resources().get("CPU", 0))
+    except Exception:
+        free = float(cpus_per_unit)
+    if free < cpus_per_unit and progress is not None:  # (actors holding every CPU: tasks queue until one frees)
+        emit_waiting = BuildEvent("waiting", "", 0, len(units),
+                                  f"no free CPU on the cluster ({free:g} of {window * cpus_per_unit:g}): "
+                                  "units wait until actors or other work release one")
+        progress(emit_waiting)
     total = len(units)
 
     def emit(event: BuildEvent) -> None:
