@@ -6,8 +6,9 @@ least loaded actor) and answers a query as :func:`codelex.federation.
 federated_search` does (phase 1 on every shard, the statistics merged,
 phase 2 on the selected shards with them, the per-shard top-k merged: the
 scores of one index over the shards' files), with one call per actor and
-phase instead of one per shard, under a deadline: a shard whose actor does
-not answer in time, or has died, is named in the answer as missing (the
+phase instead of one per shard, under a deadline (phase 1 within half of
+it, so that one slow shard leaves the others time to score): a shard whose
+actor does not answer in time, or has died, is named in the answer as missing (the
 statistics are then those of the shards that answered phase 1), never
 waited on past the deadline.  A dead actor is replaced in the background,
 and its shards answer again once reloaded.
@@ -42,6 +43,8 @@ COORDINATOR_NAME = "codelex-coordinator"
 PREVIOUS_GRACE_S = 30.0
 #: A query's default deadline (seconds).
 DEFAULT_DEADLINE_S = 5.0
+#: The share of a query's deadline phase 1 (the statistics) may use; phase 2 (the scoring) has the rest.
+PHASE1_SHARE = 0.5
 #: How long loading the shards may take (seconds) before ``serve`` reports the ones not loaded.
 LOAD_TIMEOUT_S = 600.0
 
@@ -178,9 +181,13 @@ class Coordinator:
         them on a cluster that only serves, for one query's fan-out never to queue behind a build.
     cache_dir : str, optional
         Passed to the holders (:class:`ShardHolder`).
+    holder : type, default ShardHolder
+        The holder actors' class (a subclass, to observe or slow them in tests).
     """
 
-    def __init__(self, store_url: str, actor_cpus: float = 0.0, cache_dir: str | None = None) -> None:
+    def __init__(self, store_url: str, actor_cpus: float = 0.0, cache_dir: str | None = None,
+                 holder: type = ShardHolder) -> None:
+        self.holder = holder
         self.store_url = store_url
         self.store = ShardStore(store_url)
         self.actor_cpus = actor_cpus
@@ -198,7 +205,7 @@ class Coordinator:
 
     def _new_actor(self):
         ray = ray_module()
-        holder = ray.remote(ShardHolder).options(num_cpus=self.actor_cpus, max_concurrency=8, max_restarts=0,
+        holder = ray.remote(self.holder).options(num_cpus=self.actor_cpus, max_concurrency=8, max_restarts=0,
                                                  scheduling_strategy="SPREAD")
         return holder.remote(self.store_url, self.cache_dir)
 
@@ -419,7 +426,8 @@ class Coordinator:
                 by_slot.setdefault(placement[name], []).append(name)
         # Phase 1 on every shard (filters select documents; the statistics stay global).
         calls = {slot: actors[slot].query_stats.remote(group, text, opts) for slot, group in by_slot.items()}
-        answers, failures = self._fan_out(calls, deadline)
+        # Phase 1 gets half the time left: a shard slow to answer it must not leave phase 2 none.
+        answers, failures = self._fan_out(calls, started + PHASE1_SHARE * float(deadline_s))
         stats, versions = [], {}
         for slot, group in by_slot.items():
             got = answers.get(slot)
