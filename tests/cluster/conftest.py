@@ -37,9 +37,10 @@ def make_repos(base: Path, files=FILES) -> dict[str, Path]:
     return out
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def ray_local():
-    """Ray, started once for the test run on this machine only (never an outside cluster)."""
+    """Ray, started once for the test run on this machine only (never an outside cluster), and stopped after
+    these tests: its processes do not linger through the rest of the suite."""
     ray = pytest.importorskip("ray")
     pytest.importorskip("fsspec")
     os.environ.pop("RAY_ADDRESS", None)
@@ -47,3 +48,4 @@ def ray_local():
              logging_level="ERROR", log_to_driver=False)
     yield ray
     ray.shutdown()
+    os.environ.pop("RAY_ADDRESS", None)
