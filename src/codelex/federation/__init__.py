@@ -18,7 +18,7 @@ from codelex.federation.coordinator import (
     split_shard_filters,
 )
 from codelex.federation.federation import Federation
-from codelex.lexical.shards import GlobalQueryStats, ShardQueryStats, merge_query_stats
+from codelex.lexical.shards import GlobalQueryStats, ShardQueryStats, merge_query_stats, missing_words
 
 __all__ = [
     "Federation",
@@ -30,6 +30,7 @@ __all__ = [
     "federated_search",
     "merge_hits",
     "merge_query_stats",
+    "missing_words",
     "qualify",
     "shard_options",
     "split_qualified",

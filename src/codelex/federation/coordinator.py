@@ -4,7 +4,8 @@ It talks to shards through two methods only, so a shard may be a local
 :class:`~codelex.lexical.index.WordIndex` or a handle to one elsewhere (a
 process, a Ray actor) that forwards them:
 
-- ``query_stats(query, options) -> ShardQueryStats``
+- ``query_stats(query, options, words=()) -> ShardQueryStats`` (``words``: more
+  words to report dfs for, see :func:`~codelex.lexical.shards.missing_words`)
 - ``search(query, options, global_stats=GlobalQueryStats) -> list[Hit]``
 
 ``query`` is the query text without its ``repo:`` filters and ``options`` a
@@ -26,7 +27,7 @@ from typing import Any, Protocol
 from codelex.defaults import SHARD_FILTER_KEY, SHARD_SEPARATOR
 from codelex.errors import QueryError
 from codelex.lexical.hits import Hit
-from codelex.lexical.shards import GlobalQueryStats, ShardQueryStats, merge_query_stats
+from codelex.lexical.shards import GlobalQueryStats, ShardQueryStats, merge_query_stats, missing_words
 from codelex.query.options import SearchOptions, parse_request
 
 __all__ = [
@@ -44,7 +45,8 @@ __all__ = [
 class ShardHandle(Protocol):
     """What the coordinator needs of a shard (a :class:`~codelex.lexical.index.WordIndex` is one)."""
 
-    def query_stats(self, query: str, options: SearchOptions | None = None) -> ShardQueryStats: ...
+    def query_stats(self, query: str, options: SearchOptions | None = None, *,
+                    words: Sequence[str] = ()) -> ShardQueryStats: ...
 
     def search(self, query: str, options: SearchOptions | None = None, *,
                global_stats: GlobalQueryStats | None = None) -> list[Hit]: ...
@@ -184,6 +186,14 @@ def federated_search(shards: Sequence[tuple[str, ShardHandle]], query: str, opti
     # Statistics from every shard, selected or not: filters select documents, the statistics stay global.
     stats = list(run(lambda pair: pair[1].query_stats(text, opts), list(shards)))
     global_stats = merge_query_stats(stats)
+    # Variants some shards' bodies lack may be terms of their other fields: those shards count them too.
+    again = [i for i, s in enumerate(stats) if missing_words(s, global_stats)]
+    if again:
+        redo = list(run(lambda i: shards[i][1].query_stats(text, opts, words=missing_words(stats[i], global_stats)),
+                        again))
+        for i, s in zip(again, redo):
+            stats[i] = s
+        global_stats = merge_query_stats(stats)
     answers = list(run(lambda name: handles[name].search(text, shard_options(opts, name),
                                                          global_stats=global_stats), list(selected)))
     return merge_hits(list(zip(selected, answers)), opts.limit)

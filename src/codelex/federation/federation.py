@@ -10,7 +10,7 @@ from codelex.errors import ShardUnavailableError
 from codelex.federation.coordinator import ShardHandle, check_shard_name, federated_search, split_shard_filters
 from codelex.lexical.hits import Hit
 from codelex.lexical.index import WordIndex
-from codelex.lexical.shards import GlobalQueryStats, merge_query_stats
+from codelex.lexical.shards import GlobalQueryStats, merge_query_stats, missing_words
 from codelex.query.options import SearchOptions, parse_request
 
 __all__ = ["Federation"]
@@ -26,11 +26,12 @@ class _ProjectShard:
     def _index(self) -> WordIndex:
         index = self.project.index
         if index is None:
-            raise ShardUnavailableError(f"shard {self.name!r}: the project has no index yet ({getattr(self.project, 'status', 'not ready')})")
+            status = getattr(self.project, "status", "not ready")
+            raise ShardUnavailableError(f"shard {self.name!r}: the project has no index yet ({status})")
         return index
 
-    def query_stats(self, query, options=None, **kwargs):
-        return self._index().query_stats(query, options, **kwargs)
+    def query_stats(self, query, options=None, *, words=(), **kwargs):
+        return self._index().query_stats(query, options, words=words, **kwargs)
 
     def search(self, query, options=None, *, global_stats=None, **kwargs):
         return self._index().search(query, options, global_stats=global_stats, **kwargs)
@@ -144,7 +145,11 @@ class Federation:
         """
         text, _ = split_shard_filters(query, self.names)
         _, opts = parse_request(text, options, kwargs)
-        return merge_query_stats([handle.query_stats(text, opts) for _, handle in self._shards])
+        stats = [handle.query_stats(text, opts) for _, handle in self._shards]
+        merged = merge_query_stats(stats)
+        stats = [handle.query_stats(text, opts, words=missing_words(s, merged)) if missing_words(s, merged) else s
+                 for (_, handle), s in zip(self._shards, stats)]
+        return merge_query_stats(stats)
 
     def search(self, query: str, options: SearchOptions | None = None, **kwargs) -> list[Hit]:
         """Rank the files of every shard for a query, as one index over all of them would.

@@ -708,7 +708,8 @@ class WordIndex:
         return (self.k1, self.b, self.field_weights, self.field_b, self.def_boost, self.name_boost,
                 self._stem_weight)
 
-    def query_stats(self, query: str, options: SearchOptions | None = None, **kwargs) -> ShardQueryStats:
+    def query_stats(self, query: str, options: SearchOptions | None = None, *, words: Sequence[str] = (),
+                    **kwargs) -> ShardQueryStats:
         """Phase 1 of a federated search: what this index contributes to the collection's statistics.
 
         Parameters
@@ -716,6 +717,10 @@ class WordIndex:
         query, options, **kwargs
             As for :meth:`search` (filters and the limit do not matter here:
             statistics stay global, as a filtered search's do).
+        words : sequence of str, optional
+            More words to report dfs for: stem variants other shards found
+            (a variant counts in every field of every shard, even one whose
+            body lacks the word; see :func:`codelex.federation.missing_words`).
 
         Returns
         -------
@@ -740,6 +745,7 @@ class WordIndex:
         parsed, opts = parse_request(query, options, kwargs)
         tokens = list(parsed.tokens)
         stems = self._stem_weight > 0 and opts.ranking == "code" and is_prose(parsed.terms)
+        extra = tuple(words)
         words = list(tokens)
         variants: dict[str, tuple[str, ...]] = {}
         if stems and tokens:  # field_terms lists each token's variants after it
@@ -751,6 +757,11 @@ class WordIndex:
                 else:
                     variants[owner] = variants[owner] + (t,)
                     words.append(t)
+        for w in extra:
+            if not isinstance(w, str):
+                raise TypeError(f"words must be str, not {type(w).__name__}")
+        listed = set(words)
+        words += [w for w in dict.fromkeys(extra) if w not in listed]
         with native_errors():
             docs, body, fields, dfs = self._live.term_stats(words)
         rows = dfs.tolist()

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["GlobalQueryStats", "ShardQueryStats", "merge_query_stats"]
+__all__ = ["GlobalQueryStats", "ShardQueryStats", "merge_query_stats", "missing_words"]
 
 #: The four fields whose dfs a word carries, in the native order.
 FIELDS = ("body", "dir", "name", "defs")
@@ -173,3 +173,16 @@ def _fields_from_dict(data: Mapping) -> dict:
         "variants": {str(t): tuple(str(v) for v in vs) for t, vs in data["variants"].items()},
         "ranking": str(data["ranking"]), "params": _tupled(data["params"]),
     }
+
+
+def missing_words(stats: ShardQueryStats, merged: GlobalQueryStats) -> tuple[str, ...]:
+    """The stem variants of ``merged`` that ``stats`` holds no dfs for, sorted.
+
+    A variant that only other shards' bodies hold may still be a term of
+    this shard's dir, name or defs field; its dfs here must count (the union
+    index looks every variant up in every field), so the coordinator asks
+    the shard again with ``query_stats(..., words=missing)`` and merges
+    anew.  Empty for most queries (identifiers have no variants).
+    """
+    out = {w for vs in merged.variants.values() for w in vs if w not in stats.dfs}
+    return tuple(sorted(out))
