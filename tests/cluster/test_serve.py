@@ -18,7 +18,8 @@ from codelex.cluster.store import ShardStore, UnitRecord  # noqa: E402
 from .conftest import make_repos  # noqa: E402
 
 QUERIES = ["parse config", "register route", "load settings path", "lang:go route", "repo:gamma parse",
-           "-repo:alpha parse config", "server", "split words"]
+           "-repo:alpha parse config", "server", "split words", "parsing configs", "routes registered",
+           "loading the settings", "how are servers started"]
 
 
 @pytest.fixture(scope="module")
@@ -168,3 +169,27 @@ def test_the_command_line_end_to_end(built, ray_local, tmp_path, capsys):
     assert main(["cluster", "search", "x", "--name", "cli-test"]) == 2
     assert "no coordinator 'cli-test'" in capsys.readouterr().err
     assert main(["cluster", "index", "--store", own, "a=", "x"]) == 2  # bad input: one line, exit 2
+
+
+def test_words_other_shards_found_are_asked_again(ray_local, tmp_path):
+    """A stem variant one shard's bodies hold and another holds only as a directory name: the second shard is
+    asked again for its dfs (the federation's second round), and the answer equals the local federation's."""
+    files = {"prose": {"a.md": "the routing of requests is described here and routing tables too\n"},
+             "code": {"routing/x.go": "func handle() {}\n", "b.go": "func route() {}\n"}}
+    repos = make_repos(tmp_path / "src", files)
+    store = str(tmp_path / "store")
+    assert build_cluster(parse_units([str(p) for p in repos.values()]), store).ok
+    coordinator = Coordinator(store)
+    try:
+        coordinator.start(actors=2)
+        federation = _federation(store)
+        from codelex.lexical.shards import merge_query_stats, missing_words
+
+        for query in ("how is a route found", "routes for requests", "route requests"):
+            stats = [federation[n].query_stats(query) for n in federation.names]
+            assert any(missing_words(s, merge_query_stats(stats)) for s in stats)  # (the case arises)
+            answer = coordinator.search(query, deadline_s=30.0)
+            assert answer["missing"] == {}
+            assert answer["results"] == [h.to_dict() for h in federation.search(query)], query
+    finally:
+        coordinator.stop()

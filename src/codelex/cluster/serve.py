@@ -43,8 +43,10 @@ COORDINATOR_NAME = "codelex-coordinator"
 PREVIOUS_GRACE_S = 30.0
 #: A query's default deadline (seconds).
 DEFAULT_DEADLINE_S = 5.0
-#: The share of a query's deadline phase 1 (the statistics) may use; phase 2 (the scoring) has the rest.
-PHASE1_SHARE = 0.5
+#: The share of a query's deadline phase 1 (the statistics) may use, and its second round (words other
+#: shards found, rare); phase 2 (the scoring) has the rest.
+PHASE1_SHARE = 0.4
+PHASE1_AGAIN_SHARE = 0.6
 #: How long loading the shards may take (seconds) before ``serve`` reports the ones not loaded.
 LOAD_TIMEOUT_S = 600.0
 
@@ -122,13 +124,19 @@ class ShardHolder:
         raise LookupError(f"shard {name!r} is not served here" if cur is None else
                           f"shard {name!r} was replaced during the query")
 
-    def query_stats(self, names: Sequence[str], query: str, options) -> dict[str, object]:
-        """Phase 1 for each of ``names``: ``(content hash, ShardQueryStats)`` or ``("error", reason)``."""
+    def query_stats(self, names: Sequence[str], query: str, options,
+                    again: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> dict[str, object]:
+        """Phase 1 for each of ``names``: ``(content hash, ShardQueryStats)`` or ``("error", reason)``.
+
+        ``again`` (name -> (content hash, words)) asks those shards once more, for the dfs of words
+        other shards found (:func:`codelex.lexical.shards.missing_words`), on the version asked first.
+        """
         out: dict[str, object] = {}
         for name in names:
             try:
-                version, index = self._index(name, None)
-                out[name] = (version, index.query_stats(query, options))
+                version, words = again[name] if again else (None, ())
+                version, index = self._index(name, version)
+                out[name] = (version, index.query_stats(query, options, words=words))
             except Exception as exc:
                 out[name] = ("error", describe_failure(exc))
         return out
@@ -379,6 +387,22 @@ class Coordinator:
                     self._repair(slot)
         return answers, failures
 
+    @staticmethod
+    def _collect(groups: dict[int, list[str]], answers: dict, failures: dict, missing: dict, stats: dict,
+                 versions: dict) -> None:
+        """File a phase-1 fan-out's answers: each shard's statistics and version, or why it is missing."""
+        for slot, group in groups.items():
+            got = answers.get(slot)
+            for name in group:
+                one = got.get(name) if got is not None else None
+                if one is None:
+                    missing[name] = failures.get(slot, "no answer")
+                elif one[0] == "error":
+                    missing[name] = one[1]
+                else:
+                    versions[name] = one[0]
+                    stats[name] = one[1]
+
     def search(self, query: str, options=None, *, deadline_s: float = DEFAULT_DEADLINE_S, **kwargs) -> dict:
         """Answer ``query`` over every served shard within ``deadline_s`` seconds.
 
@@ -398,7 +422,7 @@ class Coordinator:
             (served), ``answered`` (shards whose hits are in the merge), ``generation``, ``seconds``.
         """
         from codelex.federation.coordinator import merge_hits, shard_options, split_shard_filters
-        from codelex.lexical.shards import merge_query_stats
+        from codelex.lexical.shards import merge_query_stats, missing_words
         from codelex.query.options import parse_request
 
         started = time.monotonic()
@@ -424,26 +448,34 @@ class Coordinator:
         for name in names:
             if name not in missing:
                 by_slot.setdefault(placement[name], []).append(name)
-        # Phase 1 on every shard (filters select documents; the statistics stay global).
+        # Phase 1 on every shard (filters select documents; the statistics stay global), within a share of
+        # the deadline: a shard slow to answer it must not leave the others no time to score.
         calls = {slot: actors[slot].query_stats.remote(group, text, opts) for slot, group in by_slot.items()}
-        # Phase 1 gets half the time left: a shard slow to answer it must not leave phase 2 none.
         answers, failures = self._fan_out(calls, started + PHASE1_SHARE * float(deadline_s))
-        stats, versions = [], {}
-        for slot, group in by_slot.items():
-            got = answers.get(slot)
-            for name in group:
-                one = got.get(name) if got is not None else None
-                if one is None:
-                    missing[name] = failures.get(slot, "no answer")
-                elif one[0] == "error":
-                    missing[name] = one[1]
-                else:
-                    versions[name] = one[0]
-                    stats.append(one[1])
+        stats: dict[str, object] = {}
+        versions: dict[str, str] = {}
+        self._collect(by_slot, answers, failures, missing, stats, versions)
         if not stats:
             return answer([])
-        global_stats = merge_query_stats(stats)
-        wanted = [n for n in selected if n in versions]
+        global_stats = merge_query_stats(list(stats.values()))
+        # Variants some shards' bodies lack may be terms of their other fields: those shards are asked again.
+        again: dict[int, dict[str, tuple[str, tuple[str, ...]]]] = {}
+        for name, st in stats.items():
+            words = missing_words(st, global_stats)
+            if words:
+                again.setdefault(placement[name], {})[name] = (versions[name], words)
+        if again:
+            calls = {slot: actors[slot].query_stats.remote(list(asked), text, opts, asked)
+                     for slot, asked in again.items()}
+            answers, failures = self._fan_out(calls, started + PHASE1_AGAIN_SHARE * float(deadline_s))
+            groups = {slot: list(asked) for slot, asked in again.items()}
+            for name in [n for group in groups.values() for n in group]:
+                stats.pop(name)  # (replaced by the second answer, or missing)
+            self._collect(groups, answers, failures, missing, stats, versions)
+            if not stats:
+                return answer([])
+            global_stats = merge_query_stats(list(stats.values()))
+        wanted = [n for n in selected if n in stats]
         by_slot2: dict[int, list] = {}
         for name in wanted:
             by_slot2.setdefault(placement[name], []).append((name, versions[name], shard_options(opts, name)))
