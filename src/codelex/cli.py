@@ -853,7 +853,7 @@ def _positive_int(text: str) -> int:
 
 # A query argument that is only a negated filter (``-file:test``) is the
 # query, not an option: argparse would take it for an unknown flag.
-_NEGATED_FILTER = re.compile(r"-(?:lang|file|ext):", re.IGNORECASE)
+_NEGATED_FILTER = re.compile(r"-(?:lang|file|ext|repo):", re.IGNORECASE)
 _QUERY_COMMANDS = ("search", "docs", "code")
 
 

@@ -162,6 +162,8 @@ def test_the_command_line_end_to_end(built, ray_local, tmp_path, capsys):
         assert main(["cluster", "search", "register route", "--name", "cli-test", "-n", "2"]) == 0
         captured = capsys.readouterr()
         assert captured.out.startswith("1. beta:lib/router.go:2") and "from 3 of 3 shards" in captured.err
+        assert main(["cluster", "search", "-repo:alpha", "--name", "cli-test"]) == 1  # a query, not an option
+        capsys.readouterr()
         assert main(["cluster", "search", "repo:nope x", "--name", "cli-test"]) == 2
         assert "Unknown repo" in capsys.readouterr().err
     finally:

@@ -94,3 +94,27 @@ def test_a_store_that_is_not_a_local_directory(tmp_path):
     copy.unlink()
     with pytest.raises(IndexFormatError, match="digest"):
         s.open_shard(record, cache)
+
+
+def test_a_git_url_unit_is_cloned_and_built(tmp_path):
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    repos = make_repos(tmp_path / "src")
+    work = repos["beta"]
+    env = dict(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@x", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@x",
+               HOME=str(tmp_path), PATH="/usr/bin:/bin")
+    for argv in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "x"]):
+        subprocess.run([git, "-C", str(work), *argv], check=True, env=env, timeout=60)
+    bare = tmp_path / "beta.git"
+    subprocess.run([git, "clone", "-q", "--bare", str(work), str(bare)], check=True, env=env, timeout=60)
+    (unit,) = parse_units([f"git+file://{bare}"])
+    assert unit.name == "beta" and unit.is_git
+    result = build_unit(unit, str(tmp_path / "store"))
+    assert result["status"] == "built" and result["record"]["files"] == 2
+    assert result["record"]["source"] == f"git+file://{bare}"
+    # A fresh clone has new mtimes: its contents are hashed, and an unchanged unit is not rebuilt.
+    assert build_unit(unit, str(tmp_path / "store"))["status"] == "unchanged"
