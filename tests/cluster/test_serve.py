@@ -195,3 +195,24 @@ def test_words_other_shards_found_are_asked_again(ray_local, tmp_path):
             assert answer["results"] == [h.to_dict() for h in federation.search(query)], query
     finally:
         coordinator.stop()
+
+
+def test_a_replacement_that_does_not_load_leaves_the_old_version_serving(ray_local, tmp_path):
+    repos = make_repos(tmp_path / "src")
+    store = str(tmp_path / "store")
+    units = parse_units([str(repos["alpha"]), str(repos["beta"])])
+    build_cluster(units, store)
+    coordinator = Coordinator(store)
+    try:
+        coordinator.start(actors=2)
+        before = coordinator.search("parse config")
+        (repos["alpha"] / "src" / "config.py").write_text("def parse_toml(): pass\n")
+        assert build_cluster(units, store).built == ["alpha"]
+        shard = tmp_path / "store" / ShardStore(store).manifest()["alpha"].shard / "index.clx"
+        shard.write_bytes(b"\0" * shard.stat().st_size)  # a torn or forged file in the store
+        reloaded = coordinator.reload()
+        assert list(reloaded["errors"]) == ["alpha"]
+        after = coordinator.search("parse config")
+        assert after["missing"] == {} and after["results"] == before["results"]
+    finally:
+        coordinator.stop()

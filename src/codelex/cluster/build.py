@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -185,8 +185,6 @@ def build_unit(unit: Unit, store_url: str, *, workers: int = 1, force: bool = Fa
                     "skipped": skipped, "read": False}
         max_bytes = options.max_bytes
         if previous is not None:  # a pass of reads (the page cache keeps them for a build) spares the build
-            from collections import Counter
-
             hashing = _Hashing(read_files(root, walk.files, max_bytes=max_bytes, skipped=Counter()), fingerprint)
             for _ in hashing:
                 pass
@@ -194,8 +192,6 @@ def build_unit(unit: Unit, store_url: str, *, workers: int = 1, force: bool = Fa
                 record = replace(previous, source=unit.source, stat_digest=stat_digest)
                 store.put_record(record)
                 return {"status": "unchanged", "record": record.to_dict(), "skipped": skipped, "read": True}
-        from collections import Counter
-
         counter: Counter = Counter()
         hashing = _Hashing(read_files(root, walk.files, max_bytes=max_bytes, skipped=counter), fingerprint)
         index = WordIndex.build(hashing, max_bytes=max_bytes, workers=max(1, workers))

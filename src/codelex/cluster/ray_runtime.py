@@ -10,6 +10,24 @@ __all__ = ["NAMESPACE", "connect", "describe_failure", "ray_module"]
 
 #: The Ray namespace of codelex's named actors (a served store's coordinator).
 NAMESPACE = "codelex"
+#: How long reaching a named cluster's head may take: Ray itself retries an unreachable one for minutes.
+CONNECT_TIMEOUT_S = 10.0
+
+
+def _probe(address: str) -> None:
+    """ClusterError unless ``host:port`` (or ``ray://host:port``) accepts a TCP connection within
+    :data:`CONNECT_TIMEOUT_S` (``auto`` and ``local`` name no host: Ray answers those at once)."""
+    import socket
+
+    rest = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ClusterError(f"cannot reach a Ray cluster at {address!r} ({exc.strerror or exc}); start one with "
+                           "`ray start --head` or pass --address") from None
 
 
 def ray_module():
@@ -47,6 +65,8 @@ def connect(address: str | None = None, *, start_local: bool = True, num_cpus: i
     kwargs: dict = {"namespace": NAMESPACE, "logging_level": "ERROR", "log_to_driver": False}
     if address is None:
         kwargs.update(include_dashboard=False, num_cpus=num_cpus)
+    else:
+        _probe(address)
     try:
         ray.init(address=address, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:

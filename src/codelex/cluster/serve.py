@@ -268,7 +268,6 @@ class Coordinator:
     def reload(self, timeout: float = LOAD_TIMEOUT_S) -> dict:
         """Follow the store's current manifest while serving: new and changed shards loaded (then swapped
         in), removed ones dropped.  Returns ``{"generation", "loaded", "replaced", "dropped", "errors"}``."""
-        ray = ray_module()
         records = self.store.manifest()
         generation = self.store.manifest_generation()
         with self.lock:
@@ -296,13 +295,13 @@ class Coordinator:
             self.actors[slot].drop.remote(names)
         result = self._load(slots, timeout)
         with self.lock:
-            self.records = {n: r for n, r in records.items()
-                            if n not in result or isinstance(result[n], dict) or n not in old}
-            for n, r in records.items():  # a replacement that failed keeps serving the old version
-                if n in result and not isinstance(result[n], dict) and n in old:
-                    self.records[n] = old[n]
+            self.records = dict(records)
+            for name, what in result.items():  # a replacement that did not load: the old version serves on
+                if not isinstance(what, dict) and name in old:
+                    self.records[name] = old[name]
+                    self.loaded.add(name)
+                    self.errors.pop(name, None)
             self.generation = generation
-        del ray
         return {"generation": generation, "loaded": sorted(r.name for r in added),
                 "replaced": sorted(r.name for r in changed), "dropped": sorted(removed),
                 "errors": {n: w[1] for n, w in result.items() if not isinstance(w, dict)}}
