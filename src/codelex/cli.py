@@ -758,6 +758,21 @@ def _cmd_cluster_index(args) -> int:
     return EXIT_FOUND if report.ok else EXIT_NONE
 
 
+def _ray_failures(command):
+    """A cluster command whose Ray failures (an actor that died, a call that timed out) are one line, exit 2."""
+
+    def run(args) -> int:
+        from codelex.cluster.ray_runtime import describe_failure, ray_module
+
+        ray = ray_module()
+        try:
+            return command(args)
+        except ray.exceptions.RayError as exc:
+            raise _Failure(describe_failure(exc)) from None
+
+    return run
+
+
 def _cmd_cluster_serve(args) -> int:
     from codelex.cluster.serve import start_coordinator, stop_coordinator
     from codelex.render import display_text
@@ -775,7 +790,9 @@ def _cmd_cluster_serve(args) -> int:
         status = ray.get(find_coordinator(args.name).status.remote(), timeout=60.0)
     else:
         started = time.perf_counter()
-        _, status = start_coordinator(args.store, actors=args.actors, name=args.name, actor_cpus=args.actor_cpus)
+        http = (args.http_host, args.http) if args.http is not None else None
+        _, status = start_coordinator(args.store, actors=args.actors, name=args.name, actor_cpus=args.actor_cpus,
+                                      http=http)
         status["seconds"] = time.perf_counter() - started
     if args.json:
         json.dump(status, sys.stdout)
@@ -788,6 +805,8 @@ def _cmd_cluster_serve(args) -> int:
     how = f" in {status['seconds']:.2f} s" if "seconds" in status else ""
     print(f"{args.name}: {status['shards']} shards, {status['files']:,} files of {display_text(status['store'])} "
           f"(generation {status['generation']}) on {len(status['actors'])} actors{how}")
+    if status.get("http"):
+        print(f"  http: {status['http']}?q=QUERY")
     for a in status["actors"]:
         state = f"error: {display_text(a['error'])}" if a["error"] else \
             f"pid {a['pid']}, rss {_human_bytes(a['rss_bytes'])}"
@@ -877,7 +896,8 @@ _PLACEHOLDERS: dict[str, str] = {}  # placeholder -> original argument, for erro
 # Options that take a value (an argument right after one of these is its value, never a query).
 _VALUE_OPTIONS = frozenset({"--root", "--max-bytes", "-n", "--limit", "--lang", "--path", "--color", "--alt",
                             "--embedder", "--fusion", "--per-file", "--lines", "--address", "--store",
-                            "--deadline", "--name", "--actors", "--actor-cpus"})
+                            "--deadline", "--name", "--actors", "--actor-cpus", "--http",
+                            "--http-host"})
 
 
 def _add_color(parser: argparse.ArgumentParser) -> None:
@@ -1049,10 +1069,14 @@ def _parser() -> argparse.ArgumentParser:
     cs.add_argument("--actor-cpus", type=float, default=0.0, metavar="N",
                     help="CPUs each actor reserves (default: 0, so builds still run beside it)")
     cs.add_argument("--name", default="codelex-coordinator", help="the coordinator's name (several stores)")
+    cs.add_argument("--http", type=int, default=None, metavar="PORT",
+                    help="also answer GET /search?q=QUERY on PORT (0: any free port)")
+    cs.add_argument("--http-host", default="127.0.0.1", metavar="HOST",
+                    help="the address the HTTP endpoint listens on (default: 127.0.0.1; it has no authentication)")
     cs.add_argument("--stop", action="store_true", help="stop the coordinator and its actors")
     cs.add_argument("--status", action="store_true", help="print the coordinator's shards and actors")
     cs.add_argument("--json", action="store_true")
-    cs.set_defaults(func=_cmd_cluster_serve)
+    cs.set_defaults(func=_ray_failures(_cmd_cluster_serve))
     cq = csub.add_parser("search", parents=[ray_opts], help="rank the served shards' files for QUERY",
                          description="Fan QUERY out to the served shards with the collection's statistics; a "
                                      "shard that does not answer within --deadline is named as missing. "
@@ -1064,7 +1088,7 @@ def _parser() -> argparse.ArgumentParser:
     cq.add_argument("--name", default="codelex-coordinator")
     cq.add_argument("--json", action="store_true")
     cq.add_argument("-q", "--quiet", action="store_true")
-    cq.set_defaults(func=_cmd_cluster_search)
+    cq.set_defaults(func=_ray_failures(_cmd_cluster_search))
 
     m = sub.add_parser("mcp", help="run the MCP server on stdio",
                        description="Serve the project of the current directory, and the roots named with --root "

@@ -156,9 +156,22 @@ def test_the_command_line_end_to_end(built, ray_local, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "[3/3]" in err and "built" in err
     try:
-        assert main(["cluster", "serve", "--store", own, "--actors", "2", "--name", "cli-test"]) == 0
+        assert main(["cluster", "serve", "--store", own, "--actors", "2", "--name", "cli-test", "--http", "0"]) == 0
         out = capsys.readouterr().out
         assert "3 shards" in out and "actor 1" in out
+        import json
+        import urllib.error
+        import urllib.parse
+        import urllib.request
+
+        url = next(line.split()[1] for line in out.splitlines() if line.strip().startswith("http:")).split("?")[0]
+        with urllib.request.urlopen(url + "?" + urllib.parse.urlencode({"q": "register route", "n": 2}),
+                                    timeout=30) as reply:
+            answer = json.load(reply)
+        assert answer["results"][0]["file"] == "beta:lib/router.go" and answer["missing"] == {}
+        with pytest.raises(urllib.error.HTTPError) as bad:
+            urllib.request.urlopen(url + "?q=repo:nope+x", timeout=30)
+        assert bad.value.code == 400 and "Unknown repo" in json.load(bad.value)["error"]
         assert main(["cluster", "search", "register route", "--name", "cli-test", "-n", "2"]) == 0
         captured = capsys.readouterr()
         assert captured.out.startswith("1. beta:lib/router.go:2") and "from 3 of 3 shards" in captured.err

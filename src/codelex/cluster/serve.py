@@ -208,6 +208,7 @@ class Coordinator:
         self.generation = 0
         self.repairing: set[int] = set()
         self.errors: dict[str, str] = {}  # shard -> why it did not load
+        self.http = None  # the HTTP endpoint's server, once started (serve_http)
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
@@ -312,6 +313,10 @@ class Coordinator:
         with self.lock:
             actors, self.actors = self.actors, []
             self.placement, self.loaded = {}, set()
+            http, self.http = self.http, None
+        if http is not None:
+            http.shutdown()
+            http.server_close()
         for actor in actors:
             try:
                 ray.kill(actor, no_restart=True)
@@ -341,8 +346,26 @@ class Coordinator:
                         "shard_bytes": sum(records[n].shard_bytes for n in names if n in records),
                         "pid": (info or {}).get("pid"), "rss_bytes": (info or {}).get("rss_bytes"),
                         "error": (info or {"error": "no answer within 10 s"}).get("error")})
-        return {"store": self.store_url, "generation": self.generation, "shards": len(records),
-                "files": sum(r.files for r in records.values()), "actors": out, "errors": errors}
+        http = self.http
+        from codelex.defaults import VERSION
+
+        return {"version": VERSION, "store": self.store_url, "generation": self.generation, "shards": len(records),
+                "files": sum(r.files for r in records.values()), "actors": out, "errors": errors,
+                "http": f"http://{http.server_address[0]}:{http.server_address[1]}/search" if http else None}
+
+    def serve_http(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Answer ``GET /search?q=QUERY[&n=N][&deadline=S][&ranking=code|classic]`` with :meth:`search`'s
+        JSON, on a thread of this process; returns the endpoint's URL (the running one's, when started).
+
+        No authentication: the answers quote the indexed files' paths, so it listens on this host's
+        loopback unless ``host`` says otherwise (then put it behind what guards the cluster's network).
+        """
+        with self.lock:
+            if self.http is None:
+                self.http = _http_server(self, host, port)
+                threading.Thread(target=self.http.serve_forever, name="codelex-http", daemon=True).start()
+            address = self.http.server_address
+        return f"http://{address[0]}:{address[1]}/search"
 
     # --- repair -------------------------------------------------------------------------------------
 
@@ -496,12 +519,66 @@ class Coordinator:
         return answer([h.to_dict() for h in merged], [n for n, _ in ordered])
 
 
+#: The longest query the HTTP endpoint takes (characters), and its longest deadline (seconds).
+HTTP_MAX_QUERY = 4096
+HTTP_MAX_DEADLINE_S = 60.0
+
+
+def _http_server(coordinator: Coordinator, host: str, port: int):
+    """A threading HTTP server whose one route, ``/search``, asks ``coordinator`` (stdlib only: Ray Serve
+    would bring FastAPI and uvicorn for one route)."""
+    import json
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import parse_qs, urlsplit
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format, *args):  # noqa: A002 - (no per-request line on the actor's stderr)
+            pass
+
+        def _reply(self, status: int, body: dict) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:  # noqa: N802 - (http.server's name)
+            url = urlsplit(self.path)
+            if url.path != "/search":
+                self._reply(404, {"error": "not found: GET /search?q=QUERY"})
+                return
+            args = parse_qs(url.query, max_num_fields=8)
+            try:
+                query = args["q"][0]
+                if len(query) > HTTP_MAX_QUERY:
+                    raise ValueError(f"a query is at most {HTTP_MAX_QUERY} characters")
+                limit = int(args.get("n", ["10"])[0])
+                deadline = float(args.get("deadline", [str(DEFAULT_DEADLINE_S)])[0])
+                if not 0 < limit <= 1000 or not 0 < deadline <= HTTP_MAX_DEADLINE_S:
+                    raise ValueError(f"n must be 1-1000 and deadline 0-{HTTP_MAX_DEADLINE_S:g} s")
+                ranking = args.get("ranking", [None])[0]
+                extra = {"ranking": ranking} if ranking else {}
+                answer = coordinator.search(query, limit=limit, deadline_s=deadline, **extra)
+            except KeyError:
+                self._reply(400, {"error": "missing q: GET /search?q=QUERY"})
+            except (ValueError, TypeError, LookupError) as exc:  # (QueryError is a ValueError)
+                self._reply(400, {"error": str(exc)[:500]})
+            else:
+                self._reply(200, answer)
+
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    return server
+
+
 def start_coordinator(store_url: str, *, actors: int = 2, name: str = COORDINATOR_NAME, actor_cpus: float = 0.0,
-                      timeout: float = LOAD_TIMEOUT_S) -> tuple[object, dict]:
+                      timeout: float = LOAD_TIMEOUT_S, http: tuple[str, int] | None = None) -> tuple[object, dict]:
     """Start (or, when one of ``name`` runs, reload) the detached coordinator of a store; ``(handle, status)``.
 
     The coordinator and its holders outlive this process (Ray detached actors) until
-    :func:`stop_coordinator`.
+    :func:`stop_coordinator`.  ``http`` (host, port) also starts its HTTP endpoint
+    (:meth:`Coordinator.serve_http`).
     """
     ray = ray_module()
     try:
@@ -510,17 +587,28 @@ def start_coordinator(store_url: str, *, actors: int = 2, name: str = COORDINATO
         handle = None
     if handle is not None:
         running = ray.get(handle.status.remote(), timeout=60.0)
+        from codelex.defaults import VERSION
+
+        if running.get("version") != VERSION:  # (its methods may not be this version's: never call them)
+            from codelex.errors import ClusterError
+
+            raise ClusterError(f"coordinator {name!r} runs codelex {running.get('version', 'before 0.1.0')}, this "
+                               f"is {VERSION}: stop it first (`codelex cluster serve --stop`)")
         if running["store"] != store_url:
             from codelex.errors import ClusterError
 
             raise ClusterError(f"coordinator {name!r} serves {running['store']}: stop it first "
                                f"(`codelex cluster serve --stop`) or pass another --name")
         reloaded = ray.get(handle.reload.remote(timeout), timeout=timeout + 60.0)
+        if http is not None:
+            ray.get(handle.serve_http.remote(*http), timeout=60.0)
         return handle, dict(ray.get(handle.status.remote(), timeout=60.0), reload=reloaded)
     actor = ray.remote(Coordinator).options(name=name, lifetime="detached", num_cpus=0, max_concurrency=32,
                                            max_restarts=0)
     handle = actor.remote(store_url, actor_cpus)
     status = ray.get(handle.start.remote(actors, timeout), timeout=timeout + 60.0)
+    if http is not None:
+        status["http"] = ray.get(handle.serve_http.remote(*http), timeout=60.0)
     return handle, status
 
 
