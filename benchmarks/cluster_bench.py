@@ -97,6 +97,24 @@ def _timed(fn, queries: list[str], repeat: int) -> tuple[list[float], list]:
     return out, answers
 
 
+def _union_index(units):
+    """One index over every unit's files under their paths within the unit, and path -> unit; (None, None)
+    when two units hold the same path."""
+    from codelex import WordIndex
+    from codelex.cluster.build import unit_walk
+    from codelex.ingest import read_files
+
+    docs, owner = [], {}
+    for u in units:
+        root, options, _settings, walk = unit_walk(u.source)
+        for d in read_files(root, walk.files, max_bytes=options.max_bytes):
+            if d.path in owner:
+                return None, None
+            owner[d.path] = u.name
+            docs.append((d.path, d.content, d.mtime_ns))
+    return WordIndex.build(docs, workers=2), owner
+
+
 def queries_for(names: list[str]) -> list[str]:
     from queries import NATURAL
 
@@ -176,6 +194,21 @@ def run(corpus: str, address: str | None, repeat: int) -> dict:
     for q, f, r in zip(queries, fed_answers, ray_answers):
         if r["missing"] or r["results"] != [h.to_dict() for h in f]:
             mismatches.append(q)
+    # One index over the union of the units' files under their paths within their unit (when no two units
+    # hold one path: Linux's do, Makefiles and Kconfigs): its answers, qualified, must be the federation's.
+    union, owner = _union_index(units)
+    if union is not None:
+        union_bad = []
+        for q in queries:
+            if any(p.startswith(("repo:", "-repo:")) for p in q.split()):
+                continue
+            want = [h._replace(file=f"{owner[h.file]}:{h.file}").to_dict() for h in union.search(q)]
+            if [h.to_dict() for h in federation.search(q)] != want:
+                union_bad.append(q)
+        result["union_exact_queries"] = len(plain) - len(union_bad)
+        result["union_mismatches"] = union_bad
+    else:
+        result["union_exact_queries"] = None  # (paths collide across units)
     status = coordinator.status()
     coordinator.stop()
     for name, times in (("single", single_t), ("federation", fed_t), ("ray", ray_t)):

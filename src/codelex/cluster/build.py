@@ -34,7 +34,7 @@ from pathlib import Path
 
 from codelex.cluster.store import ShardStore, UnitRecord, check_unit_name
 
-__all__ = ["BuildEvent", "BuildReport", "Unit", "build_cluster", "build_unit", "parse_units"]
+__all__ = ["BuildEvent", "BuildReport", "Unit", "build_cluster", "build_unit", "parse_units", "unit_walk"]
 
 #: A git clone of a unit on shared storage may take this long (a bounded wait, as every wait).
 GIT_CLONE_TIMEOUT_S = 900.0
@@ -139,6 +139,24 @@ def _clone(url: str, into: str) -> str:
     return target
 
 
+def unit_walk(source: str | os.PathLike[str]):
+    """What ``codelex index`` would index at ``source``: ``(root, options, settings, walk)``.
+
+    The root's configuration files and the request's defaults give the options (as a
+    :class:`codelex.Project` derives them), whose admission the walk asks; read the files with
+    :func:`codelex.ingest.read_files` (``max_bytes=options.max_bytes``).
+    """
+    from codelex.ingest import list_files
+    from codelex.project.config import load_config
+    from codelex.project.settings import CONFIGURED, checked_root, derive, request_of
+
+    root = checked_root(source)
+    request = request_of(root, None, None, CONFIGURED, CONFIGURED, (), None, None)
+    options, effective = derive(request, load_config(root))
+    walk = list_files(root, max_files=options.max_files, use_git=options.use_git, admission=options.admission)
+    return root, options, effective, walk
+
+
 def build_unit(unit: Unit, store_url: str, *, workers: int = 1, force: bool = False) -> dict:
     """Build (or skip) one unit's shard into the store; what a Ray task runs, and runnable anywhere.
 
@@ -158,20 +176,15 @@ def build_unit(unit: Unit, store_url: str, *, workers: int = 1, force: bool = Fa
         ``status`` (``built`` or ``unchanged``), ``record`` (the unit's :class:`UnitRecord` as a dict),
         ``skipped`` (files left out, by reason) and ``read`` (whether the files were read).
     """
-    from codelex.ingest import list_files, read_files
+    from codelex.ingest import read_files
     from codelex.lexical import WordIndex
-    from codelex.project.config import load_config
-    from codelex.project.settings import CONFIGURED, checked_root, derive, request_of
 
     store = ShardStore(store_url)
     started = time.perf_counter()
     scratch = tempfile.mkdtemp(prefix="codelex-unit-") if unit.is_git else None
     try:
-        root = checked_root(_clone(unit.source, scratch) if scratch else unit.source)
-        request = request_of(root, None, None, CONFIGURED, CONFIGURED, (), None, None)
-        options, effective = derive(request, load_config(root))
+        root, options, effective, walk = unit_walk(_clone(unit.source, scratch) if scratch else unit.source)
         fingerprint = _settings_fingerprint(effective)
-        walk = list_files(root, max_files=options.max_files, use_git=options.use_git, admission=options.admission)
         stat = hashlib.blake2b(fingerprint.encode(), digest_size=16)
         for f in walk.files:
             stat.update(f"{f.path}\0{f.size}\0{f.mtime_ns}\n".encode("utf-8", "surrogateescape"))
