@@ -710,6 +710,145 @@ def _cmd_mcp(args) -> int:
     return EXIT_FOUND
 
 
+def _cluster_connect(args, *, start_local: bool):
+    from codelex.cluster.ray_runtime import connect
+
+    return connect(args.address, start_local=start_local, num_cpus=getattr(args, "num_cpus", None))
+
+
+def _cmd_cluster_index(args) -> int:
+    from codelex.cluster.build import build_cluster, parse_units
+    from codelex.render import display_text
+
+    units = parse_units(args.units)  # (a bad spec: one line, exit 2, before Ray starts)
+    _cluster_connect(args, start_local=True)
+
+    def progress(event) -> None:
+        head = f"[{event.done}/{event.total}] {event.unit}"
+        if event.kind == "waiting":
+            line = f"codelex: warning: {event.detail}"
+        elif event.kind in ("built", "unchanged"):
+            r = event.record
+            line = f"{head}: {event.kind}, {r.files:,} files, {_human_bytes(r.shard_bytes)}"
+            if event.kind == "built":
+                line += f" in {r.seconds:.2f} s"
+        elif event.kind == "retry":
+            line = f"{head}: attempt {event.attempt} failed ({display_text(event.detail)}); retrying"
+        else:
+            line = f"{head}: FAILED after {event.attempt} attempts ({display_text(event.detail)})"
+        print(line, file=sys.stderr, flush=True)
+
+    report = build_cluster(units, args.store, retries=args.retries, unit_timeout=args.unit_timeout,
+                           cpus_per_unit=args.cpus_per_unit, force=args.force, prune=args.prune,
+                           progress=None if args.quiet else progress)
+    if args.json:
+        json.dump({"store": args.store, "generation": report.generation, "built": report.built,
+                   "unchanged": report.unchanged, "failed": report.failed, "retried": report.retried,
+                   "seconds": report.seconds, "units": {n: r.to_dict() for n, r in report.records.items()}},
+                  sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        files = sum(r.files for r in report.records.values())
+        size = sum(r.shard_bytes for r in report.records.values())
+        print(f"{len(report.built)} built, {len(report.unchanged)} unchanged, {len(report.failed)} failed in "
+              f"{report.seconds:.2f} s; manifest generation {report.generation}: {len(report.records)} shards, "
+              f"{files:,} files, {_human_bytes(size)}")
+        for name, why in sorted(report.failed.items()):
+            print(f"failed: {name}: {display_text(why)}")
+    return EXIT_FOUND if report.ok else EXIT_NONE
+
+
+def _ray_failures(command):
+    """A cluster command whose Ray failures (an actor that died, a call that timed out) are one line, exit 2."""
+
+    def run(args) -> int:
+        from codelex.cluster.ray_runtime import describe_failure, ray_module
+
+        ray = ray_module()
+        try:
+            return command(args)
+        except ray.exceptions.RayError as exc:
+            raise _Failure(describe_failure(exc)) from None
+
+    return run
+
+
+def _cmd_cluster_serve(args) -> int:
+    from codelex.cluster.serve import start_coordinator, stop_coordinator
+    from codelex.render import display_text
+
+    if not args.stop and not args.status and not args.store:
+        raise _Failure("cluster serve needs --store URL (or --stop, --status)")
+    ray = _cluster_connect(args, start_local=False)
+    if args.stop:
+        stopped = stop_coordinator(args.name)
+        print(f"stopped {args.name}" if stopped else f"no coordinator {args.name!r} runs", file=sys.stderr)
+        return EXIT_FOUND if stopped else EXIT_NONE
+    if args.status:
+        from codelex.cluster.serve import find_coordinator
+
+        status = ray.get(find_coordinator(args.name).status.remote(), timeout=60.0)
+    else:
+        started = time.perf_counter()
+        http = (args.http_host, args.http) if args.http is not None else None
+        _, status = start_coordinator(args.store, actors=args.actors, name=args.name, actor_cpus=args.actor_cpus,
+                                      http=http)
+        status["seconds"] = time.perf_counter() - started
+    if args.json:
+        json.dump(status, sys.stdout)
+        sys.stdout.write("\n")
+        return EXIT_FOUND if not status["errors"] else EXIT_NONE
+    reload = status.get("reload")
+    if reload is not None:
+        print(f"reloaded generation {reload['generation']}: {len(reload['loaded'])} loaded, "
+              f"{len(reload['replaced'])} replaced, {len(reload['dropped'])} dropped")
+    how = f" in {status['seconds']:.2f} s" if "seconds" in status else ""
+    print(f"{args.name}: {status['shards']} shards, {status['files']:,} files of {display_text(status['store'])} "
+          f"(generation {status['generation']}) on {len(status['actors'])} actors{how}")
+    if status.get("http"):
+        print(f"  http: {status['http']}?q=QUERY")
+    for a in status["actors"]:
+        state = f"error: {display_text(a['error'])}" if a["error"] else \
+            f"pid {a['pid']}, rss {_human_bytes(a['rss_bytes'])}"
+        print(f"  actor {a['slot']}: {len(a['shards'])} shards, {_human_bytes(a['shard_bytes'])} ({state}): "
+              + ", ".join(a["shards"]))
+    for name, why in sorted(status["errors"].items()):
+        print(f"  not loaded: {name}: {display_text(why)}")
+    return EXIT_FOUND if not status["errors"] else EXIT_NONE
+
+
+def _cmd_cluster_search(args) -> int:
+    from codelex.cluster.serve import find_coordinator
+    from codelex.query import SearchOptions, parse_request
+    from codelex.render import display_path, display_text
+
+    options = SearchOptions(limit=args.limit, ranking=args.ranking)
+    parse_request(args.query, options)  # (a malformed query: one line, exit 2, before Ray starts)
+    ray = _cluster_connect(args, start_local=False)
+    coordinator = find_coordinator(args.name)
+    try:
+        answer = ray.get(coordinator.search.remote(args.query, options, deadline_s=args.deadline),
+                         timeout=args.deadline + 10.0)
+    except ray.exceptions.GetTimeoutError:
+        raise _Failure(f"the coordinator {args.name!r} did not answer within {args.deadline + 10.0:.0f} s") from None
+    except ray.exceptions.RayTaskError as exc:  # the request's own error (a bad repo: filter...)
+        cause = exc.cause if isinstance(getattr(exc, "cause", None), Exception) else exc
+        raise _Failure(str(cause).strip().splitlines()[-1] if str(cause).strip() else type(cause).__name__) from None
+    if args.json:
+        json.dump(answer, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        _write(f"{i}. {display_path(h['file'])}:{h['startLine']}  {h['score']:.4f}"
+               for i, h in enumerate(answer["results"], 1))
+        if not args.quiet:
+            print(f"{len(answer['results'])} results from {len(answer['answered'])} of {answer['shards']} shards "
+                  f"(generation {answer['generation']}) in {answer['seconds'] * 1e3:.1f} ms", file=sys.stderr)
+    if not args.json or not args.quiet:
+        for name, why in answer["missing"].items():
+            print(f"codelex: missing shard {name}: {display_text(why)}", file=sys.stderr)
+    return EXIT_FOUND if answer["results"] else EXIT_NONE
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with usage errors as one line on stderr (exit status 2), like every other error."""
 
@@ -733,7 +872,7 @@ def _positive_int(text: str) -> int:
 
 # A query argument that is only a negated filter (``-file:test``) is the
 # query, not an option: argparse would take it for an unknown flag.
-_NEGATED_FILTER = re.compile(r"-(?:lang|file|ext):", re.IGNORECASE)
+_NEGATED_FILTER = re.compile(r"-(?:lang|file|ext|repo):", re.IGNORECASE)
 _QUERY_COMMANDS = ("search", "docs", "code")
 
 
@@ -756,7 +895,9 @@ _PLACEHOLDERS: dict[str, str] = {}  # placeholder -> original argument, for erro
 
 # Options that take a value (an argument right after one of these is its value, never a query).
 _VALUE_OPTIONS = frozenset({"--root", "--max-bytes", "-n", "--limit", "--lang", "--path", "--color", "--alt",
-                            "--embedder", "--fusion", "--per-file", "--lines"})
+                            "--embedder", "--fusion", "--per-file", "--lines", "--address", "--store",
+                            "--deadline", "--name", "--actors", "--actor-cpus", "--http",
+                            "--http-host"})
 
 
 def _add_color(parser: argparse.ArgumentParser) -> None:
@@ -893,6 +1034,61 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--stop", action="store_true", help="ask the running server to exit")
     sv.add_argument("--status", action="store_true", help="print the running server's pid and roots")
     sv.set_defaults(func=_cmd_serve)
+
+    cl = sub.add_parser("cluster", help="build and serve sharded indexes on Ray (pip install 'codelex[ray]')",
+                        description="One shard per repository or subtree, built as Ray tasks into a shard store "
+                                    "(an fsspec URL: a directory, NFS, s3://...), served by Ray actors.")
+    csub = cl.add_subparsers(dest="cluster_command", metavar="COMMAND", required=True)
+    ray_opts = _Parser(add_help=False)
+    ray_opts.add_argument("--address", default=None,
+                          help="the Ray cluster (auto, host:6379, ray://host:10001; default $RAY_ADDRESS)")
+    ray_opts.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    ci = csub.add_parser("index", parents=[ray_opts], help="build one shard per unit as Ray tasks",
+                         description="Build a shard per UNIT ([NAME=]PATH or a git URL on shared storage) into "
+                                     "--store, skipping units whose content did not change. Exit 0 when every "
+                                     "unit is in the store, 1 when some failed (named), 2 on bad input.")
+    ci.add_argument("units", nargs="+", metavar="UNIT")
+    ci.add_argument("--store", required=True, metavar="URL", help="where shards go (every worker must reach it)")
+    ci.add_argument("--retries", type=int, default=2, help="attempts after the first for a failed unit (default: 2)")
+    ci.add_argument("--unit-timeout", type=float, default=6 * 3600.0, metavar="S",
+                    help="cancel a unit's attempt after S seconds (default: 6 h)")
+    ci.add_argument("--cpus-per-unit", type=_positive_int, default=1, metavar="N")
+    ci.add_argument("--num-cpus", type=_positive_int, default=None, metavar="N",
+                    help="CPUs of the private local Ray started when no cluster is given")
+    ci.add_argument("--force", action="store_true", help="rebuild every unit, changed or not")
+    ci.add_argument("--prune", action="store_true", help="drop the manifest's units not named here")
+    ci.add_argument("--json", action="store_true")
+    ci.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    ci.set_defaults(func=_cmd_cluster_index)
+    cs = csub.add_parser("serve", parents=[ray_opts], help="load a store's shards into Ray actors (or reload)",
+                         description="Start a detached coordinator that loads the shards of --store into actors "
+                                     "(placed by size) on a running Ray cluster; run again to follow a new "
+                                     "manifest (changed shards are replaced while serving).")
+    cs.add_argument("--store", metavar="URL", help="the shard store built by `codelex cluster index`")
+    cs.add_argument("--actors", type=_positive_int, default=2, help="holder actors (default: 2)")
+    cs.add_argument("--actor-cpus", type=float, default=0.0, metavar="N",
+                    help="CPUs each actor reserves (default: 0, so builds still run beside it)")
+    cs.add_argument("--name", default="codelex-coordinator", help="the coordinator's name (several stores)")
+    cs.add_argument("--http", type=int, default=None, metavar="PORT",
+                    help="also answer GET /search?q=QUERY on PORT (0: any free port)")
+    cs.add_argument("--http-host", default="127.0.0.1", metavar="HOST",
+                    help="the address the HTTP endpoint listens on (default: 127.0.0.1; it has no authentication)")
+    cs.add_argument("--stop", action="store_true", help="stop the coordinator and its actors")
+    cs.add_argument("--status", action="store_true", help="print the coordinator's shards and actors")
+    cs.add_argument("--json", action="store_true")
+    cs.set_defaults(func=_ray_failures(_cmd_cluster_serve))
+    cq = csub.add_parser("search", parents=[ray_opts], help="rank the served shards' files for QUERY",
+                         description="Fan QUERY out to the served shards with the collection's statistics; a "
+                                     "shard that does not answer within --deadline is named as missing. "
+                                     "repo:NAME selects shards.")
+    cq.add_argument("query")
+    cq.add_argument("-n", "--limit", type=_positive_int, default=10)
+    cq.add_argument("--deadline", type=float, default=5.0, metavar="S", help="seconds (default: 5)")
+    cq.add_argument("--ranking", choices=RANKINGS, default=DEFAULT_RANKING)
+    cq.add_argument("--name", default="codelex-coordinator")
+    cq.add_argument("--json", action="store_true")
+    cq.add_argument("-q", "--quiet", action="store_true")
+    cq.set_defaults(func=_ray_failures(_cmd_cluster_search))
 
     m = sub.add_parser("mcp", help="run the MCP server on stdio",
                        description="Serve the project of the current directory, and the roots named with --root "

@@ -43,3 +43,7 @@ class UnsafePathError(CodelexError, ValueError):
 
 class ShardUnavailableError(CodelexError, RuntimeError):
     """A federation's shard cannot answer: an opened project whose index is not built yet, say."""
+
+
+class ClusterError(CodelexError, RuntimeError):
+    """A cluster command cannot run: Ray or fsspec missing, no Ray cluster to reach, no shards being served."""

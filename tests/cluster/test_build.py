@@ -1,0 +1,71 @@
+"""Builds on Ray: progress as units finish, skipped unchanged units, a worker dying, a unit that always fails."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+pytest.importorskip("ray")
+
+from codelex.cluster.build import build_cluster, build_unit, parse_units  # noqa: E402
+from codelex.cluster.store import ShardStore  # noqa: E402
+
+from .conftest import make_repos  # noqa: E402
+
+
+def _by_value(ray) -> None:
+    """Ray's workers cannot import this test module by name: its functions travel by value."""
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+def dies_once(unit, store_url, **kwargs):
+    """A unit's build whose worker process dies on its first attempt (as an OOM kill or a crash would)."""
+    marker = os.path.join(os.path.dirname(store_url), f"died-{unit.name}")
+    if unit.name == "beta" and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return build_unit(unit, store_url, **kwargs)
+
+
+def test_build_reports_units_as_they_finish_and_skips_unchanged_ones(ray_local, tmp_path):
+    repos = make_repos(tmp_path / "src")
+    store = str(tmp_path / "store")
+    units = parse_units([str(p) for p in repos.values()])
+    events = []
+    report = build_cluster(units, store, progress=events.append)
+    assert report.ok and sorted(report.built) == ["alpha", "beta", "gamma"]
+    assert sorted(e.unit for e in events) == ["alpha", "beta", "gamma"]
+    assert [e.done for e in events] == [1, 2, 3] and all(e.total == 3 for e in events)
+    s = ShardStore(store)
+    assert sorted(s.manifest()) == ["alpha", "beta", "gamma"] and s.manifest_generation() == 1
+    (repos["gamma"] / "server.ts").write_text("export function stopServer() {}\n")
+    report = build_cluster(units, store)
+    assert report.built == ["gamma"] and sorted(report.unchanged) == ["alpha", "beta"]
+    assert s.manifest_generation() == 2
+    assert s.open_shard(s.manifest()["gamma"]).search("stop server")[0].file == "server.ts"
+
+
+def test_a_dying_worker_is_retried_and_a_failing_unit_reported(ray_local, tmp_path):
+    """The build finishes: the unit whose worker died once is built on its retry, the one that always fails
+    is named with why (after its retries), and keeps its previous shard in the manifest."""
+    _by_value(ray_local)
+    repos = make_repos(tmp_path / "src")
+    store = str(tmp_path / "store")
+    alpha = parse_units([f"alpha={repos['alpha']}"])
+    build_cluster(alpha, store)
+    units = parse_units([f"alpha={tmp_path / 'gone'}", str(repos["beta"]), str(repos["gamma"])])
+    events = []
+    report = build_cluster(units, store, retries=1, progress=events.append, builder=dies_once)
+    assert sorted(report.built) == ["beta", "gamma"]
+    assert report.retried == {"alpha": 1, "beta": 1}
+    assert list(report.failed) == ["alpha"] and "not a directory" in report.failed["alpha"]
+    kinds = [(e.kind, e.unit) for e in events]
+    assert ("retry", "beta") in kinds and ("failed", "alpha") in kinds and ("built", "beta") in kinds
+    assert kinds.count(("retry", "alpha")) == 1
+    died = next(e for e in events if e.kind == "retry" and e.unit == "beta")
+    assert "Worker" in died.detail or "died" in died.detail.lower(), died.detail
+    manifest = ShardStore(store).manifest()
+    assert sorted(manifest) == ["alpha", "beta", "gamma"]  # alpha: its last good shard, still served
+    assert manifest["alpha"].files == 3
