@@ -410,9 +410,9 @@ class Coordinator:
         return answers, failures
 
     @staticmethod
-    def _collect(groups: dict[int, list[str]], answers: dict, failures: dict, missing: dict, stats: dict,
-                 versions: dict) -> None:
-        """File a phase-1 fan-out's answers: each shard's statistics and version, or why it is missing."""
+    def _answered(groups: dict[int, list[str]], answers: dict, failures: dict, missing: dict):
+        """Each shard's answer in a fan-out's, ``(name, answer)``; a shard without one (its actor failed or
+        did not answer in time, or it reported an error) is filed under ``missing`` with the reason."""
         for slot, group in groups.items():
             got = answers.get(slot)
             for name in group:
@@ -422,8 +422,15 @@ class Coordinator:
                 elif one[0] == "error":
                     missing[name] = one[1]
                 else:
-                    versions[name] = one[0]
-                    stats[name] = one[1]
+                    yield name, one
+
+    @classmethod
+    def _collect(cls, groups: dict[int, list[str]], answers: dict, failures: dict, missing: dict, stats: dict,
+                 versions: dict) -> None:
+        """File a phase-1 fan-out's answers: each shard's statistics and version, or why it is missing."""
+        for name, one in cls._answered(groups, answers, failures, missing):
+            versions[name] = one[0]
+            stats[name] = one[1]
 
     def search(self, query: str, options=None, *, deadline_s: float = DEFAULT_DEADLINE_S, **kwargs) -> dict:
         """Answer ``query`` over every served shard within ``deadline_s`` seconds.
@@ -503,17 +510,8 @@ class Coordinator:
             by_slot2.setdefault(placement[name], []).append((name, versions[name], shard_options(opts, name)))
         calls = {slot: actors[slot].search.remote(reqs, text, global_stats) for slot, reqs in by_slot2.items()}
         answers, failures = self._fan_out(calls, deadline)
-        hits_of: dict[str, list] = {}
-        for slot, reqs in by_slot2.items():
-            got = answers.get(slot)
-            for name, _v, _o in reqs:
-                one = got.get(name) if got is not None else None
-                if one is None:
-                    missing[name] = failures.get(slot, "no answer")
-                elif one[0] == "error":
-                    missing[name] = one[1]
-                else:
-                    hits_of[name] = one[1]
+        groups2 = {slot: [name for name, _v, _o in reqs] for slot, reqs in by_slot2.items()}
+        hits_of = {name: one[1] for name, one in self._answered(groups2, answers, failures, missing)}
         ordered = [(n, hits_of[n]) for n in selected if n in hits_of]
         merged = merge_hits(ordered, opts.limit)
         return answer([h.to_dict() for h in merged], [n for n, _ in ordered])
