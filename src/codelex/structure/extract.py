@@ -178,7 +178,10 @@ def _conditional_patterns(grammar: str, spec: LanguageSpec) -> Iterator[str]:
         fn = "[(arrow_function) (function_expression) (generator_function)]"
         yield f"(variable_declarator value: {fn}) @def"
         yield "(program (lexical_declaration (variable_declarator) @def))"
-        yield "(program (export_statement (lexical_declaration (variable_declarator) @def)))"
+        # Exported bindings, at the top level or in a namespace (``_refine_js`` decides which are listed).
+        for decl in ("lexical_declaration", "variable_declaration"):
+            yield f"(export_statement ({decl} (variable_declarator) @def))"
+            yield f"(export_statement (ambient_declaration ({decl} (variable_declarator) @def)))"
         yield f"(public_field_definition value: {fn}) @def"
         yield f"(field_definition value: {fn}) @def"
     if grammar in ("c", "cpp"):

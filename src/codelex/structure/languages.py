@@ -145,9 +145,22 @@ def _refine_js(node, kind, name):
         if value is not None and value.type in ("arrow_function", "function_expression", "function",
                                                 "generator_function"):
             return "function", name, None
+        target = node.child_by_field_name("name")
         decl = node.parent
-        if decl is not None and decl.type == "lexical_declaration" and decl.children and _text(decl.children[0]) == "const" \
-                and decl.parent is not None and decl.parent.type in ("program", "export_statement") \
+        if target is None or target.type != "identifier" or decl is None \
+                or decl.type not in ("lexical_declaration", "variable_declaration"):
+            return None  # a destructuring pattern names no one thing
+        keyword = _text(decl.children[0]) if decl.children else ""
+        holder = decl.parent
+        if holder is not None and holder.type == "ambient_declaration":  # export declare const X: T
+            holder = holder.parent
+        # What a module exports is its interface, whatever its value (zod's ``export const ZodString =
+        # core.$constructor(...)``): every exported binding is listed, a ``const`` as a constant.
+        if holder is not None and holder.type == "export_statement":
+            return ("constant" if keyword == "const" else "variable"), name, None
+        # Unexported, only an UPPER_CASE top-level const (as Python's constants): a module's other
+        # ``const``s are mostly imports and locals (``const fs = require("fs")``).
+        if keyword == "const" and holder is not None and holder.type == "program" \
                 and name.isupper() and any(c.isalpha() for c in name):
             return "constant", name, None
         return None

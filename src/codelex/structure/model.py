@@ -14,9 +14,9 @@ __all__ = [
     "FileStructure",
 ]
 
-#: The kinds a definition can have.
+#: The kinds a definition can have (stored by index: a new kind is appended).
 DEFINITION_KINDS = ("function", "method", "class", "struct", "interface", "trait", "enum", "type", "constant",
-                    "module")
+                    "module", "variable")
 #: How a file's structure was obtained: ``parsed`` (a grammar), or why its chunks are line windows instead:
 #: ``no-grammar`` (no grammar for its language), ``unavailable`` (the structure extra is not installed),
 #: ``parse-failed`` (the grammar raised), ``timeout`` (the parse ran over its time budget), ``too-large``
