@@ -217,7 +217,7 @@ def _cmd_search(args) -> int:
                             style=_style(args) if fmt == "text" else None))
         if not machine and not args.quiet:
             report = project.last_report
-            how = report.mode if report is not None else "loaded"
+            how = ("built" if report.mode == "full" else "opened") if report is not None else "loaded"
             capped = " (capped)" if result.coverage.truncated else ""
             scoped = bool(args.scope) and not args.whole_project
             under = f" under {display_text(args.scope)}/" if scoped else ""
@@ -306,6 +306,31 @@ def _verify_saved(project) -> int:
     return EXIT_FOUND
 
 
+#: What a full build's reason (codelex.project.RefreshReport.reason) means, for people.
+_BUILD_REASONS = {
+    "no-index": "no saved index yet",
+    "requested": "rebuild requested",
+    "untrusted-index": "the saved index was not written by this user",
+    "file-set-churn": "too many files added or removed since the last index",
+    "stale-document-churn": "too many files changed since the last index",
+    "options-changed": "the index settings changed",
+}
+
+
+def _build_phrase(mode: str, reason: str | None) -> str:
+    """``index``'s account of what it did: "updated", or "built from scratch: <why>"."""
+    from codelex.render import display_text  # (lazily, as the CLI's other renderers)
+
+    if mode != "full":
+        return "updated" if mode == "incremental" else display_text(mode)
+    if not reason:
+        return "built from scratch"
+    key, _, detail = reason.partition(": ")
+    if key == "unreadable-index":  # (its detail can quote what a saved file held: escaped, as everything printed)
+        return f"built from scratch: the saved index could not be read ({display_text(detail)})"
+    return f"built from scratch: {_BUILD_REASONS.get(reason, display_text(reason))}"
+
+
 def _cmd_index(args) -> int:
     from codelex.defaults import INDEX_FILE
     from codelex.render import display_path, display_text
@@ -352,8 +377,7 @@ def _cmd_index(args) -> int:
             json.dump(summary, sys.stdout)
             sys.stdout.write("\n")
             return EXIT_FOUND
-        # (A reason can quote what a saved file held: escaped, as everything printed.)
-        how = f"{report.mode} ({display_text(report.reason)})" if report.reason else report.mode
+        how = _build_phrase(report.mode, report.reason)
         print(f"{summary['files']:,} files indexed in {elapsed:.2f} s ({how}); "
               f"{report.refreshed:,} refreshed, {report.added:,} added, {report.dropped:,} dropped")
         skipped = ", ".join(f"{k} {v:,}" for k, v in sorted(report.skipped.items())) or "none"

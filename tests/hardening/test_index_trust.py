@@ -229,7 +229,7 @@ def test_a_committed_forged_index_never_crashes_the_cli_and_is_rebuilt(tmp_path)
     _forge_index(root / ".codelex", post_doc=_FORGERIES["post_doc"]["post_doc"])
     build = _cli("index", "--root", str(root))
     assert build.returncode == 0, (build.returncode, build.stderr[-2000:])
-    assert b"full (untrusted-index)" in build.stdout
+    assert b"built from scratch: the saved index was not written by this user" in build.stdout
     assert _cli("index", "--verify", "--root", str(root)).returncode == 0  # what the build saved is this user's
 
 
@@ -469,4 +469,4 @@ def test_an_unreadable_index_reason_is_escaped_where_it_is_printed(tmp_path, mon
     out = io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)
     assert main(["index", "--root", str(root)]) == 0
-    assert "\x1b" not in out.getvalue() and "unreadable-index: \\x1b]0;PWNED" in out.getvalue()
+    assert "\x1b" not in out.getvalue() and "could not be read (\\x1b]0;PWNED" in out.getvalue()

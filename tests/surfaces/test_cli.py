@@ -131,7 +131,7 @@ def test_index_and_status(repo):
     assert r.returncode == 1 and "no index yet" in r.stdout
     r = run("index", "--root", repo)
     assert r.returncode == 0, r.stderr
-    assert "4 files indexed" in r.stdout and "full (no-index)" in r.stdout and "unsupported 1" in r.stdout
+    assert "4 files indexed" in r.stdout and "built from scratch: no saved index yet" in r.stdout and "unsupported 1" in r.stdout
     r = run("status", "--root", repo)
     assert r.returncode == 0 and "files: 4" in r.stdout and "fresh" in r.stdout
     time.sleep(0.01)
@@ -145,7 +145,7 @@ def test_index_and_status(repo):
     assert summary["mode"] == "incremental" and summary["refreshed"] == 1 and summary["added"] == 1
     assert summary["stale"] == 0 and summary["files"] == 5
     r = run("index", "--root", repo, "--rebuild")
-    assert "full (requested)" in r.stdout
+    assert "built from scratch: rebuild requested" in r.stdout
 
 
 def test_index_verify(repo):
