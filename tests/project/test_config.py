@@ -73,6 +73,16 @@ def test_bad_patterns_are_configuration_errors(repo, key, pattern):
     assert "\n" not in message
 
 
+@pytest.mark.parametrize("key", ["include", "languages"])
+def test_an_empty_include_or_languages_list_is_refused(repo, key):
+    # Read as "no restriction" it indexed everything: the opposite of what an empty list says.
+    (repo / ".codelex.toml").write_text(f"{key} = []\n")
+    with pytest.raises(ConfigError, match=f"{key} is empty: list what to index, or remove the key"):
+        load_config(repo)
+    (repo / ".codelex.toml").write_text('ignore = []\n')  # an empty ignore list means what it says
+    load_config(repo)
+
+
 def test_bad_pattern_arguments_are_value_errors(repo):
     with pytest.raises(ValueError, match=r"ignore: bad pattern '\[z-a\]'"):
         Project(repo, ignore=["[z-a]"])

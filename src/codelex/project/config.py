@@ -12,7 +12,8 @@ Keys (all optional):
     List of gitignore-style patterns (relative to the root) never to index, on top of the
     repository's own ignore files.
 ``include``
-    List of gitignore-style patterns: when given, only the files matching one are indexed.
+    List of gitignore-style patterns: when given, only the files matching one are indexed (an
+    empty list is refused: remove the key to index everything).
 ``max_bytes``
     Files larger than this many bytes are skipped (an integer >= 0).
 ``max_files``
@@ -240,6 +241,9 @@ def _check(file: Path, key: str, value, root: Path):
     if key in ("ignore", "include", "languages"):
         if not isinstance(value, list) or any(not isinstance(v, str) for v in value):
             raise bad()
+        if key in ("include", "languages") and not value:
+            # Read as "no restriction", an empty list would index everything: the opposite of what it says.
+            raise ConfigError(f"{file}: {key} is empty: list what to index, or remove the key to index everything")
         if key != "languages":
             try:
                 check_patterns(value, key)
