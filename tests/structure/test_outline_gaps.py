@@ -59,3 +59,50 @@ def test_typescript_exports_in_namespaces_and_ambient_declarations():
         }
     """)
     assert got == [("constant", "version", 1, 1), ("module", "NS", 2, 5), ("constant", "NS.schema", 3, 3)]
+
+
+def test_go_grouped_declarations_give_each_member_its_own_span():
+    """``const ( … )`` members each spanned the whole block; package-level ``var``s were not listed."""
+    pytest.importorskip("tree_sitter_go")
+    source = """
+        package m
+
+        const (
+        \tA = 1
+        \t// B is documented.
+        \tB = 2
+        )
+        const Single = 3
+        var (
+        \tx = 1
+        \ty, z int
+        )
+        var Debug = false
+        type (
+        \tID int
+        \tName string
+        )
+        func f() { var local = 1 }
+    """
+    assert _outline("m.go", source) == [
+        ("constant", "A", 4, 4),
+        ("constant", "B", 6, 6),
+        ("constant", "Single", 8, 8),
+        ("variable", "x", 10, 10),
+        ("variable", "y", 11, 11),
+        ("variable", "Debug", 13, 13),
+        ("type", "ID", 15, 15),
+        ("type", "Name", 16, 16),
+        ("function", "f", 18, 18),
+    ]
+    b = next(d for d in analyze("m.go", textwrap.dedent(source).lstrip("\n").encode()).definitions if d.name == "B")
+    assert (b.outer_start_line, b.doc_start_line, b.doc_end_line) == (5, 5, 5)
+
+
+def test_javascript_declarators_of_one_statement_keep_their_own_lines():
+    pytest.importorskip("tree_sitter_javascript")
+    assert _outline("a.js", """
+        export let first = 1,
+          second = make(
+            2);
+    """) == [("variable", "first", 1, 1), ("variable", "second", 2, 3)]

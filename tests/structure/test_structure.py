@@ -75,6 +75,7 @@ EXPECTED = {
         ('interface', 'Handler', 5, 5),
         ('type', 'ID', 6, 6),
         ('constant', 'Max', 7, 7),
+        ('variable', 'debug', 8, 8),
         ('method', 'Server.Start', 11, 11),
         ('method', 'Server.Stop', 12, 12),
         ('function', 'main', 13, 13),

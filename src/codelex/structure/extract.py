@@ -150,7 +150,7 @@ def _query(grammar: str):
     lang = language(grammar)
     patterns = []
     conditional = {"assignment", "variable_declarator", "public_field_definition", "field_definition",
-                   "declaration", "field_declaration"} & set(spec.rules)
+                   "declaration", "field_declaration", "var_spec"} & set(spec.rules)
     if grammar not in ("c", "cpp"):
         conditional.discard("declaration")
         conditional.discard("field_declaration")
@@ -245,6 +245,10 @@ def _outer(node, spec: LanguageSpec):
     outer = node
     parent = node.parent
     while parent is not None and parent.type in spec.wrappers:
+        # A wrapper that groups several of them (Go's ``const ( A = 1; B = 2 )``, ``export let a, b``)
+        # is none of them's: each keeps its own span (the block's span made every member span the block).
+        if sum(1 for c in parent.named_children if c.type == node.type) > 1:
+            break
         outer = parent
         parent = parent.parent
     return outer

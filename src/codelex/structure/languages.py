@@ -381,9 +381,12 @@ SPECS: dict[str, LanguageSpec] = {
     "go": LanguageSpec(
         "go",
         {"function_declaration": R("function"), "method_declaration": R("method"), "type_spec": R("type"),
-         "type_alias": R("type"), "const_spec": R("constant")},
-        wrappers=frozenset({"type_declaration", "const_declaration"}),
+         "type_alias": R("type"), "const_spec": R("constant"), "var_spec": R("variable")},
+        wrappers=frozenset({"type_declaration", "const_declaration", "var_declaration", "var_spec_list"}),
         refine=_refine_go,
+        # Package-level variables only (a function's are its locals).
+        extra_query="(source_file (var_declaration (var_spec) @def))\n"
+                    "(source_file (var_declaration (var_spec_list (var_spec) @def)))",
     ),
     "rust": LanguageSpec(
         "rust",
