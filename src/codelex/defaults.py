@@ -74,6 +74,13 @@ STEM_MAX_WORD = 24
 DEFAULT_LIMIT = 20
 #: Larger limits are clamped to this (no index holds more files; native code counts in 32 bits).
 MAX_LIMIT = 2**31 - 1
+#: The MCP tools' ``limit`` (files, sections, chunks) is clamped to 1..MCP_MAX_LIMIT and published so in the
+#: tools' schemas: an agent's context, not the index, is what bounds a useful answer.
+MCP_MAX_LIMIT = 200
+#: Sections of an MCP ``docs_search`` answer unless asked otherwise.
+MCP_DOCS_LIMIT = 5
+#: The largest line budget (``lines``) MCP ``code_search`` takes: it bounds the reply.
+MCP_MAX_TOTAL_LINES = 10_000
 #: A federation's hits are named ``<shard><SHARD_SEPARATOR><path>`` (``repo:src/a.py``); a shard name never holds it.
 SHARD_SEPARATOR = ":"
 #: The inline filter that selects a federation's shards (``repo:NAME``, ``-repo:NAME``); the shards never see it.
@@ -209,6 +216,9 @@ __all__ = [
     "MAX_GLOB_CHARS",
     "MAX_LIMIT",
     "MAX_PATH_GLOBS",
+    "MCP_DOCS_LIMIT",
+    "MCP_MAX_LIMIT",
+    "MCP_MAX_TOTAL_LINES",
     "MERGE_MIN_POSTINGS",
     "MERGE_RATIO",
     "NAME_BOOST",

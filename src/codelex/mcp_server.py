@@ -34,20 +34,27 @@ import math
 import os
 import time
 from pathlib import Path
+from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, WithJsonSchema
 
 from codelex.defaults import (
+    DEFAULT_FUSION,
     DEFAULT_LIMIT,
     DEFAULT_RANKING,
+    HYBRID_LIMIT,
     HYBRID_TOTAL_LINES,
-    MAX_LIMIT,
+    MCP_DOCS_LIMIT,
+    MCP_MAX_LIMIT,
+    MCP_MAX_TOTAL_LINES,
     RANKINGS,
     STALE_AFTER_S,
     VERSION,
 )
+from codelex.languages import BY_KIND
 from codelex.errors import QueryError
 from codelex.output import (
     mcp_code_search_text,
@@ -66,9 +73,6 @@ from codelex.render import display_path, display_text, echo_query, error_text, f
 
 __all__ = ["build_server", "docs_search_text", "file_outline_text", "read_symbol_text", "serve",
            "symbol_search_text"]
-
-#: Sections of a docs_search answer unless asked otherwise.
-DOCS_DEFAULT_LIMIT = 5
 
 _QUERY_HELP = (
     "Words or identifiers to rank files by (identifier-aware: getUserByID matches 'get user by id'). "
@@ -174,22 +178,18 @@ def _project_for(cwd: str | None) -> Project:
 
 def _limit(limit, default: int = DEFAULT_LIMIT) -> int:
     """As the original's MCP tool: a finite number becomes max(1, floor(n)), clamped to
-    :data:`codelex.query.MAX_LIMIT`; anything else the default."""
+    :data:`codelex.defaults.MCP_MAX_LIMIT` (the schemas' maximum); anything else the default."""
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit):
         return default
-    return max(1, min(math.floor(limit), MAX_LIMIT))
-
-
-#: The largest line budget ``code_search`` takes (an agent's context is the real limit; this bounds the reply).
-MAX_TOTAL_LINES = 10_000
+    return max(1, min(math.floor(limit), MCP_MAX_LIMIT))
 
 
 def _lines(lines) -> int:
     """``code_search``'s ``lines``: a finite number becomes max(1, floor(n)), clamped to
-    :data:`MAX_TOTAL_LINES`; anything else the default (the original's 400)."""
+    :data:`codelex.defaults.MCP_MAX_TOTAL_LINES`; anything else the default (the original's 400)."""
     if isinstance(lines, bool) or not isinstance(lines, (int, float)) or not math.isfinite(lines):
         return HYBRID_TOTAL_LINES
-    return max(1, min(math.floor(lines), MAX_TOTAL_LINES))
+    return max(1, min(math.floor(lines), MCP_MAX_TOTAL_LINES))
 
 
 def symbol_search_text(project: Project, query: str, limit=None, paths=None, lang=None, ranking=None) -> str:
@@ -242,7 +242,7 @@ def docs_search_text(root: Path, query: str, limit=None) -> str:
 
     if not isinstance(query, str) or not query.strip():
         raise ToolError("Provide a non-empty `query`.")
-    n = _limit(limit, DOCS_DEFAULT_LIMIT)
+    n = _limit(limit, MCP_DOCS_LIMIT)
     index = _pool.docs(root)
     hits = index.search(query, n) if terms(query) else []
     return mcp_docs_text(hits, query, len(index))
@@ -301,7 +301,7 @@ def code_search_text(project: Project, query, limit=None, alternatives=None, pat
                                      or not all(isinstance(a, str) for a in alternatives)):
         raise ToolError("`alternatives` must be a list of strings.")
     try:
-        result = project.code_search(query, alternatives=alternatives or (), limit=_limit(limit, 8), paths=paths,
+        result = project.code_search(query, alternatives=alternatives or (), limit=_limit(limit, HYBRID_LIMIT), paths=paths,
                                      lang=lang, fusion=fusion, total_lines=_lines(lines))
     except (ValueError, TypeError, CodelexError, OSError) as exc:
         raise ToolError(f"Cannot search {echo_query(query)}: {error_text(exc)}") from None
@@ -318,7 +318,7 @@ def find_related_text(project: Project, path, line, limit=None) -> str:
         raise ToolError("`line` must be a line number.")
     rel = _resolve(project, path)
     try:
-        result = project.find_related(rel, int(line), limit=_limit(limit, 8))
+        result = project.find_related(rel, int(line), limit=_limit(limit, HYBRID_LIMIT))
     except (FileNotFoundError, ValueError, TypeError, CodelexError, OSError) as exc:
         raise ToolError(f"Cannot relate {echo_query(display_path(str(path)))}:{int(line)}: "
                         f"{error_text(exc)}") from None
@@ -342,57 +342,127 @@ def _reply(text_of_project, cwd, *args, **kwargs) -> CallToolResult:
     return _result(text)
 
 
+# --- the tools' parameters, as their JSON schemas publish them ------------------------------------------------
+# Each schema is written out (WithJsonSchema) and the Python type kept loose: a client that sends 20.0, 0 or
+# 1e300 for `limit`, an alias such as `py` for `lang`, gets the clamped or resolved answer, or an error in our
+# own words, never the SDK's validation dump; the schema still tells an agent exactly what to send.
+
+#: The language kinds ``lang`` takes (the registry's; aliases such as ``py`` are accepted but not listed).
+LANG_KINDS = tuple(sorted(BY_KIND))
+
+
+def _fusions() -> tuple[str, ...]:
+    """The fusion presets' names, from their one home (:data:`codelex.rank.fusion.FUSIONS`), the default first."""
+    from codelex.rank.fusion import FUSIONS
+
+    return (DEFAULT_FUSION, *sorted(name for name in FUSIONS if name != DEFAULT_FUSION))
+
+
+def _no_default(schema: dict) -> None:
+    # An omitted parameter means "the default" (said in its description); a published `"default": null` would
+    # contradict the parameter's own type.
+    schema.pop("default", None)
+
+
+def _optional(python_type, schema: dict, description: str):
+    """An optional parameter: the loose ``python_type`` checked by the code, published as ``schema``."""
+    return Annotated[python_type | None, WithJsonSchema(schema),
+                     Field(description=description, json_schema_extra=_no_default)]
+
+
+def _count(description: str, maximum: int = MCP_MAX_LIMIT):
+    """An optional positive integer parameter, published as ``integer`` in 1..``maximum`` (the code clamps)."""
+    return _optional(float, {"type": "integer", "minimum": 1, "maximum": maximum}, description)
+
+
+def _choice(description: str, names: tuple[str, ...]):
+    """An optional string parameter published with its ``enum`` (the code checks, in its own words)."""
+    return _optional(str, {"type": "string", "enum": list(names)}, description)
+
+
+def _text(description: str):
+    return Annotated[str, Field(description=description)]
+
+
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+_Cwd = _optional(str, {"type": "string"},
+                 "A directory inside a project this server serves (absolute, or relative to where it started); "
+                 "default: the first served project. Other directories are refused.")
+_Paths = _optional(list[str], _STRINGS,
+                   "Globs over paths relative to the project root that scope the search (e.g. 'src/**/*.py'); a "
+                   "bare directory scopes its subtree.")
+_Path = _text("The file, relative to the project root (as search results name it) or absolute inside it.")
+_Line = Annotated[float, WithJsonSchema({"type": "integer", "minimum": 1}),
+                  Field(description="A 1-based line number inside the chunk (a function, method or block).")]
+_PickLine = _optional(float, {"type": "integer", "minimum": 1},
+                      "Picks one of several definitions of the same name: the one whose lines hold this 1-based "
+                      "line (the candidates an ambiguous name lists carry it).")
+_Lang = _choice("Only files of this language kind (as the inline filter lang:KIND).", LANG_KINDS)
+
+#: Every tool reads (its index is a cache it keeps itself): nothing in the project or the world changes.
+_READS = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+def _instructions(served: str) -> str:
+    return (
+        "codelex searches the codebases this server serves with indexes it keeps on disk and fresh (a file "
+        "watcher applies edits within milliseconds). Tools: symbol_search ranks files for identifiers or words "
+        "(where is X defined or used; fast, lexical); code_search returns function-sized excerpts for a "
+        "description of behaviour or an identifier (embeddings fused with the lexical ranking, lexical until the "
+        "project is embedded); find_related lists the code most like a file:line (look-alikes, duplicates); "
+        "docs_search finds documentation sections (Markdown, reST); file_outline lists one file's definitions; "
+        "read_symbol reads one definition's exact source. A typical path: symbol_search or code_search, then "
+        "file_outline, then read_symbol. The first call on a project starts its index in the background and "
+        "says so: call again shortly. "
+        f"This server serves these projects only: {served}. A tool's optional `cwd` must be a directory "
+        "inside one of them (default: the first); other directories are refused."
+    )
+
+
 def build_server(roots: list[Path] | None = None) -> MCPServer:
     """The server with its tools (not yet running), serving ``roots`` (default: :func:`serve_roots`'s)."""
     global _roots
     _roots = list(serve_roots()[0] if roots is None else roots)
     served = ", ".join(display_path(str(r)) for r in _roots) or "none (started outside a project)"
-    server = MCPServer(
-        "codelex",
-        version=VERSION,
-        instructions=(
-            "codelex ranks the files of a codebase for a query with an identifier-aware BM25 index that it "
-            "keeps on disk and fresh. Use symbol_search to find where something is defined or used, file_outline "
-            "to see a file's definitions, and read_symbol to read one definition's source. "
-            f"This server serves these projects only: {served}. A tool's optional `cwd` must be a directory "
-            "inside one of them (default: the first); other directories are refused."
-        ),
-    )
+    server = MCPServer("codelex", version=VERSION, instructions=_instructions(served))
 
     @server.tool(
         name="symbol_search",
+        title="Search files by identifiers and words",
         description=(
             "Find the files of a project most relevant to a query (identifiers, words, or both), best first, with "
-            "the best-matching line of each. The first call on a project starts building its index in the "
-            "background and says so; later calls answer in milliseconds. " + _QUERY_HELP
+            "the best-matching line of each and the definition around it. The first call on a project starts "
+            "building its index in the background and says so; later calls answer in milliseconds."
         ),
+        annotations=_READS,
         structured_output=False,
     )
     def symbol_search(
-        query: str,
-        cwd: str | None = None,
-        limit: float | None = None,
-        paths: list[str] | None = None,
-        lang: str | None = None,
-        ranking: str | None = None,
+        query: _text(_QUERY_HELP),
+        cwd: _Cwd = None,
+        limit: _count(f"How many files (default {DEFAULT_LIMIT}).") = None,
+        paths: _Paths = None,
+        lang: _Lang = None,
+        ranking: _choice(f"'{RANKINGS[0]}' (default: BM25F over the body, the path and the names a file defines) "
+                         "or 'classic' (BM25 over file bodies only).", RANKINGS) = None,
     ) -> CallToolResult:
-        """query: what to look for; cwd: a directory inside a project this server serves (default: the project
-        it was started in); limit: number of files (default 20); paths: globs that scope the search (a bare directory scopes its
-        subtree); lang: a language kind such as python, jsts, go, rust, cxx; ranking: "code" (default: fields
-        for definitions and paths) or "classic" (BM25 over file bodies only)."""
         return _reply(symbol_search_text, cwd, query, limit=limit, paths=paths, lang=lang, ranking=ranking)
 
     @server.tool(
         name="docs_search",
+        title="Search documentation sections",
         description=(
             "Find the sections of a project's documentation (.md, .mdx, .rst, docs/*.txt) that answer a question, "
-            "best first, with a snippet of each. Use symbol_search for code."
+            "best first, with each one's anchor and a snippet. Use symbol_search or code_search for code."
         ),
+        annotations=_READS,
         structured_output=False,
     )
-    def docs_search(query: str, cwd: str | None = None, limit: float | None = None) -> CallToolResult:
-        """query: the question or words; cwd: a directory inside a project this server serves (default: the
-        project it was started in); limit: number of sections (default 5)."""
+    def docs_search(
+        query: _text("The question, or words the sections should hold."),
+        cwd: _Cwd = None,
+        limit: _count(f"How many sections (default {MCP_DOCS_LIMIT}).") = None,
+    ) -> CallToolResult:
         try:
             project = _project_for(cwd)  # the same checks on cwd as symbol_search
             text = docs_search_text(project.root, query, limit)
@@ -402,62 +472,82 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
 
     @server.tool(
         name="file_outline",
+        title="Outline a file's definitions",
         description=(
             "List the definitions (functions, methods, classes, types, constants) of one file of the project, "
-            "nested, with their kinds, line spans and signatures. Use it after symbol_search to see what a file "
+            "nested, with their kinds, line spans and signatures. Use it after a search to see what a file "
             "holds, then read_symbol to read one definition."
         ),
+        annotations=_READS,
         structured_output=False,
     )
-    def file_outline(path: str, cwd: str | None = None) -> CallToolResult:
-        """path: the file, relative to the project directory; cwd: a directory inside a project this server
-        serves (default: the project it was started in)."""
+    def file_outline(path: _Path, cwd: _Cwd = None) -> CallToolResult:
         return _reply(file_outline_text, cwd, path)
 
     @server.tool(
         name="read_symbol",
+        title="Read one definition's source",
         description=(
-            "Read the exact source of one definition of a file (with its decorators and doc comment): a qualified "
-            "name such as Outer.method or Type::fn, or a bare name. An ambiguous name lists its candidates; an "
-            "unknown one names the nearest."
+            "Read the exact source of one definition of a file (with its decorators and doc comment). An "
+            "ambiguous name lists its candidates (pass `line` to pick one); an unknown one names the nearest."
         ),
+        annotations=_READS,
         structured_output=False,
     )
-    def read_symbol(path: str, symbol: str, cwd: str | None = None, line: int | None = None) -> CallToolResult:
-        """path: the file, relative to the project directory; symbol: the definition's name; cwd: a directory
-        inside a served project; line: picks one of several definitions of the same name."""
+    def read_symbol(
+        path: _Path,
+        symbol: _text("The definition's name: qualified (Outer.method, Type::fn) or bare, as file_outline or a "
+                      "search result names it."),
+        cwd: _Cwd = None,
+        line: _PickLine = None,
+    ) -> CallToolResult:
         return _reply(read_symbol_text, cwd, path, symbol, line)
 
     @server.tool(
         name="code_search",
+        title="Search code by behaviour or identifier",
         description=(
             "Find the functions, methods and classes of a project that answer a query, as excerpts, best first: "
             "an embedding ranking fused with the lexical one, so both a description of behaviour and an exact "
-            "identifier work. Pass other phrasings of the query as `alternatives` to fuse them. Until the "
-            "project's chunks are embedded (in the background) the answer is lexical and says how far it is."
+            "identifier work. Until the project's chunks are embedded (in the background) the answer is lexical "
+            "and says how far embedding is."
         ),
+        annotations=_READS,
         structured_output=False,
     )
-    def code_search(query: str, cwd: str | None = None, limit: float | None = None,
-                    alternatives: list[str] | None = None, paths: list[str] | None = None,
-                    lang: str | None = None, fusion: str | None = None, lines: float | None = None) -> CallToolResult:
-        """query: what to look for; cwd: a directory inside a served project; limit: chunks (default 8);
-        alternatives: other phrasings; paths: globs; lang: a language kind; fusion: "adaptive" (default),
-        "shape" or "original"; lines: the excerpts' lines in all (default 400; an answer this budget cut says so)."""
+    def code_search(
+        query: _text("What the code does, in words, or an identifier."),
+        cwd: _Cwd = None,
+        limit: _count(f"How many chunks (default {HYBRID_LIMIT}).") = None,
+        alternatives: _optional(list[str], _STRINGS, "Other phrasings of the query (synonyms, likely "
+                                "identifiers); each is ranked and the rankings fused.") = None,
+        paths: _Paths = None,
+        lang: _Lang = None,
+        fusion: _choice(f"How the embedding and lexical rankings are fused: '{DEFAULT_FUSION}' (default, weighs "
+                        "each by its evidence), 'shape' (by the query's shape), 'original' (fixed 0.7/0.3), "
+                        "'vector' (the embedding ranking first).", _fusions()) = None,
+        lines: _count(f"The excerpts' lines in all (default {HYBRID_TOTAL_LINES}); an answer this budget cut says "
+                      "so.", MCP_MAX_TOTAL_LINES) = None,
+    ) -> CallToolResult:
         return _reply(code_search_text, cwd, query, limit, alternatives, paths, lang, fusion, lines)
 
     @server.tool(
         name="find_related",
+        title="Find code like this",
         description=(
             "Find the chunks of a project most similar (in embedding space) to the function or block at a file "
             "and line: look-alike implementations, duplicates, other handlers of the same kind. Same language "
-            "only."
+            "only; until the project is embedded, related by shared identifiers (said so)."
         ),
+        annotations=_READS,
         structured_output=False,
     )
-    def find_related(path: str, line: int, cwd: str | None = None, limit: float | None = None) -> CallToolResult:
-        """path: the file, relative to the project directory; line: a line inside the chunk; cwd: a directory
-        inside a served project; limit: chunks (default 8)."""
+    def find_related(
+        path: _Path,
+        line: _Line,
+        cwd: _Cwd = None,
+        limit: _count(f"How many chunks (default {HYBRID_LIMIT}).") = None,
+    ) -> CallToolResult:
         return _reply(find_related_text, cwd, path, line, limit)
 
     return server

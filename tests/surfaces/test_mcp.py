@@ -518,3 +518,44 @@ def test_code_search_says_what_its_line_budget_left_out(tmp_path):
         assert "left out" not in text and fenced_json(text)["omitted"] == 0
     finally:
         project.close()
+
+
+def test_tools_describe_every_parameter_with_types_enums_and_annotations(repo):
+    """Issue 33: only titles reached the client (no descriptions), `limit` was a `number`, `ranking`, `fusion`
+    and `lang` free strings, no annotations, and the instructions named 3 of the 6 tools."""
+    from codelex import KINDS, RANKINGS
+    from codelex.defaults import MCP_MAX_LIMIT
+    from codelex.rank.fusion import FUSIONS
+
+    async def body(session):
+        init = session.initialize_result  # (as the session's own initialize() received it)
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        over = await session.call_tool("symbol_search", {"query": "user", "limit": MCP_MAX_LIMIT + 1})
+        bad = await session.call_tool("code_search", {"query": "user", "fusion": "fancy"})
+        return init, tools, over, bad
+
+    init, tools, over, bad = run_session(repo, body)
+    for name, tool in tools.items():
+        assert tool.description and tool.title, name
+        assert name in init.instructions, name
+        for param, schema in tool.input_schema["properties"].items():
+            assert schema.get("description"), (name, param)
+            assert "type" in schema and "default" not in schema and "anyOf" not in schema, (name, param, schema)
+        hints = tool.annotations
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == \
+            (True, False, True, False), name
+        if "limit" in tool.input_schema["properties"]:
+            assert tool.input_schema["properties"]["limit"] == {**tool.input_schema["properties"]["limit"],
+                                                                "type": "integer", "minimum": 1,
+                                                                "maximum": MCP_MAX_LIMIT}
+    search = tools["symbol_search"].input_schema["properties"]
+    assert search["ranking"]["enum"] == list(RANKINGS)
+    assert search["lang"]["enum"] == sorted(KINDS) == tools["code_search"].input_schema["properties"]["lang"]["enum"]
+    assert sorted(tools["code_search"].input_schema["properties"]["fusion"]["enum"]) == sorted(FUSIONS)
+    assert tools["code_search"].input_schema["properties"]["lines"]["type"] == "integer"
+    assert tools["read_symbol"].input_schema["properties"]["line"] == {
+        **tools["read_symbol"].input_schema["properties"]["line"], "type": "integer", "minimum": 1}
+    # The maximum is the code's: a larger limit is clamped to it (never an error), and an unknown preset is an
+    # error result in the server's words.
+    assert not over.is_error
+    assert bad.is_error and "fusion" in text_of(bad)
