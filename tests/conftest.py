@@ -5,6 +5,18 @@ import os
 import numpy as np
 import pytest
 
+# The test oracles (codelex._reference) are not in the wheel: against an installed wheel, the tests
+# take them from the source tree beside this directory (a checkout or an unpacked sdist). Only a
+# subpackage missing from the installed codelex is found there; everything else stays the wheel's.
+try:
+    import codelex._reference  # noqa: F401
+except ImportError:
+    import codelex
+
+    _SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "codelex")
+    if os.path.isdir(os.path.join(_SOURCE, "_reference")):
+        codelex.__path__.append(_SOURCE)
+
 # Command lines run by the tests work in-process: no background server is started or reached (the
 # server's own tests start one explicitly, with a private socket directory).
 os.environ["CODELEX_NO_SERVER"] = "1"
