@@ -19,6 +19,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from codelex.defaults import FILTER_KEYS, SHARD_FILTER_KEY
+
 __all__ = ["main"]
 
 EXIT_FOUND, EXIT_NONE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -896,7 +898,7 @@ def _positive_int(text: str) -> int:
 
 # A query argument that is only a negated filter (``-file:test``) is the
 # query, not an option: argparse would take it for an unknown flag.
-_NEGATED_FILTER = re.compile(r"-(?:lang|file|ext|repo):", re.IGNORECASE)
+_NEGATED_FILTER = re.compile(r"-(?:" + "|".join((*FILTER_KEYS, SHARD_FILTER_KEY)) + r"):", re.IGNORECASE)
 _QUERY_COMMANDS = ("search", "docs", "code")
 
 
@@ -951,8 +953,9 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
 
     s = sub.add_parser("search", parents=[common], help="rank files for a query",
-                       description="Rank files for QUERY. Inline filters: lang:KIND, file:TEXT, ext:EXT, "
-                                   "negated with a leading '-'.")
+                       description="Rank files for QUERY. Inline filters: lang:KIND, file:TEXT (a substring of "
+                                   "the path), path:GLOB (a glob, or a directory and all under it), ext:EXT, "
+                                   "negated with a leading '-' (-path:tests).")
     s.add_argument("query")
     s.add_argument("-n", "--limit", type=_positive_int, default=10, help="number of results (default: 10)")
     s.add_argument("--lang", help="only files of this kind (see codelex.KINDS)")

@@ -83,6 +83,8 @@ MCP_DOCS_LIMIT = 5
 MCP_MAX_TOTAL_LINES = 10_000
 #: A federation's hits are named ``<shard><SHARD_SEPARATOR><path>`` (``repo:src/a.py``); a shard name never holds it.
 SHARD_SEPARATOR = ":"
+#: The inline filters of a query (``lang:KIND``, ``file:SUBSTRING``, ``ext:EXT``, ``path:GLOB``; ``-`` negates).
+FILTER_KEYS = ("lang", "file", "ext", "path")
 #: The inline filter that selects a federation's shards (``repo:NAME``, ``-repo:NAME``); the shards never see it.
 SHARD_FILTER_KEY = "repo"
 #: Longest path glob accepted (``paths``, ``--path``), and most globs in one request: a QueryError beyond.

@@ -136,6 +136,12 @@ def test_plain_text_has_no_filters():
     assert codelex.parse_query("  parse   config ").terms == "parse config"
 
 
+def test_a_bad_path_glob_is_a_query_error(index_a):
+    for bad in ("path:[z-a] user", "-path:[z-a]", "path:" + "x" * 5000 + " user"):
+        with pytest.raises(QueryError, match="bad glob"):
+            index_a.search(bad)
+
+
 def test_unknown_lang_raises_only_when_applied(index_a):
     parsed = codelex.parse_query("lang:notalang user")
     assert parsed.filters[0].value == "notalang"
@@ -172,6 +178,12 @@ def test_filter_predicates():
     assert not ok("lang:python file:src/ x", "lib/a.py")
     assert not ok("lang:python -file:test x", "test/a.py")
     assert ok("lang:docker x", "deploy/Dockerfile") and ok("lang:cmake x", "CMakeLists.txt")
+    # path: a glob over the whole path, or a directory and all under it: where -file:test (a substring)
+    # would hide pytest's own sources (src/_pytest/), -path:testing leaves out its tests only.
+    assert not ok("-file:test x", "src/_pytest/main.py") and ok("-path:testing x", "src/_pytest/main.py")
+    assert not ok("-path:testing x", "testing/test_main.py") and ok("-path:testing x", "testing.py")
+    assert ok("path:src/**/*.py x", "src/a/b.py") and not ok("path:src/**/*.py x", "lib/src/b.py")
+    assert ok("path:**/tests/** x", "a/tests/b.py") and ok("path:{src,lib}/*.ts x", "lib/a.ts")
 
 
 INLINE = FIXTURE_A + [
@@ -315,7 +327,8 @@ def test_search_matches_reference(corpus, query, limit, demote_tv, demote_docs, 
 
 @settings(max_examples=200, deadline=None)
 @given(corpus_st, query_st, st.sampled_from(["lang:python", "file:src/", "-file:test", "ext:ts", "lang:go lang:rust",
-                                             "lang:python -file:deep", "file:src/ file:lib/"]),
+                                             "lang:python -file:deep", "file:src/ file:lib/", "-path:src",
+                                             "path:**/*.py", "path:{src,lib}/* lang:python", "-path:src/**/deep*"]),
        st.dictionaries(st.sampled_from(PATHS), st.integers(0, 50), max_size=4))
 def test_filtered_search_matches_reference(corpus, query, filters, centrality):
     native = WordIndex.build(corpus)

@@ -242,6 +242,9 @@ def test_query_that_is_only_a_negation(repo):
     r = run("search", "--root", str(repo), "-lang:python authenticate", "--json")
     assert r.returncode == 0, r.stderr
     assert all(not h["file"].endswith(".py") for h in json.loads(r.stdout)["results"])
+    r = run("search", "-path:src", "--root", repo, "--json")  # path: (a glob, or a directory) too
+    assert r.returncode in (0, 1), r.stderr
+    assert all(not h["file"].startswith("src/") for h in json.loads(r.stdout)["results"])
 
 
 def test_huge_query_echo_is_truncated(repo):

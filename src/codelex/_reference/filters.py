@@ -12,6 +12,9 @@ scan, not through the production look-ups.
   whole name, else the one listing its lowercased extension (the text from
   the last dot of its name, when that dot is not the name's first character);
 - ``ext:E``: its lowercased extension is ``.E`` (a leading dot of ``E`` ignored);
+- ``path:G``: the glob ``G`` matches the whole path, or the path lies under
+  it (the ``paths`` parameter's rule; the glob engine, tested on its own in
+  tests/query, is the production one);
 - ``file:S`` (any other key): ``S`` occurs in the path, ``\\`` read as ``/``,
   case-insensitively on Windows.
 
@@ -66,6 +69,10 @@ def filter_matches(flt, path: str) -> bool:
         return _kind(path) == _resolve_kind(flt.value)
     if flt.key == "ext":
         return _extension(path) == "." + flt.value.lstrip(".").lower()
+    if flt.key == "path":
+        from codelex.query.globs import paths_predicate
+
+        return bool(paths_predicate([flt.value])(path))
     return _norm_path(flt.value) in _norm_path(path)
 
 

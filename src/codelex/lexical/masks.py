@@ -32,6 +32,14 @@ def filter_mask(table: DocTable, n: int, flt: Filter) -> np.ndarray:
             ("ext", want), n,
             lambda a, b: np.fromiter((e == want for e in table.ext(b)[a:b]), dtype=bool, count=b - a),
         )
+    if flt.key == "path":  # a glob over the path, or a directory and everything under it (as `paths`)
+        from codelex.query.globs import paths_predicate
+
+        matches = paths_predicate([flt.value])
+        return table.mask(
+            ("path", flt.value), n,
+            lambda a, b: np.fromiter((matches(p) for p in table.paths[a:b]), dtype=bool, count=b - a),
+        )
     needle = flt.value.replace("\\", "/")
     if WINDOWS:  # the original's rule: the file: filter is case-folded on Windows
         needle = needle.lower()

@@ -15,12 +15,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from codelex.defaults import FILTER_KEYS
 from codelex.errors import QueryError
 from codelex.kinds import canonical_kind, supported_kinds
 from codelex.text import tokenize_line
 
-#: The inline filter keys; any other ``key:value`` piece is a search term.
-FILTER_KEYS = ("lang", "file", "ext")
+#: A ``key:value`` piece: a filter when its key is one of FILTER_KEYS, else a search term.
 _PIECE_RE = re.compile(r"^(-)?([A-Za-z][A-Za-z0-9_-]*):(.+)$", re.DOTALL)
 
 
@@ -104,6 +104,10 @@ def validate_filters(filters: Iterable[Filter]) -> None:
     for flt in filters:
         if flt.key == "lang":
             resolve_kind(flt.value)
+        elif flt.key == "path":
+            from codelex.query.globs import paths_predicate
+
+            paths_predicate([flt.value])  # a bad glob (a reversed range, over the cap) is a QueryError
 
 
 __all__ = ["FILTER_KEYS", "Filter", "ParsedQuery", "parse_query", "resolve_kind", "validate_filters"]
