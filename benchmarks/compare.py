@@ -39,6 +39,7 @@ def _best(fn, repeat):
 
 
 def tokenizer_table(repeat: int = 5, reference_stride: int = 10) -> str:
+    import _oracles  # noqa: F401  (codelex._reference from the source tree if the wheel lacks it)
     import codelex
     from codelex import _reference
 

@@ -5,6 +5,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import _oracles  # noqa: E402,F401  (codelex._reference from the source tree if the wheel lacks it)
 from corpus import stdlib_corpus  # noqa: E402
 
 

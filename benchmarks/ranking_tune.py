@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import relevance as rel  # noqa: E402
 
+import _oracles  # noqa: E402,F401  (codelex._reference from the source tree if the wheel lacks it)
 import codelex  # noqa: E402
 from codelex.text import scan_definitions  # noqa: E402
 from codelex._reference.bm25f import FieldParams  # noqa: E402
