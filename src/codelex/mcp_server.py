@@ -57,22 +57,27 @@ from codelex.defaults import (
 from codelex.languages import BY_KIND
 from codelex.errors import QueryError
 from codelex.output import (
-    mcp_code_search_text,
-    mcp_docs_text,
-    mcp_no_answer_text,
-    mcp_outline_text,
-    mcp_related_text,
-    mcp_search_text,
-    mcp_source_text,
-    mcp_unavailable_text,
+    mcp_code_search_answer,
+    mcp_docs_answer,
+    mcp_no_answer,
+    mcp_outline_answer,
+    mcp_related_answer,
+    mcp_search_answer,
+    mcp_source_answer,
+    mcp_unavailable_answer,
+    wired,
 )
 from codelex.project import Project, refusal_reason
 from codelex.project.pool import ProjectPool
 from codelex.query import SearchOptions
 from codelex.render import display_path, display_text, echo_query, error_text, format_age, wire_text
 
-__all__ = ["build_server", "docs_search_text", "file_outline_text", "read_symbol_text", "serve",
-           "symbol_search_text"]
+__all__ = ["build_server", "code_search_answer", "code_search_text", "docs_search_answer", "docs_search_text",
+           "file_outline_answer", "file_outline_text", "find_related_answer", "find_related_text",
+           "read_symbol_answer", "read_symbol_text", "serve", "symbol_search_answer", "symbol_search_text"]
+
+#: A tool's answer: its text (what a model reads) and the same answer as data (the result's structured content).
+Answer = tuple[str, dict]
 
 _QUERY_HELP = (
     "Words or identifiers to rank files by (identifier-aware: getUserByID matches 'get user by id'). "
@@ -192,7 +197,7 @@ def _lines(lines) -> int:
     return max(1, min(math.floor(lines), MCP_MAX_TOTAL_LINES))
 
 
-def symbol_search_text(project: Project, query: str, limit=None, paths=None, lang=None, ranking=None) -> str:
+def symbol_search_answer(project: Project, query: str, limit=None, paths=None, lang=None, ranking=None) -> Answer:
     """The tool's reply for a project (separate from the server for reuse and tests).
 
     Raises
@@ -222,7 +227,7 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
     except (QueryError, TypeError, ValueError) as exc:
         raise ToolError(f'Symbol search failed for "{echo}": {error_text(exc)}') from None
     if not result.available:
-        return mcp_unavailable_text(result, echo)
+        return mcp_unavailable_answer(result, echo)
 
     staleness = None
     if not project.watching and result.generated_at is not None \
@@ -233,11 +238,11 @@ def symbol_search_text(project: Project, query: str, limit=None, paths=None, lan
             project.open(wait=False)  # refresh in the background; this answer uses the current index
     graph_ready = project.import_graph and project.graph_status["state"] == "ready"
     importers = (lambda file: len(project.importers(file, timeout=0))) if graph_ready else None  # how central
-    return mcp_search_text(result, str(project.root), echo, staleness=staleness, importers=importers)
+    return mcp_search_answer(result, str(project.root), echo, staleness=staleness, importers=importers)
 
 
-def docs_search_text(root: Path, query: str, limit=None) -> str:
-    """The ``docs_search`` reply: numbered sections with snippets, then a fenced JSON block."""
+def docs_search_answer(root: Path, query: str, limit=None) -> Answer:
+    """The ``docs_search`` reply: numbered sections with snippets, then a fenced JSON block (the data)."""
     from codelex.docs import terms
 
     if not isinstance(query, str) or not query.strip():
@@ -245,7 +250,7 @@ def docs_search_text(root: Path, query: str, limit=None) -> str:
     n = _limit(limit, MCP_DOCS_LIMIT)
     index = _pool.docs(root)
     hits = index.search(query, n) if terms(query) else []
-    return mcp_docs_text(hits, query, len(index))
+    return mcp_docs_answer(hits, query, len(index))
 
 
 def _resolve(project: Project, path) -> str:
@@ -261,8 +266,8 @@ def _resolve(project: Project, path) -> str:
     return path
 
 
-def file_outline_text(project: Project, path) -> str:
-    """The ``file_outline`` reply: the file's definitions, nested, then a fenced JSON block."""
+def file_outline_answer(project: Project, path) -> Answer:
+    """The ``file_outline`` reply: the file's definitions, nested, one line each; the same as data."""
     from codelex.errors import CodelexError
 
     rel = _resolve(project, path)
@@ -270,10 +275,10 @@ def file_outline_text(project: Project, path) -> str:
         outline = project.outline(rel)
     except (FileNotFoundError, ValueError, CodelexError) as exc:
         raise ToolError(f"Cannot outline {echo_query(display_path(str(path)))}: {error_text(exc)}") from None
-    return mcp_outline_text(outline)
+    return mcp_outline_answer(outline)
 
 
-def read_symbol_text(project: Project, path, symbol, line=None) -> str:
+def read_symbol_answer(project: Project, path, symbol, line=None) -> Answer:
     """The ``read_symbol`` reply: where the definition is, then its exact source in a fenced block."""
     from codelex.errors import CodelexError
 
@@ -287,11 +292,11 @@ def read_symbol_text(project: Project, path, symbol, line=None) -> str:
     except (FileNotFoundError, ValueError, TypeError, CodelexError) as exc:
         raise ToolError(f"Cannot read {echo_query(symbol)} in {echo_query(display_path(str(path)))}: "
                         f"{error_text(exc)}") from None
-    return mcp_source_text(source)
+    return mcp_source_answer(source)
 
 
-def code_search_text(project: Project, query, limit=None, alternatives=None, paths=None, lang=None,
-                     fusion=None, lines=None) -> str:
+def code_search_answer(project: Project, query, limit=None, alternatives=None, paths=None, lang=None,
+                       fusion=None, lines=None) -> Answer:
     """The ``code_search`` reply: function-sized excerpts, best first, then a fenced JSON block."""
     from codelex.errors import CodelexError
 
@@ -306,11 +311,11 @@ def code_search_text(project: Project, query, limit=None, alternatives=None, pat
     except (ValueError, TypeError, CodelexError, OSError) as exc:
         raise ToolError(f"Cannot search {echo_query(query)}: {error_text(exc)}") from None
     if not result.available:
-        return mcp_no_answer_text(result)
-    return mcp_code_search_text(result, query)
+        return mcp_no_answer(result)
+    return mcp_code_search_answer(result, query)
 
 
-def find_related_text(project: Project, path, line, limit=None) -> str:
+def find_related_answer(project: Project, path, line, limit=None) -> Answer:
     """The ``find_related`` reply: the chunks most like the one at path:line."""
     from codelex.errors import CodelexError
 
@@ -323,23 +328,57 @@ def find_related_text(project: Project, path, line, limit=None) -> str:
         raise ToolError(f"Cannot relate {echo_query(display_path(str(path)))}:{int(line)}: "
                         f"{error_text(exc)}") from None
     if not result.available:
-        return mcp_no_answer_text(result)
-    return mcp_related_text(result, rel, int(line))
+        return mcp_no_answer(result)
+    return mcp_related_answer(result, rel, int(line))
 
 
-def _result(text: str, *, error: bool = False) -> CallToolResult:
-    """A tool result whose text always serializes (no lone surrogate can reach the writer)."""
-    return CallToolResult(content=[TextContent(type="text", text=wire_text(text))], is_error=error)
+def symbol_search_text(project: Project, query: str, limit=None, paths=None, lang=None, ranking=None) -> str:
+    """The text of :func:`symbol_search_answer`."""
+    return symbol_search_answer(project, query, limit, paths, lang, ranking)[0]
 
 
-def _reply(text_of_project, cwd, *args, **kwargs) -> CallToolResult:
-    """A tool's answer: ``text_of_project(project, ...)``, or its ToolError as an error result (our own words,
-    not the SDK's "Error executing tool ..." wrapper)."""
+def docs_search_text(root: Path, query: str, limit=None) -> str:
+    """The text of :func:`docs_search_answer`."""
+    return docs_search_answer(root, query, limit)[0]
+
+
+def file_outline_text(project: Project, path) -> str:
+    """The text of :func:`file_outline_answer`."""
+    return file_outline_answer(project, path)[0]
+
+
+def read_symbol_text(project: Project, path, symbol, line=None) -> str:
+    """The text of :func:`read_symbol_answer`."""
+    return read_symbol_answer(project, path, symbol, line)[0]
+
+
+def code_search_text(project: Project, query, limit=None, alternatives=None, paths=None, lang=None, fusion=None,
+                     lines=None) -> str:
+    """The text of :func:`code_search_answer`."""
+    return code_search_answer(project, query, limit, alternatives, paths, lang, fusion, lines)[0]
+
+
+def find_related_text(project: Project, path, line, limit=None) -> str:
+    """The text of :func:`find_related_answer`."""
+    return find_related_answer(project, path, line, limit)[0]
+
+
+def _result(text: str, *, error: bool = False, data: dict | None = None) -> CallToolResult:
+    """A tool result whose text always serializes (no lone surrogate can reach the writer), with ``data`` as
+    its structured content (an error result carries none)."""
+    return CallToolResult(content=[TextContent(type="text", text=wire_text(text))], is_error=error,
+                          structured_content=None if error or data is None else wired(data))
+
+
+def _reply(answer_of_project, cwd, *args, **kwargs) -> CallToolResult:
+    """A tool's result: ``answer_of_project(project, ...)`` (an :data:`Answer`, or a text alone), or its
+    ToolError as an error result (our own words, not the SDK's "Error executing tool ..." wrapper)."""
     try:
-        text = text_of_project(_project_for(cwd), *args, **kwargs)
+        answer = answer_of_project(_project_for(cwd), *args, **kwargs)
     except ToolError as exc:
         return _result(str(exc), error=True)
-    return _result(text)
+    text, data = answer if isinstance(answer, tuple) else (answer, None)
+    return _result(text, data=data)
 
 
 # --- the tools' parameters, as their JSON schemas publish them ------------------------------------------------
@@ -446,7 +485,7 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
         ranking: _choice(f"'{RANKINGS[0]}' (default: BM25F over the body, the path and the names a file defines) "
                          "or 'classic' (BM25 over file bodies only).", RANKINGS) = None,
     ) -> CallToolResult:
-        return _reply(symbol_search_text, cwd, query, limit=limit, paths=paths, lang=lang, ranking=ranking)
+        return _reply(symbol_search_answer, cwd, query, limit=limit, paths=paths, lang=lang, ranking=ranking)
 
     @server.tool(
         name="docs_search",
@@ -465,10 +504,10 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
     ) -> CallToolResult:
         try:
             project = _project_for(cwd)  # the same checks on cwd as symbol_search
-            text = docs_search_text(project.root, query, limit)
+            text, data = docs_search_answer(project.root, query, limit)
         except ToolError as exc:
             return _result(str(exc), error=True)
-        return _result(text)
+        return _result(text, data=data)
 
     @server.tool(
         name="file_outline",
@@ -482,7 +521,7 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
         structured_output=False,
     )
     def file_outline(path: _Path, cwd: _Cwd = None) -> CallToolResult:
-        return _reply(file_outline_text, cwd, path)
+        return _reply(file_outline_answer, cwd, path)
 
     @server.tool(
         name="read_symbol",
@@ -501,7 +540,7 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
         cwd: _Cwd = None,
         line: _PickLine = None,
     ) -> CallToolResult:
-        return _reply(read_symbol_text, cwd, path, symbol, line)
+        return _reply(read_symbol_answer, cwd, path, symbol, line)
 
     @server.tool(
         name="code_search",
@@ -529,7 +568,7 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
         lines: _count(f"The excerpts' lines in all (default {HYBRID_TOTAL_LINES}); an answer this budget cut says "
                       "so.", MCP_MAX_TOTAL_LINES) = None,
     ) -> CallToolResult:
-        return _reply(code_search_text, cwd, query, limit, alternatives, paths, lang, fusion, lines)
+        return _reply(code_search_answer, cwd, query, limit, alternatives, paths, lang, fusion, lines)
 
     @server.tool(
         name="find_related",
@@ -548,7 +587,7 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
         cwd: _Cwd = None,
         limit: _count(f"How many chunks (default {HYBRID_LIMIT}).") = None,
     ) -> CallToolResult:
-        return _reply(find_related_text, cwd, path, line, limit)
+        return _reply(find_related_answer, cwd, path, line, limit)
 
     return server
 

@@ -43,10 +43,12 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from codelex.render import best_line_text, display_path, display_text, echo_query, wire_text
 
-__all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "budget_note", "code_fence", "code_lines", "docs_entry", "docs_lines",
-           "highlighter", "hit_entry", "match_column", "mcp_code_search_text", "mcp_docs_text", "mcp_entry",
-           "mcp_no_answer_text", "mcp_outline_text", "mcp_related_text", "mcp_search_text", "mcp_source_text",
-           "mcp_unavailable_text", "outline_entry", "outline_lines", "search_lines", "source_lines", "use_colour"]
+__all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "budget_note", "code_fence", "code_lines", "docs_entry",
+           "docs_lines", "highlighter", "hit_entry", "match_column", "mcp_code_search_answer", "mcp_code_search_text",
+           "mcp_docs_answer", "mcp_docs_text", "mcp_entry", "mcp_no_answer", "mcp_no_answer_text",
+           "mcp_outline_answer", "mcp_outline_text", "mcp_related_answer", "mcp_related_text", "mcp_search_answer",
+           "mcp_search_text", "mcp_source_answer", "mcp_source_text", "mcp_unavailable_answer", "mcp_unavailable_text",
+           "outline_entry", "outline_lines", "search_lines", "source_lines", "use_colour", "wired"]
 
 #: The command line's output formats of a search answer (``--json``, ``--jsonl``, ``-l``, ``--vimgrep``, else text).
 FORMATS = ("text", "json", "jsonl", "files", "vimgrep")
@@ -197,11 +199,17 @@ def _fenced_json(data: dict) -> list[str]:
     return ["", "```json", json.dumps(data, ensure_ascii=False), "```"]
 
 
-def mcp_unavailable_text(result, echo: str) -> str:
-    """MCP ``symbol_search``'s reply while no index answers: the hint, then the ``available: false`` JSON."""
+def mcp_unavailable_answer(result, echo: str) -> tuple[str, dict]:
+    """MCP ``symbol_search``'s reply while no index answers, ``(text, data)``: the text is the hint, then the
+    ``available: false`` JSON that is the data."""
     payload = {"available": False, "query": echo, "hint": result.hint, "unavailableReason": result.unavailable_reason}
     text = result.hint or "No codelex index for this workspace yet; retry shortly."
-    return f"{text}\n\n```json\n{json.dumps(payload, ensure_ascii=False)}\n```"
+    return f"{text}\n\n```json\n{json.dumps(payload, ensure_ascii=False)}\n```", payload
+
+
+def mcp_unavailable_text(result, echo: str) -> str:
+    """The text of :func:`mcp_unavailable_answer`."""
+    return mcp_unavailable_answer(result, echo)[0]
 
 
 def mcp_search_text(result, root: str, echo: str, *, staleness: str | None = None,
@@ -209,6 +217,13 @@ def mcp_search_text(result, root: str, echo: str, *, staleness: str | None = Non
     """MCP ``symbol_search``'s reply for an answered query: ``Top N file(s) for "<q>":`` and one line per hit
     (with its enclosing symbol and matched fields), the ``staleness`` note if any, the coverage line, then
     the fenced JSON block (``query``, ``coverage``, ``results`` of :func:`mcp_entry`, ``staleness``)."""
+    return mcp_search_answer(result, root, echo, staleness=staleness, importers=importers)[0]
+
+
+def mcp_search_answer(result, root: str, echo: str, *, staleness: str | None = None,
+                      importers: Callable[[str], int] | None = None) -> tuple[str, dict]:
+    """``(text, data)``: :func:`mcp_search_text`'s text and the JSON block's content as data (the tool's
+    structured content; the text keeps the block, as the original's tool answered)."""
     entries = [mcp_entry(hit, root, None if importers is None else importers(hit.file)) for hit in result.results]
     payload: dict = {"query": echo, "coverage": {"files": result.coverage.files,
                                                   "truncated": result.coverage.truncated}, "results": entries}
@@ -229,7 +244,7 @@ def mcp_search_text(result, root: str, echo: str, *, staleness: str | None = Non
     capped = " (capped — results may be incomplete)" if result.coverage.truncated else ""
     lines.append(f"Index covers {result.coverage.files} files{capped}.")
     lines.extend(_fenced_json(payload))
-    return "\n".join(lines)
+    return "\n".join(lines), payload
 
 
 # --- chunks (code, related) ---------------------------------------------------------------------------
@@ -303,7 +318,13 @@ def mcp_no_answer_text(result) -> str:
     return f"No answer yet: {display_text(result.hint or 'unavailable')}"
 
 
-def _mcp_chunks_text(result, title: str) -> str:
+def mcp_no_answer(result) -> tuple[str, dict]:
+    """``(text, data)``: :func:`mcp_no_answer_text` and ``{available: false, mode, hint}``."""
+    return mcp_no_answer_text(result), {"available": False, "mode": result.mode,
+                                        "hint": display_text(result.hint or "unavailable")}
+
+
+def _mcp_chunks_answer(result, title: str) -> tuple[str, dict]:
     lines = [title]
     for rank, h in enumerate(result.hits, 1):
         fence = code_fence(h.excerpt)
@@ -317,21 +338,37 @@ def _mcp_chunks_text(result, title: str) -> str:
     if result.hint:
         lines.append(display_text(result.hint))
     lines.append(f"Mode: {result.mode}; {result.embedded:,} of {result.chunks:,} chunks embedded.")
-    data = _chunks_payload(result)
-    data["results"] = [{k: v for k, v in e.items() if k != "excerpt"} for e in data.pop("results")]
+    full = _chunks_payload(result)
+    data = {k: v for k, v in full.items() if k != "results"}  # (the results last: the block reads as before)
+    data["results"] = [{k: v for k, v in e.items() if k != "excerpt"} for e in full["results"]]
     lines.extend(_fenced_json(data))
-    return "\n".join(lines)
+    # The data keeps the excerpts (as the text shows them, escaped) and the symbols escaped alike.
+    for hit, entry in zip(result.hits, full["results"]):
+        entry["excerpt"] = wire_text(hit.excerpt)
+        if hit.symbol is not None:
+            entry["symbol"] = display_text(hit.symbol)
+    return "\n".join(lines), full
+
+
+def mcp_code_search_answer(result, query: str) -> tuple[str, dict]:
+    """``(text, data)``: :func:`mcp_code_search_text` and the answer as data, its excerpts included."""
+    return _mcp_chunks_answer(result, f'Top {len(result.hits)} chunk(s) for "{echo_query(query)}":')
 
 
 def mcp_code_search_text(result, query: str) -> str:
     """MCP ``code_search``'s reply: ``Top N chunk(s) for "<q>":``, each chunk's place and fenced excerpt, the
     budget's note, the hint, the mode line, then the fenced JSON block (the answer without its excerpts)."""
-    return _mcp_chunks_text(result, f'Top {len(result.hits)} chunk(s) for "{echo_query(query)}":')
+    return mcp_code_search_answer(result, query)[0]
+
+
+def mcp_related_answer(result, path: str, line: int) -> tuple[str, dict]:
+    """``(text, data)``: :func:`mcp_related_text` and the answer as data, its excerpts included."""
+    return _mcp_chunks_answer(result, f"Chunks most like {display_path(path)}:{line}:")
 
 
 def mcp_related_text(result, path: str, line: int) -> str:
     """MCP ``find_related``'s reply: as :func:`mcp_code_search_text`, titled ``Chunks most like path:line:``."""
-    return _mcp_chunks_text(result, f"Chunks most like {display_path(path)}:{line}:")
+    return mcp_related_answer(result, path, line)[0]
 
 
 # --- documentation sections (docs) -------------------------------------------------------------------
@@ -373,10 +410,16 @@ def docs_lines(hits, fmt: str, *, query: str, sections: int, style: Style | None
 def mcp_docs_text(hits, query: str, sections: int) -> str:
     """MCP ``docs_search``'s reply: numbered sections with snippets, then a fenced JSON block (or, without a
     match, one line saying so)."""
+    return mcp_docs_answer(hits, query, sections)[0]
+
+
+def mcp_docs_answer(hits, query: str, sections: int) -> tuple[str, dict]:
+    """``(text, data)``: :func:`mcp_docs_text` and its JSON block's content (``results`` empty without a match)."""
     echo = echo_query(query)
     if not hits:
         return (f'No documentation section matched "{echo}" (among {sections} sections). '
-                "Try other words, or symbol_search to find code.")
+                "Try other words, or symbol_search to find code."), {"query": echo, "sections": sections,
+                                                                     "results": []}
     lines = [f'Top {len(hits)} section(s) for "{echo}":']
     results = []
     for rank, h in enumerate(hits, 1):
@@ -388,8 +431,9 @@ def mcp_docs_text(hits, query: str, sections: int) -> str:
                      f"lines {s.start_line}-{s.end_line})")
         lines.append(f"     {entry['snippet']}")
         results.append(entry)
-    lines.extend(_fenced_json({"query": echo, "sections": sections, "results": results}))
-    return "\n".join(lines)
+    data = {"query": echo, "sections": sections, "results": results}
+    lines.extend(_fenced_json(data))
+    return "\n".join(lines), data
 
 
 # --- a file's outline (outline) ----------------------------------------------------------------------
@@ -402,7 +446,7 @@ def outline_entry(outline) -> dict:
     return data
 
 
-def _wired(value):
+def wired(value):
     """``value`` (a JSON-ready structure) with every string in it through :func:`~codelex.render.wire_text`."""
     pending = [value]
     while pending:  # (iterative: no nesting depth overflows the stack)
@@ -428,7 +472,7 @@ def outline_lines(outline, fmt: str, *, style: Style | None = None) -> Iterator[
     if fmt == "json":
         # Names and signatures come from the file: escaped as every JSON answer's text is (a C1 control or a
         # bidi override in a hostile file must not reach the terminal as it is).
-        yield json.dumps(_wired(outline_entry(outline)), ensure_ascii=False)
+        yield json.dumps(wired(outline_entry(outline)), ensure_ascii=False)
         return
     if fmt != "text":
         raise ValueError(f"unknown output format {fmt!r} for an outline (text or json)")
@@ -439,9 +483,29 @@ def outline_lines(outline, fmt: str, *, style: Style | None = None) -> Iterator[
 
 
 def mcp_outline_text(outline) -> str:
-    """MCP ``file_outline``'s reply: the file's definitions, nested, then a fenced JSON block."""
-    data = outline_entry(outline)
-    shown = data["path"]
+    """MCP ``file_outline``'s reply: the file's definitions, nested, one line each (kind, qualified name, lines,
+    signature)."""
+    return mcp_outline_answer(outline)[0]
+
+
+def _compact(entry: dict) -> dict:
+    """An outline entry without what the rest repeats (``name`` ends ``qualifiedName``; ``signatureLine`` is
+    ``startLine`` but for decorators, and the signature's text is there)."""
+    pending = [entry]
+    while pending:  # (iterative, as wired)
+        node = pending.pop()
+        for d in node.get("definitions", node.get("children", ())):
+            d.pop("name", None)
+            d.pop("signatureLine", None)
+            pending.append(d)
+    return entry
+
+
+def mcp_outline_answer(outline) -> tuple[str, dict]:
+    """``(text, data)``: the outline as lines (:func:`mcp_outline_text`) and as nested data, each only once:
+    a JSON copy in the text doubled the reply (6.7 KB for 21 definitions; issue 33)."""
+    data = _compact(wired(outline_entry(outline)))
+    shown = display_path(outline.path)
     if not outline.available:
         lines = [f"No outline for {shown}: {outline.reason}."]
     else:
@@ -452,8 +516,7 @@ def mcp_outline_text(outline) -> str:
         if not outline.definitions:
             lines.append("  (no definitions)")
         lines.append("Use read_symbol with a name above to read its source.")
-    lines.extend(_fenced_json(data))
-    return "\n".join(lines)
+    return "\n".join(lines), data
 
 
 # --- one definition's source (show, read_symbol) -----------------------------------------------------
@@ -478,3 +541,11 @@ def mcp_source_text(source) -> str:
     """MCP ``read_symbol``'s reply: where the definition is, then its exact source in a fenced block."""
     fence = code_fence(source.text)
     return f"{_source_heading(source)}\n{fence}\n{source.text}\n{fence}"
+
+
+def mcp_source_answer(source) -> tuple[str, dict]:
+    """``(text, data)``: :func:`mcp_source_text` and :meth:`~codelex.project.SymbolSource.to_dict` (path and
+    name escaped for display, the source as the wire carries it)."""
+    data = source.to_dict()
+    data.update(path=display_path(source.path), symbol=display_text(data["symbol"]), text=wire_text(data["text"]))
+    return mcp_source_text(source), data

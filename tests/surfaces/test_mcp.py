@@ -268,10 +268,20 @@ def test_file_outline_and_read_symbol_tools(repo):
     assert not out["outline"].is_error
     assert text.startswith("Outline of src/geo.py (python, 2 definition(s)):")
     assert "  class Shape  (lines 1-3)" in text and "    method Shape.area  (lines 2-3)" in text
-    assert fenced_json(text)["definitions"][0]["children"][0]["qualifiedName"] == "Shape.area"
+    # Compact (issue 33): the outline once as text and once as data, never a JSON copy inside the text.
+    assert "```json" not in text and "{" not in text
+    data = out["outline"].structured_content
+    assert data["path"] == "src/geo.py" and data["language"] == "python"
+    area = data["definitions"][0]["children"][0]
+    assert area == {"qualifiedName": "Shape.area", "kind": "method", "startLine": 2, "endLine": 3,
+                    "signature": "def area(self):"}
     read = text_of(out["read"])
     assert not out["read"].is_error
     assert read == "src/geo.py:2-3 method Shape.area\n```\n    def area(self):\n        return 0\n```"
+    assert out["read"].structured_content == {"path": "src/geo.py", "symbol": "Shape.area", "kind": "method",
+                                              "startLine": 2, "endLine": 3,
+                                              "text": "    def area(self):\n        return 0"}
+    assert out["unknown"].structured_content is None  # an error result carries text only
     for name in ("unknown", "missing", "outside", "empty"):
         assert out[name].is_error, (name, text_of(out[name]))
     assert "nearest" in text_of(out["unknown"]) or "no definition" in text_of(out["unknown"])
@@ -559,3 +569,37 @@ def test_tools_describe_every_parameter_with_types_enums_and_annotations(repo):
     # error result in the server's words.
     assert not over.is_error
     assert bad.is_error and "fusion" in text_of(bad)
+
+
+def test_answers_carry_structured_content_alongside_their_text(repo):
+    """Issue 33: hits as data (structuredContent), the same the text's JSON block holds."""
+    (repo / "docs").mkdir()
+    (repo / "docs/auth.md").write_text("# Login\n\nUsers authenticate with a password.\n")
+
+    async def body(session):
+        out = {}
+        for _ in range(200):
+            out["symbol"] = await session.call_tool("symbol_search", {"query": "authenticate user"})
+            if "Top " in text_of(out["symbol"]):
+                break
+            await anyio.sleep(0.05)
+        out["docs"] = await session.call_tool("docs_search", {"query": "authenticate password"})
+        out["nodocs"] = await session.call_tool("docs_search", {"query": "kubernetes"})
+        for _ in range(100):
+            out["code"] = await session.call_tool("code_search", {"query": "load user"})
+            if "No answer yet" not in text_of(out["code"]):
+                break
+            await anyio.sleep(0.1)
+        return out
+
+    out = run_session(repo, body)
+    symbol = out["symbol"]
+    assert symbol.structured_content == fenced_json(text_of(symbol))
+    assert symbol.structured_content["results"][0]["file"] == "src/auth.ts"
+    assert out["docs"].structured_content == fenced_json(text_of(out["docs"]))
+    assert out["docs"].structured_content["results"][0]["path"] == "docs/auth.md"
+    assert out["nodocs"].structured_content["results"] == []
+    code = out["code"].structured_content
+    assert code["results"][0]["path"] == "src/db.py" and code["results"][0]["excerpt"].startswith("def load_user")
+    assert {k: v for k, v in code.items() if k != "results"} == \
+        {k: v for k, v in fenced_json(text_of(out["code"])).items() if k != "results"}
