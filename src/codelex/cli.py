@@ -176,13 +176,26 @@ def _open_ready(args, progress=None):
 
 
 def _search_paths(args) -> list[str] | None:
-    """``--path`` globs, and the current subtree when the root was discovered (unless ``--whole-project``)."""
+    """``--path`` globs, and the current subtree when the root was discovered (unless ``--whole-project``).
+
+    A glob given from a subdirectory is read from there (``../routing.py`` names the parent's file); one that
+    leaves the project's root is a usage error, never a filter that silently matches nothing."""
+    import posixpath
+
     scope = getattr(args, "scope", None)
     if not scope or args.whole_project:
-        return args.path or None
-    if not args.path:
+        scope = ""
+        if not args.path:
+            return None
+    elif not args.path:
         return [scope + "/"]
-    return [f"{scope}/{p.lstrip('/')}" for p in args.path]
+    out = []
+    for p in args.path:
+        joined = posixpath.normpath(posixpath.join(scope, p.replace("\\", "/").lstrip("/")))
+        if joined == ".." or joined.startswith("../"):
+            raise _Failure(f"--path {p!r} leaves the project root")
+        out.append("**" if joined == "." else joined + ("/" if p.endswith("/") else ""))
+    return out
 
 
 def _cmd_search(args) -> int:

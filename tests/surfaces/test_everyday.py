@@ -116,6 +116,12 @@ def test_cli_from_a_subdirectory_uses_the_project_index(repo):
     assert "under src/" in r.stderr and "pkg/auth.py:1" in r.stdout
     r = run("search", "authenticate", "-l", "--path", "pkg/*.ts", cwd=repo / "src")
     assert r.stdout.split() == ["pkg/session.ts"]
+    # A glob is read from the current directory (issue 33: ../x from a subdirectory matched nothing) ...
+    r = run("search", "authenticate", "-l", "--path", "../main.rs", cwd=repo / "src" / "pkg")
+    assert r.returncode == 0 and r.stdout.split() == ["../main.rs"], (r.stdout, r.stderr)
+    # ... and one that leaves the project is a usage error, not an empty answer.
+    r = run("search", "authenticate", "-l", "--path", "../../../x.py", cwd=repo / "src" / "pkg")
+    assert r.returncode == 2 and "leaves the project root" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_cli_discovery_refuses_home(tmp_path):
