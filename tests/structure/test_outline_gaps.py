@@ -106,3 +106,84 @@ def test_javascript_declarators_of_one_statement_keep_their_own_lines():
           second = make(
             2);
     """) == [("variable", "first", 1, 1), ("variable", "second", 2, 3)]
+
+
+def test_c_prototype_of_a_defined_function_is_not_a_second_candidate():
+    """libuv's ``core.c``: ``show core.c:uv__run_pending`` was ambiguous (its prototype, then its definition)."""
+    pytest.importorskip("tree_sitter_c")
+    from codelex.project.symbols import find_definition
+
+    source = """
+        static void uv__run_pending(uv_loop_t* loop);
+        int uv_declared_elsewhere(void);
+
+        static void uv__run_pending(uv_loop_t* loop) {
+          (void) loop;
+        }
+    """
+    assert _outline("core.c", source) == [
+        ("function", "uv_declared_elsewhere", 2, 2),
+        ("function", "uv__run_pending", 4, 6),
+    ]
+    structure = analyze("core.c", textwrap.dedent(source).lstrip("\n").encode())
+    assert find_definition(structure, "uv__run_pending").start_line == 4
+
+
+_UV_H = """
+    struct uv_handle_s {
+      UV_HANDLE_FIELDS
+    };
+    union uv_any_req {
+      UV_REQ_TYPE_MAP(XX)
+    };
+    typedef struct uv_stdio_container_s {
+      int flags;
+    } uv_stdio_container_t;
+    typedef struct {
+      int x;
+    } uv_anon_t;
+    struct uv_loop_s {
+      /* User data - use this for whatever. */
+      void* data;
+      int ipc; /* a trailing comment */
+      UV_LOOP_PRIVATE_FIELDS
+      UV_MORE_FIELDS
+    };
+    enum uv_mode { UV_A,
+      UV_B
+    };
+    UV_EXTERN int uv_loop_init(uv_loop_t* loop);
+    UV_EXTERN void* uv_loop_get_data(const uv_loop_t*);
+"""
+
+
+@pytest.mark.parametrize("path", ["uv.h", "uv.c"])
+def test_c_structs_around_statement_like_macros(path):
+    """libuv's ``uv.h``: a macro line in a struct body (``UV_HANDLE_FIELDS``) made tree-sitter read the rest
+    of the file as that struct's fields, so ``struct uv_loop_s`` was missing and later prototypes were
+    labelled "method"; a typedef's struct was qualified by the typedef (``uv_stdio_container_t::…``)."""
+    pytest.importorskip("tree_sitter_c")
+    pytest.importorskip("tree_sitter_cpp")
+    assert _outline(path, _UV_H) == [
+        ("struct", "uv_handle_s", 1, 3),
+        ("struct", "uv_any_req", 4, 6),
+        ("type", "uv_stdio_container_t", 7, 9),
+        ("struct", "uv_stdio_container_s", 7, 9),
+        ("type", "uv_anon_t", 10, 12),
+        ("struct", "uv_loop_s", 13, 19),
+        ("enum", "uv_mode", 20, 22),
+        ("function", "uv_loop_init", 23, 23),
+        ("function", "uv_loop_get_data", 24, 24),
+    ]
+
+
+def test_only_statement_like_macro_lines_are_set_aside():
+    """What the parse sees: the macro lines blanked, same length; a head before ``{`` (``SYSCALL_DEFINE1(…)``)
+    and an enumerator after a comma are kept."""
+    from codelex.structure.extract import _mask_bare_macros
+
+    source = b"struct s {\n  int a;\n  FIELDS\n  MORE(x)\n};\nint f(void);\nSYSCALL_DEFINE1(close, int, fd)\n{\n}\n" \
+             b"enum e { A,\n  B\n};\n"
+    masked = _mask_bare_macros(source)
+    assert len(masked) == len(source)
+    assert masked == source.replace(b"FIELDS", b" " * 6).replace(b"MORE(x)", b" " * 7)

@@ -14,6 +14,7 @@ grammar, get line windows instead; the status says why.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -191,6 +192,42 @@ def _conditional_patterns(grammar: str, spec: LanguageSpec) -> Iterator[str]:
             yield f"({wrapper} declarator: (reference_declarator (function_declarator))) @def"
 
 
+_BARE_MACRO = re.compile(rb"^[ \t]*([A-Z_][A-Z0-9_]*(?:\([^;{}()\n]*\))?)[ \t]*\r?$", re.MULTILINE)
+_WHOLE_LINE_COMMENT = (b"//", b"/*", b"*")
+
+
+def _mask_bare_macros(content: bytes) -> bytes:
+    """C/C++ source with each statement-like macro line blanked (same length, so node offsets still hold).
+
+    A line holding only an upper-case name (or a call of one: ``UV_REQ_TYPE_MAP(XX)``) after a ``;``,
+    ``{`` or ``}``, and not before a ``{``, is a macro that expands to declarations (libuv's
+    ``struct uv_loop_s { …  UV_LOOP_PRIVATE_FIELDS };``, ``G_BEGIN_DECLS``).
+    tree-sitter cannot know that: it recovers by reading the rest of the file as the struct's fields, so
+    the struct was lost and every later prototype became a field (a "method").  An enum's last
+    enumerator follows a comma and is kept.  Names are read from the original bytes (see ``analyze``).
+    """
+    out = None
+    for m in _BARE_MACRO.finditer(content):
+        seen = content if out is None else out  # a macro line already blanked is passed over like a blank one
+        before = seen.rfind(b"\n", 0, m.start())
+        prev = b""
+        while before > 0:  # the previous line of code, past blank lines and whole-line comments
+            line_start = seen.rfind(b"\n", 0, before) + 1
+            prev = bytes(seen[line_start:before]).strip()
+            if prev.endswith(b"*/") and b"/*" in prev:  # int ipc; /* a trailing comment */
+                prev = prev[:prev.rindex(b"/*")].rstrip()
+            if prev and not prev.startswith(_WHOLE_LINE_COMMENT):
+                break
+            prev = b""
+            before = line_start - 1
+        after = content[m.end():m.end() + 200].lstrip()
+        if prev.endswith((b";", b"{", b"}")) and not after.startswith(b"{"):  # SYSCALL_DEFINE1(x)\n{ is a function
+            if out is None:
+                out = bytearray(content)
+            out[m.start(1):m.end(1)] = b" " * (m.end(1) - m.start(1))
+    return content if out is None else bytes(out)
+
+
 def _parse(grammar: str, content: bytes, budget_s: float | None):
     parser = _parser(grammar)
     # py-tree-sitter (0.26.1) keeps a reference to every object a read callback returns, forever: a
@@ -326,6 +363,18 @@ def _candidates(grammar: str, tree, lines: _Lines) -> list[_Candidate]:
     return out
 
 
+def _without_defined_prototypes(grammar: str, cands: list[_Candidate]) -> list[_Candidate]:
+    """C: a prototype of a function the same file defines is left out (``static void f(void);`` then its
+    definition made ``show core.c:f`` ambiguous); a header's prototypes, defined elsewhere, stay.
+
+    C only: C++ overloads share a name, so its prototypes cannot be matched to definitions by name.
+    """
+    if grammar != "c":
+        return cands
+    defined = {c.name for c in cands if c.node.type == "function_definition"}
+    return [c for c in cands if not (c.node.type == "declaration" and c.name in defined)]
+
+
 def _nest(cands: list[_Candidate]) -> None:
     """Each candidate's parent: the innermost enclosing one, or its ancestor at depth :data:`MAX_NESTING`."""
     stack: list[int] = []
@@ -347,6 +396,10 @@ def _definitions(grammar: str, cands: list[_Candidate], lines: _Lines) -> tuple[
     out: list[Definition] = []
     index_of: dict[int, int] = {}
     for i, c in enumerate(cands):
+        if c.parent >= 0 and cands[c.parent].node.type == "type_definition":
+            # C's ``typedef struct tag { … } name;`` names the struct; it does not enclose it (the struct
+            # was ``name::tag``, a method of it if C++ put one inside).
+            c.parent = cands[c.parent].parent
         parent = cands[c.parent] if c.parent >= 0 else None
         prefix = qualified[c.parent] if parent is not None else ""
         own = f"{c.qualifier.replace('::', sep) if sep != '::' else c.qualifier}{sep}{c.name}" if c.qualifier \
@@ -494,7 +547,7 @@ def analyze(path: str, content: bytes, *, grammar: str | None = None,
     if len(content) > STRUCTURE_MAX_BYTES:
         return FileStructure(path, grammar, "too-large", lines.n, (), tuple(line_windows(lines)))
     try:
-        tree = _parse(grammar, content, budget_s)
+        tree = _parse(grammar, _mask_bare_macros(content) if grammar in ("c", "cpp") else content, budget_s)
     except ImportError:
         return FileStructure(path, grammar, "unavailable", lines.n, (), tuple(line_windows(lines)))
     except TimeoutError:
@@ -505,7 +558,7 @@ def analyze(path: str, content: bytes, *, grammar: str | None = None,
         return FileStructure(path, grammar, "parse-failed", lines.n, (), tuple(line_windows(lines)))
     set_source(content)
     try:
-        cands = _candidates(grammar, tree, lines)
+        cands = _without_defined_prototypes(grammar, _candidates(grammar, tree, lines))
         _nest(cands)
         definitions, index_of = _definitions(grammar, cands, lines)
         chunks = _chunks(tree, cands, index_of, lines)

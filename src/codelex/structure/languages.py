@@ -455,7 +455,9 @@ SPECS: dict[str, LanguageSpec] = {
     "cpp": LanguageSpec(
         "cpp",
         dict(_C_RULES, class_specifier=R("class"), namespace_definition=R("module"),
-             field_declaration=R("method", "declarator"), alias_declaration=R("type"),
+             # A function, made a method by the class that encloses it (a field_declaration is also what
+             # tree-sitter's recovery makes of a prototype after a broken struct: it was labelled "method").
+             field_declaration=R("function", "declarator"), alias_declaration=R("type"),
              concept_definition=R("type")),
         separator="::", wrappers=frozenset({"template_declaration"}), refine=_refine_c,
     ),
