@@ -48,7 +48,7 @@ __all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "budget_note", "cod
            "mcp_docs_answer", "mcp_docs_text", "mcp_entry", "mcp_no_answer", "mcp_no_answer_text",
            "mcp_outline_answer", "mcp_outline_text", "mcp_related_answer", "mcp_related_text", "mcp_search_answer",
            "mcp_search_text", "mcp_source_answer", "mcp_source_text", "mcp_unavailable_answer", "mcp_unavailable_text",
-           "outline_entry", "outline_lines", "search_lines", "source_lines", "use_colour", "wired"]
+           "outline_entry", "outline_lines", "overloads_note", "search_lines", "source_lines", "use_colour", "wired"]
 
 #: The command line's output formats of a search answer (``--json``, ``--jsonl``, ``-l``, ``--vimgrep``, else text).
 FORMATS = ("text", "json", "jsonl", "files", "vimgrep")
@@ -537,10 +537,24 @@ def source_lines(source, *, style: Style | None = None) -> Iterator[str]:
         yield f"{style.line_no(str(number).rjust(width))}  {display_text(text)}"
 
 
+def overloads_note(source) -> str | None:
+    """One line when ``source`` is the implementation of ``@overload`` stubs (None otherwise): where they are."""
+    stubs = getattr(source, "overloads", ())
+    if not stubs:
+        return None
+    where = ", ".join(str(n) for n in stubs)
+    return (f"The implementation; its {len(stubs)} @overload stub{'s' if len(stubs) != 1 else ''} "
+            f"{'are' if len(stubs) != 1 else 'is'} at line{'s' if len(stubs) != 1 else ''} {where} "
+            "(pass `line` to read one).")
+
+
 def mcp_source_text(source) -> str:
-    """MCP ``read_symbol``'s reply: where the definition is, then its exact source in a fenced block."""
+    """MCP ``read_symbol``'s reply: where the definition is (and, for an overloaded name's implementation, where
+    its stubs are), then its exact source in a fenced block."""
     fence = code_fence(source.text)
-    return f"{_source_heading(source)}\n{fence}\n{source.text}\n{fence}"
+    note = overloads_note(source)
+    heading = _source_heading(source) + (f"\n{note}" if note else "")
+    return f"{heading}\n{fence}\n{source.text}\n{fence}"
 
 
 def mcp_source_answer(source) -> tuple[str, dict]:

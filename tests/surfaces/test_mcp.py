@@ -603,3 +603,37 @@ def test_answers_carry_structured_content_alongside_their_text(repo):
     assert code["results"][0]["path"] == "src/db.py" and code["results"][0]["excerpt"].startswith("def load_user")
     assert {k: v for k, v in code.items() if k != "results"} == \
         {k: v for k, v in fenced_json(text_of(out["code"])).items() if k != "results"}
+
+
+def test_read_symbol_resolves_an_overloaded_name_to_its_implementation(repo):
+    """Issue 33: `read_symbol MonkeyPatch.setattr` (two @overload stubs and the body) was an error until the
+    agent passed `line`; now the implementation, saying where the stubs are. A real ambiguity still lists."""
+    (repo / "src/patch.py").write_text(
+        "import typing\nfrom typing import overload\n\n\nclass MonkeyPatch:\n"
+        "    @overload\n    def setattr(self, target: str, value: object) -> None: ...\n\n"
+        "    @typing.overload  # the qualified spelling\n"
+        "    def setattr(self, target: object, name: str, value: object) -> None: ...\n\n"
+        "    def setattr(self, target, name, value=None):\n        return None\n\n\n"
+        "class A:\n    def run(self):\n        pass\n\n\nclass B:\n    def run(self):\n        pass\n\n\n"
+        "def twice():\n    return 1\n\n\ndef twice():\n    return 2\n")
+
+    async def body(session):
+        out = {}
+        for symbol in ("MonkeyPatch.setattr", "setattr", "run", "twice"):
+            out[symbol] = await session.call_tool("read_symbol", {"path": "src/patch.py", "symbol": symbol})
+        out["stub"] = await session.call_tool("read_symbol", {"path": "src/patch.py", "symbol": "setattr",
+                                                              "line": 7})
+        return out
+
+    out = run_session(repo, body)
+    for symbol in ("MonkeyPatch.setattr", "setattr"):
+        text = text_of(out[symbol])
+        assert not out[symbol].is_error, text
+        assert text.startswith("src/patch.py:12-13 method MonkeyPatch.setattr\nThe implementation; its 2 @overload "
+                               "stubs are at lines 7, 10 (pass `line` to read one).\n```\n    def setattr(self, target,")
+        assert out[symbol].structured_content["overloads"] == [7, 10]
+    stub = out["stub"]
+    assert not stub.is_error and "@overload\n    def setattr(self, target: str" in text_of(stub)
+    assert "overloads" not in stub.structured_content and "The implementation" not in text_of(stub)
+    assert out["run"].is_error and "A.run (line 17)" in text_of(out["run"]) and "B.run (line 22)" in text_of(out["run"])
+    assert out["twice"].is_error and "line 26" in text_of(out["twice"]) and "line 30" in text_of(out["twice"])

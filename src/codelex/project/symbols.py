@@ -6,6 +6,8 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from codelex.project.edits import relative_path
 from codelex.project.state import RootState
 from codelex.structure import Definition, FileStructure
 
-__all__ = ["Outline", "SymbolQueries", "SymbolSource", "find_definition", "outline_of"]
+__all__ = ["Outline", "SymbolQueries", "SymbolSource", "find_definition", "outline_of", "overload_stubs"]
 
 
 @dataclass(frozen=True)
@@ -102,10 +104,15 @@ class SymbolSource:
     start_line: int
     end_line: int
     text: str
+    #: The lines of the ``@overload`` stubs of this definition (Python), when it is their implementation.
+    overloads: tuple[int, ...] = ()
 
     def to_dict(self) -> dict:
-        return {"path": self.path, "symbol": self.definition.qualified_name, "kind": self.definition.kind,
-                "startLine": self.start_line, "endLine": self.end_line, "text": self.text}
+        out = {"path": self.path, "symbol": self.definition.qualified_name, "kind": self.definition.kind,
+               "startLine": self.start_line, "endLine": self.end_line, "text": self.text}
+        if self.overloads:
+            out["overloads"] = list(self.overloads)
+        return out
 
 
 _REASONS = {
@@ -133,15 +140,34 @@ def outline_of(structure: FileStructure, content: bytes | None = None) -> Outlin
                    structure.definitions, signatures)
 
 
+#: A decorator line that marks a Python overload stub: ``@overload``, ``@typing.overload``, ``@t.overload``.
+_OVERLOAD = re.compile(r"\s*@\s*(?:[A-Za-z_]\w*\s*\.\s*)*overload\s*(?:#.*)?")
+
+
+def overload_stubs(structure: FileStructure, lines: Sequence[str] | None) -> frozenset[int]:
+    """The indices of a file's definitions that are ``@overload`` stubs (Python; ``lines`` are the file's)."""
+    if lines is None or structure.language != "python":
+        return frozenset()
+    return frozenset(i for i, d in enumerate(structure.definitions)
+                     if any(_OVERLOAD.fullmatch(lines[n - 1].rstrip("\r"))
+                            for n in range(d.outer_start_line, min(d.start_line, len(lines) + 1))))
+
+
 def _normalize(name: str) -> str:
     return name.strip().replace("::", ".").replace("#", ".").replace("->", ".")
 
 
-def find_definition(structure: FileStructure, name: str, line: int | None = None) -> Definition:
+def find_definition(structure: FileStructure, name: str, line: int | None = None, *,
+                    lines: Sequence[str] | None = None) -> Definition:
     """The definition ``name`` (qualified, a qualified suffix, or bare) of a file.
 
     ``line`` picks one of several definitions of the same name (the one whose
-    span holds that line, or that starts on it).
+    span holds that line, or that starts on it).  Without one, a name whose
+    definitions are ``@overload`` stubs and one implementation, all of one
+    qualified name, is that implementation (given the file's ``lines``, which
+    show the decorators): the stubs say nothing the implementation's
+    signature does not, and an agent asking for ``MonkeyPatch.setattr``
+    wants the body.
 
     Raises
     ------
@@ -164,6 +190,11 @@ def find_definition(structure: FileStructure, name: str, line: int | None = None
         picked = [d for d in matches if d.start_line == line] or \
             [d for d in matches if d.outer_start_line <= line <= d.end_line]
         matches = picked[-1:] if picked else matches
+    if line is None and len(matches) > 1 and len({d.qualified_name for d in matches}) == 1:
+        stubs = overload_stubs(structure, lines)
+        bodies = [d for d in matches if defs.index(d) not in stubs]
+        if len(bodies) == 1:
+            return bodies[0]
     if len(matches) == 1:
         return matches[0]
     if not matches:
@@ -256,7 +287,9 @@ class SymbolQueries:
             A qualified name (``Outer.method``, ``Type::fn``), a qualified
             suffix (``Inner.method``) or a bare name.
         line : int, optional
-            Picks one of several definitions of the same name.
+            Picks one of several definitions of the same name (without one,
+        an overloaded Python name is its implementation, and
+        ``overloads`` lists its stubs' lines).
 
         Raises
         ------
@@ -270,11 +303,15 @@ class SymbolQueries:
         if line is not None and (isinstance(line, bool) or not isinstance(line, int)):
             raise TypeError(f"line must be int or None, not {type(line).__name__}")
         rel, structure, content = self._structure(path)
-        definition = find_definition(structure, name, line)
         lines = content.decode("utf-8", "replace").split("\n")
+        definition = find_definition(structure, name, line, lines=lines)
         lo, hi = definition.outer_start_line, min(definition.end_line, len(lines))
         text = "\n".join(line.rstrip("\r") for line in lines[lo - 1:hi])
-        return SymbolSource(rel, definition, lo, hi, text)
+        stubs = overload_stubs(structure, lines)
+        overloads = () if structure.definitions.index(definition) in stubs else tuple(
+            d.start_line for i, d in enumerate(structure.definitions)
+            if i in stubs and d.qualified_name == definition.qualified_name)
+        return SymbolSource(rel, definition, lo, hi, text, overloads)
 
     def wait_structure(self, timeout: float | None = None) -> bool:
         """Wait for the background structure build; True when none is running (any more)."""
