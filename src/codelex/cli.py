@@ -133,14 +133,19 @@ def _project_root(args) -> Path:
     return root
 
 
+def _relative(args, root: str, file: str) -> str:
+    """A root-relative path as the user's commands take it: relative to the current directory when the
+    root was discovered, else as it is."""
+    if not getattr(args, "scope", None):
+        return file
+    return os.path.relpath(os.path.join(root, file), os.path.join(root, args.scope)).replace(os.sep, "/")
+
+
 def _shown(args, root: str, file: str) -> str:
-    """How a root-relative path prints: relative to the current directory when the root was discovered."""
+    """How a root-relative path prints (escaped: see codelex.render)."""
     from codelex.render import display_path
 
-    if getattr(args, "scope", None) is None:
-        return display_path(file)
-    rel = os.path.relpath(os.path.join(root, file), os.path.join(root, args.scope)) if args.scope else file
-    return display_path(rel.replace(os.sep, "/"))
+    return display_path(_relative(args, root, file))
 
 
 def _size_cap(args) -> dict:
@@ -570,11 +575,16 @@ def _cmd_show(args) -> int:
     file_arg, sep, symbol = args.target.rpartition(":")
     if not sep or not file_arg or not symbol:
         raise _Failure(f"expected FILE:SYMBOL, not {args.target!r}")
+    import dataclasses
+
     project, path = _structure_project(args, file_arg)
     try:
         source = project.read_symbol(path, symbol, line=args.line)
+        root = str(project.root)
     finally:
         project.close()
+    # Its heading names the file as search does: from the current directory (issue 33: root-relative).
+    source = dataclasses.replace(source, path=_relative(args, root, source.path))
     _write(source_lines(source, style=_style(args)))
     return EXIT_FOUND
 

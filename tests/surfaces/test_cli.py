@@ -270,6 +270,10 @@ def test_outline_and_show(repo):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["src/geo.py:7-8 method Square.area", "7      def area(self):",
                                      "8          return 1"]
+    # From a subdirectory the heading names the file as search does there: from the current directory.
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    r = run("show", "geo.py:Square.area", "--color", "never", cwd=repo / "src")
+    assert r.returncode == 0 and r.stdout.splitlines()[0] == "geo.py:7-8 method Square.area", (r.stdout, r.stderr)
     for args, message in [
         (("show", "src/geo.py:area"), "names 2 definitions"),
         (("show", "src/geo.py:Circle"), "no definition named 'Circle'"),
