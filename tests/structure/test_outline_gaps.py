@@ -187,3 +187,30 @@ def test_only_statement_like_macro_lines_are_set_aside():
     masked = _mask_bare_macros(source)
     assert len(masked) == len(source)
     assert masked == source.replace(b"FIELDS", b" " * 6).replace(b"MORE(x)", b" " * 7)
+
+
+@pytest.mark.parametrize("path", ["a.ts", "a.py"])
+def test_a_chunk_is_labelled_by_a_definition_it_holds_the_start_of(path):
+    """The tail of a long method merged with the two short methods after it was labelled by the long one."""
+    pytest.importorskip("tree_sitter_typescript" if path.endswith(".ts") else "tree_sitter_python")
+    if path.endswith(".ts"):
+        source = ("class Big {\n  long(v: number): number {\n"
+                  + "".join(f"    const t{i} = v * {i};\n" for i in range(100))
+                  + "    return v;\n  }\n  short1() { return 1; }\n  short2() { return 2; }\n}\n")
+    else:
+        source = ("class Big:\n    def long(self, v):\n"
+                  + "".join(f"        t{i} = v * {i}\n" for i in range(100))
+                  + "        return v\n\n    def short1(self):\n        return 1\n\n"
+                  + "    def short2(self):\n        return 2\n")
+    structure = analyze(path, source.encode())
+    assert structure.parsed
+    by_name = {d.qualified_name: d for d in structure.definitions}
+    for chunk in structure.chunks:
+        label = structure.chunk_symbol(chunk)
+        held = [q for q, d in by_name.items() if chunk.start_line <= d.start_line <= chunk.end_line]
+        if held:  # a chunk that starts definitions names one of them (the first)
+            assert label == held[0], (chunk, label, held)
+    short1 = by_name["Big.short1"]
+    holder = next(c for c in structure.chunks if c.start_line <= short1.start_line <= c.end_line)
+    assert holder.start_line < by_name["Big.long"].end_line  # it does hold long's tail
+    assert structure.chunk_symbol(holder) == "Big.short1"

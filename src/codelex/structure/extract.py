@@ -444,7 +444,8 @@ def _chunks(tree, cands: list[_Candidate], index_of: dict[int, int], lines: _Lin
     segments: list[Chunk] = []
     starts: set[int] = set()
     _split(tree.root_node, 1, lines.n, -1, def_of, lines, segments, 0, starts)
-    return _merge(segments, lines, starts)
+    first_line = {label: _first_line(c.node) for i, c in enumerate(cands) if (label := index_of.get(i, -1)) >= 0}
+    return _merge(segments, lines, starts, first_line)
 
 
 def _split(node, lo: int, hi: int, label: int, def_of, lines: _Lines, out: list[Chunk], depth: int,
@@ -498,16 +499,31 @@ def _split(node, lo: int, hi: int, label: int, def_of, lines: _Lines, out: list[
         out.append(Chunk(cur, hi, label))
 
 
-def _merge(segments: list[Chunk], lines: _Lines, starts: set[int] = frozenset()) -> list[Chunk]:
+def _merge(segments: list[Chunk], lines: _Lines, starts: set[int] = frozenset(),
+           first_line: dict[int, int] | None = None) -> list[Chunk]:
     """Merge neighbouring segments while they fit the budget together; a segment that starts a definition
-    split over several chunks (``starts``) begins a new chunk, so that chunk carries that definition."""
+    split over several chunks (``starts``) begins a new chunk, so that chunk carries that definition.
+
+    A merged chunk is labelled by the first definition it holds the start of (``first_line``: label ->
+    the definition's first line); only a chunk that starts none keeps the label of the one it is a part
+    of.  (The tail of a long method merged with the two methods after it was labelled by the long one.)
+    """
+    first_line = first_line or {}
+
+    def starts_in(chunk: Chunk) -> bool:
+        return chunk.start_line <= first_line.get(chunk.definition, 0) <= chunk.end_line
+
     out: list[Chunk] = []
     for seg in segments:
         if seg.start_line > seg.end_line:
             continue
         if out and seg.start_line not in starts and lines.fits(out[-1].start_line, seg.end_line):
             prev = out[-1]
-            out[-1] = Chunk(prev.start_line, seg.end_line, prev.definition if prev.definition >= 0 else seg.definition)
+            if starts_in(prev) or (prev.definition >= 0 and not starts_in(seg)):
+                label = prev.definition
+            else:
+                label = seg.definition if seg.definition >= 0 else prev.definition
+            out[-1] = Chunk(prev.start_line, seg.end_line, label)
         else:
             out.append(seg)
     return out
