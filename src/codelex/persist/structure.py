@@ -1,4 +1,4 @@
-"""The structure store's on-disk format (version 4): ``structure.clx`` beside the word index.
+"""The structure store's on-disk format (version 5): ``structure.clx`` beside the word index.
 
 Columnar arrays, three tables:
 
@@ -28,7 +28,10 @@ The structure stage crosses this module only as a :class:`StructureSnapshot`.
 Only a file this user wrote is read (its header's MAC: :mod:`codelex.persist.trust`):
 a committed or copied ``structure.clx`` would otherwise name the definitions
 its author chose, checksums and all.  Version 2: the MAC.  Version 4: the
-path order and the chunk digests (older files are refused and analyzed again).
+path order and the chunk digests (older files are refused and analyzed again).  Version 5:
+the same layout, filled by an extraction that reads more (issue 33's outline gaps: exported JS/TS
+bindings, Go ``var``s and grouped members' own spans, C structs after macro lines, chunk labels); a
+store of 4 would keep its files' older outlines until they changed, so it is refused and rebuilt.
 
 The header may carry ``covers``: the digest of the walk (paths, sizes,
 mtimes) the store was last brought fully in line with, so that an open whose
@@ -54,8 +57,9 @@ __all__ = ["CHUNK_BYTES", "FORMAT", "FORMAT_VERSION", "SCHEMA", "StructureSnapsh
 
 FORMAT = "codelex-structure"
 #: 3: a definition split over several chunks begins a chunk of its own (structures saved by an older chunker
-#: are refused and analyzed again).  4: ``path_order`` and the large arrays' chunk digests.
-FORMAT_VERSION = 4
+#: are refused and analyzed again).  4: ``path_order`` and the large arrays' chunk digests.  5: issue 33's
+#: outline fixes (definitions and chunk labels an older extraction did not give).
+FORMAT_VERSION = 5
 #: The large arrays' digests cover this many bytes each.
 CHUNK_BYTES = 1 << 16
 
