@@ -81,6 +81,9 @@ MCP_MAX_LIMIT = 200
 MCP_DOCS_LIMIT = 5
 #: The largest line budget (``lines``) MCP ``code_search`` takes: it bounds the reply.
 MCP_MAX_TOTAL_LINES = 10_000
+#: The longest MCP ``index_status`` waits (``wait``) for the index, definitions and embeddings: under the usual
+#: 60-second request timeout of MCP clients, so a waiting call answers before its client gives up.
+MCP_MAX_WAIT_S = 30
 #: A federation's hits are named ``<shard><SHARD_SEPARATOR><path>`` (``repo:src/a.py``); a shard name never holds it.
 SHARD_SEPARATOR = ":"
 #: The inline filters of a query (``lang:KIND``, ``file:SUBSTRING``, ``ext:EXT``, ``path:GLOB``; ``-`` negates).
@@ -221,6 +224,7 @@ __all__ = [
     "MCP_DOCS_LIMIT",
     "MCP_MAX_LIMIT",
     "MCP_MAX_TOTAL_LINES",
+    "MCP_MAX_WAIT_S",
     "MERGE_MIN_POSTINGS",
     "MERGE_RATIO",
     "NAME_BOOST",

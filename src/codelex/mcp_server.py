@@ -50,6 +50,7 @@ from codelex.defaults import (
     MCP_DOCS_LIMIT,
     MCP_MAX_LIMIT,
     MCP_MAX_TOTAL_LINES,
+    MCP_MAX_WAIT_S,
     RANKINGS,
     STALE_AFTER_S,
     VERSION,
@@ -74,6 +75,7 @@ from codelex.render import display_path, display_text, echo_query, error_text, f
 
 __all__ = ["build_server", "code_search_answer", "code_search_text", "docs_search_answer", "docs_search_text",
            "file_outline_answer", "file_outline_text", "find_related_answer", "find_related_text",
+           "index_status_answer",
            "read_symbol_answer", "read_symbol_text", "serve", "symbol_search_answer", "symbol_search_text"]
 
 #: A tool's answer: its text (what a model reads) and the same answer as data (the result's structured content).
@@ -332,6 +334,85 @@ def find_related_answer(project: Project, path, line, limit=None) -> Answer:
     return mcp_related_answer(result, rel, int(line))
 
 
+#: How long ``index_status`` lets an idle definitions store start once the index is there (it starts at once).
+_STRUCTURE_SETTLE_S = 1.0
+
+
+def _seconds(wait) -> float:
+    """``index_status``'s ``wait``: a finite number of seconds, clamped to 0..MCP_MAX_WAIT_S; anything else 0."""
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not math.isfinite(wait):
+        return 0.0
+    return max(0.0, min(float(wait), MCP_MAX_WAIT_S))
+
+
+def index_status_answer(project: Project, wait=None) -> Answer:
+    """The ``index_status`` reply: what is indexed and how fresh, and how far the definitions, the import graph
+    and the embeddings are; after waiting up to ``wait`` seconds for them to be ready.
+
+    A project not opened yet starts building in the background, as a search would: asking is the first step.
+    """
+    project.reload_if_changed()
+    if project.index is None and project.status in ("idle", "failed"):
+        project.open(wait=False)
+    deadline = time.monotonic() + _seconds(wait)
+    left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731 (the budget the three waits share)
+    if left():
+        project.wait(left())
+        # The definitions' build begins just after the index is published: a moment idle is not "done".
+        settle = time.monotonic() + min(left(), _STRUCTURE_SETTLE_S)
+        while project.structure_status["status"] == "idle" and time.monotonic() < settle:
+            time.sleep(0.02)
+        project.wait_structure(left())
+        project.wait_embeddings(left())
+    watch = project.watch_status
+    structure = project.structure_status
+    graph = project.graph_status
+    embedding = project.embedding_status()
+    coverage = project.coverage
+    generated = project.generated_at
+    age = None if generated is None else max(0.0, time.time() - generated)
+    data = {
+        "root": display_path(str(project.root)),
+        "status": project.status,
+        "files": coverage.files,
+        "truncated": coverage.truncated,
+        "ageSeconds": None if age is None else round(age, 1),
+        "watching": project.watching,
+        "structure": structure["status"],
+        "importGraph": graph["state"],
+        "embedding": {"embedded": embedding["embedded"], "chunks": embedding["chunks"],
+                      "running": embedding["running"], "error": embedding["error"]},
+    }
+    if project.status_reason:
+        data["reason"] = display_text(project.status_reason)
+    lines = [f"Project {data['root']}: {data['status']}" + (f" ({data['reason']})" if "reason" in data else "")
+             + "."]
+    if project.index is None:
+        lines.append("Index: none yet (building in the background; call again, or pass `wait`).")
+    else:
+        capped = " (capped: raise max_files to index the rest)" if coverage.truncated else ""
+        fresh = ("kept fresh by a file watcher" if project.watching
+                 else f"watcher {watch['state']}{': ' + display_text(watch['reason']) if watch.get('reason') else ''}"
+                      "; refreshed when ten minutes old")
+        when = f"built {format_age(age)} ago" if age is not None else "not yet built"
+        lines.append(f"Index: {coverage.files:,} files{capped}, {when}, {fresh}.")
+    lines.append(f"Definitions (file_outline, read_symbol): {structure['status']}"
+                 + (f" ({display_text(structure['reason'])})" if structure.get("reason") else "") + ".")
+    lines.append(f"Import graph: {graph['state']}.")
+    done, total = embedding["embedded"], embedding["chunks"]
+    if embedding["error"]:
+        vectors = f"unavailable ({display_text(embedding['error'])}): code_search and find_related rank lexically"
+    elif total and done >= total:
+        vectors = f"complete ({total:,} chunks): code_search is hybrid"
+    elif embedding["running"] or total:
+        vectors = (f"{done:,} of {total:,} chunks{' (running)' if embedding['running'] else ''}: code_search is "
+                   "lexical until complete; pass `wait` to wait for it")
+    else:
+        vectors = "not started: the first code_search or find_related starts them in the background"
+    lines.append(f"Embeddings: {vectors}.")
+    return "\n".join(lines), data
+
+
 def symbol_search_text(project: Project, query: str, limit=None, paths=None, lang=None, ranking=None) -> str:
     """The text of :func:`symbol_search_answer`."""
     return symbol_search_answer(project, query, limit, paths, lang, ranking)[0]
@@ -450,7 +531,9 @@ def _instructions(served: str) -> str:
         "description of behaviour or an identifier (embeddings fused with the lexical ranking, lexical until the "
         "project is embedded); find_related lists the code most like a file:line (look-alikes, duplicates); "
         "docs_search finds documentation sections (Markdown, reST); file_outline lists one file's definitions; "
-        "read_symbol reads one definition's exact source. A typical path: symbol_search or code_search, then "
+        "read_symbol reads one definition's exact source; index_status says what is indexed, how fresh, and "
+        "whether definitions and embeddings are ready (and can wait for them). A typical path: symbol_search or "
+        "code_search, then "
         "file_outline, then read_symbol. The first call on a project starts its index in the background and "
         "says so: call again shortly. "
         f"This server serves these projects only: {served}. A tool's optional `cwd` must be a directory "
@@ -588,6 +671,26 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
         limit: _count(f"How many chunks (default {HYBRID_LIMIT}).") = None,
     ) -> CallToolResult:
         return _reply(find_related_answer, cwd, path, line, limit)
+
+    @server.tool(
+        name="index_status",
+        title="What is indexed, and how fresh",
+        description=(
+            "Say what a project's indexes hold and how ready they are: the files indexed and how fresh, whether a "
+            "watcher keeps them fresh, and whether definitions (file_outline, read_symbol), the import graph and "
+            "the embeddings (code_search, find_related) are ready. Pass `wait` to wait for them (e.g. before "
+            "relying on code_search's embedding ranking). The first call on a project starts its index."
+        ),
+        annotations=_READS,
+        structured_output=False,
+    )
+    def index_status(
+        cwd: _Cwd = None,
+        wait: _optional(float, {"type": "number", "minimum": 0, "maximum": MCP_MAX_WAIT_S},
+                        f"Seconds to wait, at most {MCP_MAX_WAIT_S}, for the index, definitions and embeddings "
+                        "to be ready before answering (default 0: answer at once).") = None,
+    ) -> CallToolResult:
+        return _reply(index_status_answer, cwd, wait)
 
     return server
 

@@ -637,3 +637,28 @@ def test_read_symbol_resolves_an_overloaded_name_to_its_implementation(repo):
     assert "overloads" not in stub.structured_content and "The implementation" not in text_of(stub)
     assert out["run"].is_error and "A.run (line 17)" in text_of(out["run"]) and "B.run (line 22)" in text_of(out["run"])
     assert out["twice"].is_error and "line 26" in text_of(out["twice"]) and "line 30" in text_of(out["twice"])
+
+
+def test_index_status_says_what_is_indexed_and_waits_for_it(repo):
+    """Issue 33: no tool said what is indexed or how ready it is, nor waited for it."""
+    async def body(session):
+        out = {"first": await session.call_tool("index_status", {})}
+        out["waited"] = await session.call_tool("index_status", {"wait": 20, "cwd": str(repo / "src")})
+        out["absurd"] = await session.call_tool("index_status", {"wait": 1e300})  # clamped, never hangs
+        out["outside"] = await session.call_tool("index_status", {"cwd": str(repo.parents[1])})
+        return out
+
+    out = run_session(repo, body)
+    first = text_of(out["first"])
+    assert not out["first"].is_error and first.startswith(f"Project {repo}: "), first
+    waited = out["waited"]
+    text = text_of(waited)
+    assert not waited.is_error
+    assert f"Project {repo}: ready." in text and "Index: 2 files, built " in text, text
+    assert "Definitions (file_outline, read_symbol): ready." in text and "Embeddings: " in text, text
+    data = waited.structured_content
+    assert data["root"] == str(repo) and data["status"] == "ready" and data["files"] == 2
+    assert data["structure"] == "ready" and data["ageSeconds"] >= 0
+    assert set(data["embedding"]) == {"embedded", "chunks", "running", "error"}
+    assert not out["absurd"].is_error
+    assert out["outside"].is_error and "home directory" in text_of(out["outside"])
