@@ -84,6 +84,14 @@ MCP_MAX_TOTAL_LINES = 10_000
 #: The longest MCP ``index_status`` waits (``wait``) for the index, definitions and embeddings: under the usual
 #: 60-second request timeout of MCP clients, so a waiting call answers before its client gives up.
 MCP_MAX_WAIT_S = 30
+#: Exact and regex search (codelex.textsearch, MCP ``text_search``): matching lines unless asked otherwise; seconds
+#: after which no further file is started; the longest pattern; a line is cut to this many characters; the most
+#: context lines either side of a match.
+TEXT_SEARCH_LIMIT = 50
+TEXT_SEARCH_BUDGET_S = 2.0
+TEXT_SEARCH_MAX_PATTERN = 1000
+TEXT_SEARCH_LINE_CHARS = 300
+TEXT_SEARCH_MAX_CONTEXT = 10
 #: A federation's hits are named ``<shard><SHARD_SEPARATOR><path>`` (``repo:src/a.py``); a shard name never holds it.
 SHARD_SEPARATOR = ":"
 #: The inline filters of a query (``lang:KIND``, ``file:SUBSTRING``, ``ext:EXT``, ``path:GLOB``; ``-`` negates).
@@ -236,6 +244,11 @@ __all__ = [
     "STALE_MIN_FILES",
     "STEM_MAX_WORD",
     "STRUCTURE_MAX_BYTES",
+    "TEXT_SEARCH_BUDGET_S",
+    "TEXT_SEARCH_LIMIT",
+    "TEXT_SEARCH_LINE_CHARS",
+    "TEXT_SEARCH_MAX_CONTEXT",
+    "TEXT_SEARCH_MAX_PATTERN",
     "STEM_MIN_WORD",
     "STEM_WEIGHT",
     "STOPWORDS",

@@ -53,6 +53,8 @@ from codelex.defaults import (
     MCP_MAX_WAIT_S,
     RANKINGS,
     STALE_AFTER_S,
+    TEXT_SEARCH_LIMIT,
+    TEXT_SEARCH_MAX_CONTEXT,
     VERSION,
 )
 from codelex.languages import BY_KIND
@@ -75,7 +77,7 @@ from codelex.render import display_path, display_text, echo_query, error_text, f
 
 __all__ = ["build_server", "code_search_answer", "code_search_text", "docs_search_answer", "docs_search_text",
            "file_outline_answer", "file_outline_text", "find_related_answer", "find_related_text",
-           "index_status_answer",
+           "index_status_answer", "text_search_answer",
            "read_symbol_answer", "read_symbol_text", "serve", "symbol_search_answer", "symbol_search_text"]
 
 #: A tool's answer: its text (what a model reads) and the same answer as data (the result's structured content).
@@ -413,6 +415,67 @@ def index_status_answer(project: Project, wait=None) -> Answer:
     return "\n".join(lines), data
 
 
+def _context(context) -> int:
+    """``text_search``'s ``context``: a finite number becomes floor(n) in 0..TEXT_SEARCH_MAX_CONTEXT; else 0."""
+    if isinstance(context, bool) or not isinstance(context, (int, float)) or not math.isfinite(context):
+        return 0
+    return max(0, min(math.floor(context), TEXT_SEARCH_MAX_CONTEXT))
+
+
+def text_search_answer(project: Project, pattern, regex=None, ignore_case=None, limit=None, context=None,
+                       paths=None, lang=None) -> Answer:
+    """The ``text_search`` reply: the indexed files' lines that hold ``pattern`` (a literal string, or an RE2
+    regular expression with ``regex``), ``path:line:column: text``, then how far the search went."""
+    from codelex.textsearch import compile_pattern, search_text
+
+    if not isinstance(pattern, str) or not pattern:
+        raise ToolError("Provide a `pattern`: the exact text (or, with `regex`, a regular expression) to find.")
+    regex, ignore_case = regex is True, ignore_case is True
+    try:
+        matcher = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
+        opts = SearchOptions(paths=[paths] if isinstance(paths, str) else paths or None, lang=lang)
+    except (QueryError, TypeError, ValueError) as exc:
+        raise ToolError(f"Cannot search for {echo_query(repr(pattern))}: {error_text(exc)}") from None
+    project.reload_if_changed()
+    if project.index is None and project.status in ("idle", "failed"):
+        project.open(wait=False)
+    index = project.index
+    shown = echo_query(pattern)
+    if index is None:
+        return ("No index of this project yet (it is being built in the background); retry shortly.",
+                {"available": False, "pattern": shown})
+    from codelex.kinds import kind_of
+
+    admit = opts.paths_predicate
+    files = [f for f in index.files if (admit is None or admit(f)) and (opts.lang is None or kind_of(f) == opts.lang)]
+    n = _limit(limit, TEXT_SEARCH_LIMIT)
+    found = search_text(project.root, files, matcher, limit=n, context=_context(context),
+                        max_bytes=project.config.get("max_bytes"))
+    kind = "regex" if regex else "string"
+    lines = [f"{len(found.matches)} line(s) matching {kind} \"{shown}\" in {found.matched_files} file(s):"
+             if found.matches else f"No line matches {kind} \"{shown}\"."]
+    results = []
+    for m in found.matches:
+        path = display_path(m.path)
+        for k, text in enumerate(m.before, m.line - len(m.before)):
+            lines.append(f"{path}-{k}-  {display_text(text)}")
+        lines.append(f"{path}:{m.line}:{m.column}: {display_text(m.text)}")
+        for k, text in enumerate(m.after, m.line + 1):
+            lines.append(f"{path}-{k}-  {display_text(text)}")
+        entry = m.to_dict()
+        entry["path"] = path
+        results.append(entry)
+    why = {"limit": f"stopped at the limit of {n} lines: pass a larger `limit` or narrower `paths`",
+           "time": "stopped at the time budget: narrow it with `paths` or `lang`"}.get(found.stopped)
+    skipped = f", {found.unreadable:,} skipped (unreadable, links or too large)" if found.unreadable else ""
+    lines.append(f"Searched {found.searched:,} of {found.files:,} indexed files{skipped}"
+                 + (f"; {why}." if why else "."))
+    data = {"pattern": shown, "regex": regex, "ignoreCase": ignore_case, "files": found.files,
+            "searched": found.searched, "unreadable": found.unreadable, "stopped": found.stopped,
+            "results": results}
+    return "\n".join(lines), data
+
+
 def symbol_search_text(project: Project, query: str, limit=None, paths=None, lang=None, ranking=None) -> str:
     """The text of :func:`symbol_search_answer`."""
     return symbol_search_answer(project, query, limit, paths, lang, ranking)[0]
@@ -531,7 +594,8 @@ def _instructions(served: str) -> str:
         "description of behaviour or an identifier (embeddings fused with the lexical ranking, lexical until the "
         "project is embedded); find_related lists the code most like a file:line (look-alikes, duplicates); "
         "docs_search finds documentation sections (Markdown, reST); file_outline lists one file's definitions; "
-        "read_symbol reads one definition's exact source; index_status says what is indexed, how fresh, and "
+        "read_symbol reads one definition's exact source; text_search finds an exact string or a regex (when you "
+        "know the text); index_status says what is indexed, how fresh, and "
         "whether definitions and embeddings are ready (and can wait for them). A typical path: symbol_search or "
         "code_search, then "
         "file_outline, then read_symbol. The first call on a project starts its index in the background and "
@@ -691,6 +755,32 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
                         "to be ready before answering (default 0: answer at once).") = None,
     ) -> CallToolResult:
         return _reply(index_status_answer, cwd, wait)
+
+    @server.tool(
+        name="text_search",
+        title="Find an exact string or regex",
+        description=(
+            "Find the lines of a project's indexed files that hold an exact string (or, with `regex`, match a "
+            "regular expression: RE2 syntax, no backreferences or lookaround), as path:line:column: text, in "
+            "path order. For when you know the text: an error message, a key, every use of a name to rename. "
+            "Bounded: at most `limit` lines and a couple of seconds, and it says when it stopped early."
+        ),
+        annotations=_READS,
+        structured_output=False,
+    )
+    def text_search(
+        pattern: _text("The exact text to find (or, with `regex`, an RE2 regular expression); one line at most."),
+        regex: _optional(bool, {"type": "boolean"}, "Treat `pattern` as a regular expression (default false: "
+                                                   "the literal string).") = None,
+        ignore_case: _optional(bool, {"type": "boolean"}, "Match regardless of case (default false).") = None,
+        cwd: _Cwd = None,
+        limit: _count(f"How many matching lines (default {TEXT_SEARCH_LIMIT}).") = None,
+        context: _optional(float, {"type": "integer", "minimum": 0, "maximum": TEXT_SEARCH_MAX_CONTEXT},
+                           "Lines to show before and after each match (default 0).") = None,
+        paths: _Paths = None,
+        lang: _Lang = None,
+    ) -> CallToolResult:
+        return _reply(text_search_answer, cwd, pattern, regex, ignore_case, limit, context, paths, lang)
 
     return server
 

@@ -662,3 +662,63 @@ def test_index_status_says_what_is_indexed_and_waits_for_it(repo):
     assert set(data["embedding"]) == {"embedded", "chunks", "running", "error"}
     assert not out["absurd"].is_error
     assert out["outside"].is_error and "home directory" in text_of(out["outside"])
+
+
+@pytest.mark.timeout(300)
+def test_text_search_finds_exact_strings_and_regexes_within_bounds(repo, tmp_path):
+    """Issue 33: no exact or regex search for when an agent knows the string. Bounded: RE2 (a pattern that
+    backtracks for ever in Python's engine answers at once), a line limit, files read without following a
+    link out of the root; a bad pattern is an error result and the server stays up."""
+    (repo / "src/errors.py").write_text("def fail():\n    raise ValueError('user (id) not found')\n"
+                                        "# aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\n")
+    (repo / "src/link.py").write_text("SECRET = 'inside'\n")
+    from codelex.project import Project
+
+    with Project(repo) as project:  # indexed while link.py was a file
+        project.open()
+    outside = tmp_path / "outside.py"
+    outside.write_text("SECRET = 'OUTSIDE'\n")
+    (repo / "src/link.py").unlink()
+    os.symlink(outside, repo / "src/link.py")
+
+    async def body(session):
+        out = {}
+        call = session.call_tool
+        out["exact"] = await call("text_search", {"pattern": "user (id) not found"})
+        out["regex"] = await call("text_search", {"pattern": r"def \w+_user\(", "regex": True, "context": 1})
+        out["case"] = await call("text_search", {"pattern": "VALUEERROR", "ignore_case": True, "lang": "python"})
+        out["limited"] = await call("text_search", {"pattern": "user", "limit": 1})
+        started = time.monotonic()  # exponential in Python's engine on the "aaa…ab" line; linear in RE2
+        out["evil"] = await call("text_search", {"pattern": "(a+)+c", "regex": True})
+        out["evil_s"] = time.monotonic() - started
+        out["secret"] = await call("text_search", {"pattern": "SECRET"})
+        out["bad"] = await call("text_search", {"pattern": "(unclosed", "regex": True})
+        out["backref"] = await call("text_search", {"pattern": r"(a)\1", "regex": True})
+        out["empty"] = await call("text_search", {"pattern": ""})
+        out["after"] = await call("text_search", {"pattern": "checkPassword", "paths": ["src/*.ts"]})
+        return out
+
+    out = run_session(repo, body)
+    exact = out["exact"]
+    assert not exact.is_error, text_of(exact)
+    assert text_of(exact).startswith('1 line(s) matching string "user (id) not found" in 1 file(s):\n'
+                                     "src/errors.py:2:23:     raise ValueError('user (id) not found')")
+    assert exact.structured_content["results"] == [{"path": "src/errors.py", "line": 2, "column": 23,
+                                                    "text": "    raise ValueError('user (id) not found')"}]
+    regex = out["regex"]
+    assert [r["path"] for r in regex.structured_content["results"]] == ["src/db.py"]
+    assert "src/db.py:1:1: def load_user(user_id):" in text_of(regex) and "src/db.py-2-      return query" in text_of(regex)
+    assert regex.structured_content["results"][0]["after"] == ["    return query(user_id)"]
+    assert [r["path"] for r in out["case"].structured_content["results"]] == ["src/errors.py"]
+    limited = out["limited"]
+    assert len(limited.structured_content["results"]) == 1 and limited.structured_content["stopped"] == "limit"
+    assert "pass a larger `limit`" in text_of(limited)
+    assert not out["evil"].is_error and out["evil"].structured_content["results"] == [] and out["evil_s"] < 5
+    secret = out["secret"]
+    # (the link is dropped from the index as the server opens it; were it still listed, the safe read refuses it)
+    assert not secret.is_error and "OUTSIDE" not in text_of(secret)
+    assert secret.structured_content["results"] == []
+    for name in ("bad", "backref", "empty"):
+        assert out[name].is_error, name
+    assert "missing )" in text_of(out["bad"])
+    assert [r["path"] for r in out["after"].structured_content["results"]] == ["src/auth.ts"]
