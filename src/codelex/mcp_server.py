@@ -1,6 +1,13 @@
 """The MCP server: ``codelex mcp`` (stdio), built on the official MCP Python SDK.
 
-Tool ``symbol_search`` answers like the original's ``pilens_symbol_search``:
+Tools: ``symbol_search`` (files), ``code_search`` (function-sized excerpts), ``find_related`` (look-alike
+code), ``docs_search`` (documentation sections), ``file_outline`` and ``read_symbol`` (a file's definitions,
+one definition's source), ``text_search`` (an exact string or an RE2 regex) and ``index_status`` (what is
+indexed, how fresh, how ready).  Every parameter is described in its JSON schema (with integer bounds and
+enums), every tool annotated read-only, and every answer carries its data as ``structuredContent`` beside
+the text.
+
+``symbol_search`` answers like the original's ``pilens_symbol_search``:
 numbered lines (``Top N file(s) for "<q>":``), a staleness note when the
 index is ten minutes old or more, the coverage line, then a fenced JSON
 block with ``query``, ``coverage`` and ``results`` (each with the best line's
@@ -310,8 +317,8 @@ def code_search_answer(project: Project, query, limit=None, alternatives=None, p
                                      or not all(isinstance(a, str) for a in alternatives)):
         raise ToolError("`alternatives` must be a list of strings.")
     try:
-        result = project.code_search(query, alternatives=alternatives or (), limit=_limit(limit, HYBRID_LIMIT), paths=paths,
-                                     lang=lang, fusion=fusion, total_lines=_lines(lines))
+        result = project.code_search(query, alternatives=alternatives or (), limit=_limit(limit, HYBRID_LIMIT),
+                                     paths=paths, lang=lang, fusion=fusion, total_lines=_lines(lines))
     except (ValueError, TypeError, CodelexError, OSError) as exc:
         raise ToolError(f"Cannot search {echo_query(query)}: {error_text(exc)}") from None
     if not result.available:

@@ -629,8 +629,9 @@ def test_read_symbol_resolves_an_overloaded_name_to_its_implementation(repo):
     for symbol in ("MonkeyPatch.setattr", "setattr"):
         text = text_of(out[symbol])
         assert not out[symbol].is_error, text
-        assert text.startswith("src/patch.py:12-13 method MonkeyPatch.setattr\nThe implementation; its 2 @overload "
-                               "stubs are at lines 7, 10 (pass `line` to read one).\n```\n    def setattr(self, target,")
+        assert text.startswith("src/patch.py:12-13 method MonkeyPatch.setattr\nThe implementation; its 2 "
+                               "@overload stubs are at lines 7, 10 (pass `line` to read one).\n```\n"
+                               "    def setattr(self, target,")
         assert out[symbol].structured_content["overloads"] == [7, 10]
     stub = out["stub"]
     assert not stub.is_error and "@overload\n    def setattr(self, target: str" in text_of(stub)
@@ -707,7 +708,8 @@ def test_text_search_finds_exact_strings_and_regexes_within_bounds(repo, tmp_pat
                                                     "text": "    raise ValueError('user (id) not found')"}]
     regex = out["regex"]
     assert [r["path"] for r in regex.structured_content["results"]] == ["src/db.py"]
-    assert "src/db.py:1:1: def load_user(user_id):" in text_of(regex) and "src/db.py-2-      return query" in text_of(regex)
+    assert "src/db.py:1:1: def load_user(user_id):" in text_of(regex)
+    assert "src/db.py-2-      return query" in text_of(regex)
     assert regex.structured_content["results"][0]["after"] == ["    return query(user_id)"]
     assert [r["path"] for r in out["case"].structured_content["results"]] == ["src/errors.py"]
     limited = out["limited"]
