@@ -570,7 +570,7 @@ def _cmd_outline(args) -> int:
 
 
 def _cmd_show(args) -> int:
-    from codelex.output import source_lines
+    from codelex.output import overloads_note, source_lines
 
     file_arg, sep, symbol = args.target.rpartition(":")
     if not sep or not file_arg or not symbol:
@@ -586,6 +586,9 @@ def _cmd_show(args) -> int:
     # Its heading names the file as search does: from the current directory (issue 33: root-relative).
     source = dataclasses.replace(source, path=_relative(args, root, source.path))
     _write(source_lines(source, style=_style(args)))
+    note = overloads_note(source, "--line N to read one")
+    if note and not getattr(args, "quiet", False):
+        print(f"codelex: {note}", file=sys.stderr)
     return EXIT_FOUND
 
 

@@ -537,15 +537,16 @@ def source_lines(source, *, style: Style | None = None) -> Iterator[str]:
         yield f"{style.line_no(str(number).rjust(width))}  {display_text(text)}"
 
 
-def overloads_note(source) -> str | None:
-    """One line when ``source`` is the implementation of ``@overload`` stubs (None otherwise): where they are."""
+def overloads_note(source, remedy: str = "pass `line` to read one") -> str | None:
+    """One line when ``source`` is the implementation of ``@overload`` stubs (None otherwise): where they are,
+    and ``remedy`` (how this surface reads one: MCP's ``line``, the CLI's ``--line``)."""
     stubs = getattr(source, "overloads", ())
     if not stubs:
         return None
     where = ", ".join(str(n) for n in stubs)
     return (f"The implementation; its {len(stubs)} @overload stub{'s' if len(stubs) != 1 else ''} "
             f"{'are' if len(stubs) != 1 else 'is'} at line{'s' if len(stubs) != 1 else ''} {where} "
-            "(pass `line` to read one).")
+            f"({remedy}).")
 
 
 def mcp_source_text(source) -> str:

@@ -270,6 +270,12 @@ def test_outline_and_show(repo):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["src/geo.py:7-8 method Square.area", "7      def area(self):",
                                      "8          return 1"]
+    # An overloaded name is its implementation; where the stubs are goes to stderr, with the CLI's remedy.
+    (repo / "src/ov.py").write_text("from typing import overload\n\n@overload\ndef f(x: int) -> int: ...\n"
+                                    "@overload\ndef f(x: str) -> str: ...\ndef f(x):\n    return x\n")
+    r = run("show", "src/ov.py:f", "--color", "never", cwd=repo)
+    assert r.returncode == 0 and r.stdout.splitlines()[0].startswith("src/ov.py:7-8 function f"), (r.stdout, r.stderr)
+    assert "2 @overload stubs are at lines 4, 6 (--line N to read one)" in r.stderr
     # From a subdirectory the heading names the file as search does there: from the current directory.
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     r = run("show", "geo.py:Square.area", "--color", "never", cwd=repo / "src")
