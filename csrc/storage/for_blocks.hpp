@@ -100,7 +100,6 @@ struct ForBlocks {
     const size_t last_bit = ((end - 1) & (kForBlock - 1)) * block_width[b1];
     check->ensure(size_t{block_off[b0]} * 16, size_t{block_off[b1]} * 16 + (last_bit >> 3) + 8);
   }
-  size_t bytes() const noexcept { return bits_len + for_blocks(n) * (2 * sizeof(uint32_t) + 1); }
 };
 
 namespace detail {

@@ -23,7 +23,7 @@ from codelex._native.cpp_bm25 cimport (FieldParams, FieldTerm, GlobalStats, Scor
 from codelex._native.cpp_tokenizer cimport DefinitionList
 from libcpp.string cimport string
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from codelex._native.cpp_checked cimport CheckedRegion, chunk_count, chunk_digests as c_chunk_digests
+from codelex._native.cpp_checked cimport CheckedRegion, chunk_count
 from codelex._native.cpp_offsets cimport PackedOffsets, offset_bases, pack_offsets
 from codelex._native.cpp_index_build cimport (
     BuiltSegment, BatchSegment, DocumentEncoder, EncodedDocument, SegmentBuilder, SegmentChecks, SegmentView,
@@ -36,6 +36,7 @@ from codelex._native.cpp_live_index cimport (
 )
 from codelex._native.cpp_topk cimport SearchHit
 from codelex._native.text cimport Vocabulary
+from codelex._native.text import chunk_digests as _chunk_digests
 from codelex._native.cpp_vocabulary cimport TermReader
 
 import numpy as np
@@ -416,17 +417,6 @@ cdef class BatchBuilder:
                     self.builder = new SegmentBuilder(self.vocab.c)
                 self.busy.unlock()
         return batch
-
-
-cdef object _chunk_digests(arr):
-    """The chunk digests of a contiguous array's bytes (uint64)."""
-    cdef const uint8_t[::1] view = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
-    cdef size_t n = view.shape[0]
-    out = np.zeros(chunk_count(n), dtype=np.uint64)
-    cdef uint64_t[::1] ov = out
-    if n:
-        c_chunk_digests(&view[0], n, &ov[0])
-    return out
 
 
 cdef class _Blocks:
