@@ -287,6 +287,52 @@ class Project(FileSearch, SymbolQueries, CodeSearch, LiveFreshness):
         self._await_graph()
         return self._state.report
 
+    def refresh_in_background(self, full: bool = False, progress: ProgressCallback | None = None) -> bool:
+        """Start bringing the index in line with the files on disk in the background, unless a build runs.
+
+        The tree is listed again and the files added, changed or removed
+        since the index was made are applied (as :meth:`refresh` does, or
+        from scratch as :meth:`rebuild` with ``full``), on the root's build
+        thread; this returns at once.  A build already running for this root
+        (an open, a refresh, a re-listing after a configuration change) is
+        neither repeated nor superseded: one runs at a time.  Follow it with
+        :meth:`wait` and :attr:`last_report`.
+
+        Parameters
+        ----------
+        full : bool, default False
+            Rebuild from scratch (reason ``requested``) instead of refreshing
+            what changed.
+        progress : callable, optional
+            ``progress(files_done, files_total, bytes_read)`` while files are
+            read, for this build only (default: the project's ``progress``).
+
+        Returns
+        -------
+        bool
+            True when this call started a build; False when one was already
+            running, or the root is refused (:attr:`status` says which).
+
+        Raises
+        ------
+        RuntimeError
+            When the project is closed.
+        codelex.ConfigError
+            When a configuration file is invalid.
+        """
+        self._follow_config(start=False)  # the build lists with the settings as they are now
+        if self.watch:
+            self.start_watching()
+        if not full:
+            lifecycle.adopt_saved(self._state)  # (a saved index answers while it is refreshed)
+        state = self._state
+        with state.lock:  # (re-entrant: start() takes it too) no other build can begin between the check and it
+            if state.status == "building":
+                return False
+            lifecycle.start(state, full=full, wait_for_it=False, reason="requested" if full else None,
+                            supersede=full, progress=progress or self.progress, structure=self.build_structure)
+            return state.status == "building"
+
     def _await_graph(self, timeout: float = GRAPH_WAIT_S) -> None:
         """The import graph's prior changes rankings: after a waited-for build, wait for it too (within
         :data:`GRAPH_WAIT_S`), so the next query ranks as every later one does."""
