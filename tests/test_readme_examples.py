@@ -113,10 +113,13 @@ def kind_of(block: Block) -> str | None:
         return "shell"
     if block.lang == "text" and synopsis_lines(block):
         return "synopsis"
-    if block.lang == "toml" and "tool" in tomllib.loads(block.text):
-        return "toml"
-    if block.lang == "json" and "mcpServers" in json.loads(block.text):
-        return "mcp-config"
+    try:
+        if block.lang == "toml" and "codelex" in tomllib.loads(block.text).get("tool", {}):
+            return "toml"
+        if block.lang == "json" and "mcpServers" in json.loads(block.text):
+            return "mcp-config"
+    except (ValueError, AttributeError):  # not TOML or JSON after all, or not a table: unclassified
+        pass
     return None
 
 
