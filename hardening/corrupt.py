@@ -7,8 +7,8 @@ Usage::
 
 Members: the word index (``index.clx``), the structure store
 (``structure.clx``), an embedding store (``embeddings/*.clx``), the listing
-and import-graph caches (``listing.clx``, ``graph.clx``) and the docs cache
-(``docs.json``).  For each, every truncation length and one flipped bit in
+and import-graph caches (``listing.clx``, ``graph.clx``) and the docs store
+(``docs.clx``).  For each, every truncation length and one flipped bit in
 every byte (sampled above 8 KiB) is tried against its loader: the outcome
 is *detected* (a named error, or None/empty for a cache: it is rebuilt),
 *harmless* (the same answers as the intact file: the byte was padding) or
@@ -83,6 +83,7 @@ def loaders(root: Path, directory: Path) -> dict:
     import codelex
     from codelex.docs import DocsIndex
     from codelex.graph.extract import EXTRACTION_RULES
+    from codelex.persist.docs import load_docs
     from codelex.persist.embeddings import embeddings_file, load_embeddings
     from codelex.persist.graph import load_graph_prior, load_graph_refs
     from codelex.persist.listing import load_listing
@@ -125,7 +126,8 @@ def loaders(root: Path, directory: Path) -> dict:
         "listing.clx": (directory / "listing.clx", lambda d: _none_or(load_listing(d))),
         "graph.clx": (directory / "graph.clx", graph_refs),
         "graph.clx (prior)": (directory / "graph.clx", graph_prior),
-        "docs.json": (directory / "docs.json", docs),
+        "docs.clx": (directory / "docs.clx", docs),
+        "docs.clx (store)": (directory / "docs.clx", lambda d: _none_or(load_docs(d))),
     }
 
 
@@ -177,7 +179,7 @@ def run_loaders(seed: int = 0, limit: int = 8192) -> list[dict]:
             if got is None:
                 counts["detected"] += 1  # a cache refused: rebuilt by its owner
             elif got == clean:
-                counts["harmless" if member != "docs.json" else "detected"] += 1  # docs: re-parsed, same answers
+                counts["harmless" if member != "docs.clx" else "detected"] += 1  # docs: re-parsed, same answers
             else:
                 counts["wrong"] += 1
                 if len(counts["examples"]) < 3:

@@ -180,15 +180,16 @@ def _open_ready(args, progress=None):
     return project
 
 
-def _search_paths(args) -> list[str] | None:
-    """``--path`` globs, and the current subtree when the root was discovered (unless ``--whole-project``).
+def _search_paths(args, *, scoped: bool = True) -> list[str] | None:
+    """``--path`` globs, and (``scoped``) the current subtree when the root was discovered (unless
+    ``--whole-project``).
 
     A glob given from a subdirectory is read from there (``../routing.py`` names the parent's file); one that
     leaves the project's root is a usage error, never a filter that silently matches nothing."""
     import posixpath
 
     scope = getattr(args, "scope", None)
-    if not scope or args.whole_project:
+    if not scope or getattr(args, "whole_project", False) or (not scoped and not args.path):
         scope = ""
         if not args.path:
             return None
@@ -509,18 +510,24 @@ def _cmd_docs(args) -> int:
     if refused:
         raise _Failure(f"refusing to index {root.resolve()}: {refused}")
     started = time.perf_counter()
-    index = DocsIndex.for_project(root)
+    pool = getattr(args, "pool", None)  # in the server: the root's docs kept in memory, checked against the disk
+    index = pool.docs(root.resolve()) if pool is not None else DocsIndex.for_project(root)
     opened = time.perf_counter()
-    hits = index.search(args.query, args.limit)
+    # (docs are the project's whatever the current subdirectory; a --path given there is read from there)
+    hits = index.search(args.query, args.limit, paths=_search_paths(args, scoped=False), language=args.lang)
     searched = time.perf_counter()
     fmt = "json" if args.json else "text"
-    _write(docs_lines(hits, fmt, query=args.query, sections=len(index), style=_style(args) if fmt == "text" else None))
+    _write(docs_lines(hits, fmt, query=args.query, sections=len(index), style=_style(args) if fmt == "text" else None,
+                      language=index.language_of))
     if not args.json:
         if not hits:
             print(f'codelex: no documentation section matched "{echo_query(args.query)}"; try other words, or '
                   f"`codelex search` for code", file=sys.stderr)
         elif not args.quiet:
-            print(f"{len(hits)} of {len(index):,} sections; docs loaded in {(opened - started) * 1e3:.0f} ms, "
+            from codelex.output import docs_scope_note
+
+            note = docs_scope_note(index.languages, index.main_language, args.lang, args.path)
+            print(f"{len(hits)} of {len(index):,} sections{note}; docs loaded in {(opened - started) * 1e3:.0f} ms, "
                   f"query {(searched - opened) * 1e3:.2f} ms", file=sys.stderr)
     return EXIT_FOUND if hits else EXIT_NONE
 
@@ -1020,6 +1027,11 @@ def _parser() -> argparse.ArgumentParser:
                        description="Rank the sections of the project's documentation (.md, .mdx, .rst, docs/*.txt).")
     d.add_argument("query")
     d.add_argument("-n", "--limit", type=_positive_int, default=5, help="number of sections (default: 5)")
+    d.add_argument("--path", action="append", metavar="GLOB",
+                   help="only documents matching this glob or under this directory (repeatable)")
+    d.add_argument("--lang", metavar="TAG",
+                   help="only documents in this language (e.g. de, pt-br) and neutral ones; 'all' for every "
+                        "language (default: the project's main language when its docs have translations)")
     d.add_argument("--json", action="store_true")
     _add_color(d)
     d.add_argument("-q", "--quiet", action="store_true")

@@ -42,8 +42,10 @@ LOCK_FILE = "index.lock"
 #: held ``index.lock`` (another writer hung, or a hostile ``flock``) must not stall it for minutes.  An
 #: honest writer holds it for the length of one save.
 LOCK_TIMEOUT_S = 2.0
-#: The parsed-documentation cache inside an index directory.
-DOCS_CACHE_FILE = "docs.json"
+#: The docs store (parsed documentation sections and their search tables) inside an index directory.
+DOCS_STORE_FILE = "docs.clx"
+#: What older versions kept there instead (a JSON cache): removed when the store is written.
+LEGACY_DOCS_CACHE_FILE = "docs.json"
 #: The structure store (definitions and chunks per file) inside an index directory.
 STRUCTURE_FILE = "structure.clx"
 #: Environment variable naming a base directory that holds one index directory per root.
@@ -220,7 +222,8 @@ __all__ = [
     "DEF_BOOST",
     "FIELD_B",
     "FIELD_WEIGHTS",
-    "DOCS_CACHE_FILE",
+    "DOCS_STORE_FILE",
+    "LEGACY_DOCS_CACHE_FILE",
     "FILE_SET_CHURN",
     "INDEX_DIR_ENV",
     "INDEX_DIR_NAME",

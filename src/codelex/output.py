@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterator, Sequence
 from codelex.render import best_line_text, display_path, display_text, echo_query, wire_text
 
 __all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "budget_note", "code_fence", "code_lines", "docs_entry",
-           "docs_lines", "highlighter", "hit_entry", "match_column", "mcp_code_search_answer", "mcp_code_search_text",
+           "docs_lines", "docs_scope_note", "highlighter", "hit_entry", "match_column", "mcp_code_search_answer", "mcp_code_search_text",
            "mcp_docs_answer", "mcp_docs_text", "mcp_entry", "mcp_no_answer", "mcp_no_answer_text",
            "mcp_outline_answer", "mcp_outline_text", "mcp_related_answer", "mcp_related_text", "mcp_search_answer",
            "mcp_search_text", "mcp_source_answer", "mcp_source_text", "mcp_unavailable_answer", "mcp_unavailable_text",
@@ -374,25 +374,33 @@ def mcp_related_text(result, path: str, line: int) -> str:
 # --- documentation sections (docs) -------------------------------------------------------------------
 
 
-def docs_entry(hit, query: str, escape: Callable[[str], str] = wire_text) -> dict:
+def docs_entry(hit, query: str, escape: Callable[[str], str] = wire_text,
+               language: Callable[[str], str] | None = None) -> dict:
     """A documentation section as the JSON answers hold it: ``path`` (escaped), ``anchor``, ``title``,
     ``heading``, its lines, ``score`` and the ``snippet`` for ``query``, text through ``escape`` (the command
     line's :func:`~codelex.render.wire_text`; MCP's :func:`~codelex.render.display_text`)."""
     from codelex.docs import snippet
 
     s = hit.section
-    return {"path": display_path(s.path), "anchor": escape(s.anchor), "title": escape(s.title),
-            "heading": escape(s.heading), "startLine": s.start_line, "endLine": s.end_line, "score": hit.score,
-            "snippet": escape(snippet(s, query))}
+    entry = {"path": display_path(s.path), "anchor": escape(s.anchor), "title": escape(s.title),
+             "heading": escape(s.heading), "startLine": s.start_line, "endLine": s.end_line, "score": hit.score,
+             "snippet": escape(snippet(s, query))}
+    if s.labels:
+        entry["labels"] = [escape(label) for label in s.labels]
+    tag = language(s.path) if language is not None else ""
+    if tag:
+        entry["language"] = tag
+    return entry
 
 
-def docs_lines(hits, fmt: str, *, query: str, sections: int, style: Style | None = None) -> Iterator[str]:
+def docs_lines(hits, fmt: str, *, query: str, sections: int, style: Style | None = None,
+               language: Callable[[str], str] | None = None) -> Iterator[str]:
     """The lines that print ``codelex docs``'s answer (``hits`` of :meth:`codelex.docs.DocsIndex.search` among
     ``sections``): ``json``, one document; ``text``, per section ``path#anchor — title › heading (score)`` and
     its snippet."""
     if fmt == "json":
         yield json.dumps({"query": echo_query(query), "sections": sections,
-                          "results": [docs_entry(h, query) for h in hits]}, ensure_ascii=False)
+                          "results": [docs_entry(h, query, language=language) for h in hits]}, ensure_ascii=False)
         return
     if fmt != "text":
         raise ValueError(f"unknown output format {fmt!r} for docs (text or json)")
@@ -478,6 +486,23 @@ def outline_lines(outline, fmt: str, *, style: Style | None = None) -> Iterator[
         raise ValueError(f"unknown output format {fmt!r} for an outline (text or json)")
     style = style or Style(False)
     for depth, d, signature in _outline_rows(outline):
+def docs_scope_note(languages: dict[str, int], main: str, asked: str | None, paths) -> str:
+    """What a docs answer left out, for the summary line: ``" (in en; 1,204 sections in de, ko left out: --lang
+    all)"``, or ``""`` when it searched everything."""
+    parts = []
+    if asked is None and main:
+        others = [tag for tag in languages if tag and tag != main]
+        if others:
+            skipped = sum(languages[tag] for tag in others)
+            shown = ", ".join(others[:4]) + (", …" if len(others) > 4 else "")
+            parts.append(f"in {main}; {skipped:,} sections in {shown} left out: --lang TAG or --lang all")
+    elif asked is not None and asked.strip().lower() not in ("all", "*"):
+        parts.append(f"in {asked} and neutral documents")
+    if paths:
+        parts.append("under " + ", ".join(display_text(p) for p in paths))
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
         yield (f"{'  ' * depth}{style.dim(d.kind)} {style.path(display_text(d.name))}  "
                f"{style.line_no(f'{d.start_line}-{d.end_line}')}  {display_text(signature)}")
 

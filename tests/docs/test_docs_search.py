@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 
@@ -22,6 +23,7 @@ from codelex.docs import (
     snippet,
     terms,
 )
+from codelex.persist.docs import load_docs
 
 
 def sec(heading: str, text: str, path: str = "a.md") -> Section:
@@ -91,10 +93,10 @@ def test_markdown_sections():
         "    # indented code, not a heading\n"
     )
     sections = sections_from_markdown("docs/guide.md", md.replace("\n", "\r\n"))
-    assert [s.heading for s in sections] == ["User Guide", "User Guide", "Install & Setup!", "Setext Two",
+    assert [s.heading for s in sections] == ["Front", "User Guide", "Install & Setup!", "Setext Two",
                                              "Install & Setup!"]
     assert [s.anchor for s in sections] == ["", "user-guide", "install--setup", "setext-two", "install--setup-1"]
-    assert all(s.title == "User Guide" for s in sections)
+    assert all(s.title == "Front" for s in sections)  # the front matter's title, as MkDocs shows it
     pre, guide, install, setext, again = sections
     assert pre.text == "Preamble words." and "title" not in pre.text
     assert guide.start_line == 6 and guide.text == "Intro."
@@ -167,13 +169,19 @@ def test_docs_index_for_project(docs_repo):
     assert paths == {"README.md", "docs/usage.rst", "docs/notes.txt"}
     hits = index.search("parse config", 5)
     assert hits[0].section.heading == "Configure the parser" and hits[0].section.path == "docs/usage.rst"
-    cache = docs_repo / ".codelex" / "docs.json"
-    assert cache.is_file() and (docs_repo / ".codelex" / ".gitignore").read_text().strip().endswith("*")
+    store = docs_repo / ".codelex" / "docs.clx"
+    assert store.is_file() and (docs_repo / ".codelex" / ".gitignore").read_text().strip().endswith("*")
+    if os.name == "posix":
+        assert stat.S_IMODE(store.stat().st_mode) & 0o077 == 0  # the owner's only
+    assert DocsIndex.for_project(docs_repo, previous=index) is index  # nothing changed: the same object
     (docs_repo / "docs/notes.txt").write_text("# Notes\nNothing here any more.\n")
-    again = DocsIndex.for_project(docs_repo)
+    again = DocsIndex.for_project(docs_repo, previous=index)
+    assert again is not index
     assert [h.section.path for h in again.search("parser", 5)] == ["docs/usage.rst"]
-    cached = json.loads(cache.read_text().split("\n", 1)[1])  # (after the digest line)
-    assert cached["docs/notes.txt"]["sections"][0]["text"] == "Nothing here any more."
+    stored = DocsIndex(tables=load_docs(docs_repo / ".codelex"))
+    notes = [s for s in stored.sections if s.path == "docs/notes.txt"]
+    assert notes[0].text == "Nothing here any more."
+    assert stored.sections == again.sections
 
 
 def _cli(*args):
@@ -196,15 +204,18 @@ def test_cli_docs(docs_repo):
     assert stop.returncode == 2 and "no searchable words" in stop.stderr
 
 
-def test_a_damaged_docs_cache_is_never_believed(docs_repo):
-    """Found by the corruption harness: a flipped letter inside docs.json was valid JSON and was served."""
+def test_a_damaged_docs_store_is_never_believed(docs_repo):
+    """A flipped letter, a cut, garbage or a foreign header: the docs are parsed again, the answer unchanged."""
     from codelex.docs import DocsIndex
 
     clean = [(h.section.path, h.section.heading, h.score) for h in DocsIndex.for_project(docs_repo).search("parse")]
-    cache = docs_repo / ".codelex" / "docs.json"
-    raw = cache.read_bytes()
-    for damaged in (raw.replace(b"arse", b"arsf", 1), raw[: len(raw) // 2], b"{}", b'{"version": 2}\n[]',
-                    raw.split(b"\n", 1)[0] + b'\n{"x": {"mtime_ns": 1, "size": 2, "sections": [{"a": 1}]}}'):
-        cache.write_bytes(damaged)
+    store = docs_repo / ".codelex" / "docs.clx"
+    raw = store.read_bytes()
+    flips = [raw.replace(b"arse", b"arsf", 1)] + [raw[:k] + bytes([raw[k] ^ 0x41]) + raw[k + 1:]
+                                                   for k in range(0, len(raw), max(1, len(raw) // 40))]
+    for damaged in (*flips, raw[: len(raw) // 2], b"", b"{}", b"CODELEX\x00" + b"\xff" * 64):
+        store.write_bytes(damaged)
+        os.chmod(store, 0o600)
         got = [(h.section.path, h.section.heading, h.score) for h in DocsIndex.for_project(docs_repo).search("parse")]
         assert got == clean
+        assert load_docs(docs_repo / ".codelex") is not None  # (rewritten whole)

@@ -88,7 +88,7 @@ def test_index_files_are_owner_only_whatever_the_sources_modes(tmp_path):
     assert directory == root / INDEX_DIR_NAME
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     written = [p for p in directory.rglob("*") if p.is_file()]
-    assert {p.name for p in written} >= {"index.clx", "structure.clx", "docs.json"}
+    assert {p.name for p in written} >= {"index.clx", "structure.clx", "docs.clx"}
     for p in written:
         assert stat.S_IMODE(p.stat().st_mode) & 0o077 == 0, p
 

@@ -292,32 +292,32 @@ def test_forged_listing_graph_embeddings_and_docs_caches_are_refused(tmp_path):
         save_listing(record, directory)
         save_graph_refs({"a.py": (1, 2, [["python", "os", 0, []]])}, "rules", directory, {"a.py": 3})
         save_embeddings(directory, "model", keys, vectors)
-        DocsIndex.for_project(root)  # rewrites docs.json? only when something changed: force it
-        (directory / "docs.json").unlink()
+        (directory / "docs.clx").unlink()  # (an unchanged tree's store is not rewritten: force it)
         DocsIndex.for_project(root)
     assert load_listing(directory) is None
     assert load_graph_refs(directory, "rules") is None and load_graph_prior(directory, "rules") is None
     with pytest.raises(UntrustedIndexError):
         load_embeddings(directory, "model")
-    from codelex.docs.index import _load_cache
+    from codelex.persist.docs import load_docs
 
-    assert (directory / "docs.json").exists() and _load_cache(directory / "docs.json") == {}
+    assert (directory / "docs.clx").exists() and load_docs(directory) is None  # the attacker's: never read
     assert [h.section.heading for h in DocsIndex.for_project(root).search("hello")]  # rebuilt, answers
+    assert load_docs(directory) is not None
 
 
-def test_a_deeply_nested_docs_cache_is_no_cache(tmp_path):
-    import xxhash
-
+def test_a_legacy_or_garbage_docs_cache_is_no_cache(tmp_path):
+    """A docs.json of an older version (deeply nested, as the JSON cache's harness found) is neither read nor kept;
+    garbage where the store should be is no store."""
     root = _built(tmp_path)
-    cache = root / ".codelex" / "docs.json"
-    deep = b"[" * 200_000 + b"]" * 200_000
-    for raw in (deep + b"\n{}",  # the digest line itself
-                json.dumps({"version": 2, "digest": xxhash.xxh3_64_hexdigest(deep)}).encode() + b"\n" + deep):
-        cache.write_bytes(raw)
+    legacy = root / ".codelex" / "docs.json"
+    legacy.write_bytes(b"[" * 200_000 + b"]" * 200_000 + b"\n{}")
+    for garbage in (b"[" * 200_000, b"CODELEX\x00" + b"\x00" * 16 + b"{" * 100_000):
+        (root / ".codelex" / "docs.clx").write_bytes(garbage)
         r = _cli("docs", "hello", "--root", str(root))
         assert r.returncode == 0, r.stderr[-2000:]
         assert b"Traceback" not in r.stderr and b"RecursionError" not in r.stderr
         assert b"guide.md" in r.stdout
+    assert not legacy.exists()
 
 
 def test_deep_nesting_in_a_container_header_is_a_named_error(tmp_path):

@@ -59,5 +59,9 @@ def test_docs_are_kept_and_reread_after_their_ttl(repo, monkeypatch):
     assert any(h.section.heading == "Login" for h in first.search("authenticate", 5))
     assert pool.docs(repo) is first  # within the TTL
     monkeypatch.setattr(pool_module, "DOCS_TTL_S", 0.0)
-    assert pool.docs(repo) is not first
+    assert pool.docs(repo) is first  # checked against the disk: nothing changed
+    doc = next(p for p in repo.rglob("*.md") if ".codelex" not in p.parts)
+    doc.write_text(doc.read_text() + "\n## Rotation\nKeys rotate nightly.\n")
+    again = pool.docs(repo)
+    assert again is not first and [h.section.heading for h in again.search("rotate nightly", 1)] == ["Rotation"]
     pool.close()

@@ -3,198 +3,426 @@
 A query term only ever occurs inside a run of word characters and dots, so
 an inverted index of those runs (per lowercased heading and text) plus a
 C-speed substring scan over the joined run vocabulary yields exactly the
-sections that can score; they are then scored with the same function.
+sections that can score; they are then scored with the same function, on
+the lowercased UTF-8 bytes (a substring of valid UTF-8 is found, and counted,
+exactly where the decoded text holds it).
+
+A project's index lives in the docs store (:mod:`codelex.persist.docs`,
+``docs.clx`` beside the word index): mapped, not parsed, when nothing
+changed; rebuilt from the unchanged files' rows and the changed files' new
+sections when something did.  Sections can be narrowed by path
+(:func:`codelex.query.globs.paths_predicate`) and by human language
+(:mod:`codelex.docs.locales`): by default a project with translations
+answers from its main language and its neutral documents.
 """
 
 from __future__ import annotations
 
-import bisect
-import json
 import os
-from collections.abc import Iterable
-from dataclasses import asdict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from codelex.defaults import DEFAULT_MAX_BYTES, DOCS_CACHE_FILE
-from codelex.docs.scoring import WORD_RUN, Hit, score_lowered, terms
+import numpy as np
+
+from codelex.defaults import DEFAULT_MAX_BYTES, LEGACY_DOCS_CACHE_FILE
+from codelex.docs.locales import ALL_LANGUAGES, file_languages, language_tag
+from codelex.docs.scoring import MIN_PHRASE, WORD_RUN, Hit, score_lowered, terms
 from codelex.docs.sections import Section, is_doc_path, sections_from_file
+from codelex.errors import QueryError
+from codelex.persist.docs import DocsTables, load_docs, save_docs
 from codelex.query.options import check_limit
 
 __all__ = ["DocsIndex"]
+
+_SECTION_STRINGS = ("heading", "anchor", "labels", "text", "low_heading", "low_text")
+
+
+def _encode(values: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    off = np.zeros(len(values) + 1, dtype=np.uint64)
+    if values:
+        np.cumsum(np.fromiter((len(v) for v in values), dtype=np.uint64, count=len(values)), out=off[1:])
+    return np.frombuffer(b"".join(values), dtype=np.uint8), off
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+class _NewFile:
+    """A file (re)parsed for this build: its sections' strings, and the runs of each section."""
+
+    __slots__ = ("path", "title", "mtime_ns", "size", "columns", "start", "end", "runs")
+
+    def __init__(self, path: str, mtime_ns: int, size: int, sections: Sequence[Section]) -> None:
+        self.path, self.mtime_ns, self.size = path, mtime_ns, size
+        self.title = sections[0].title if sections else Path(path).stem
+        self.columns: dict[str, list[bytes]] = {name: [] for name in _SECTION_STRINGS}
+        self.start = [s.start_line for s in sections]
+        self.end = [s.end_line for s in sections]
+        self.runs: list[set[str]] = []
+        for s in sections:
+            low_heading, low_text = s.heading.lower(), s.text.lower()
+            for name, value in (("heading", s.heading), ("anchor", s.anchor), ("labels", "\n".join(s.labels)),
+                                ("text", s.text), ("low_heading", low_heading), ("low_text", low_text)):
+                self.columns[name].append(_utf8(value))
+            self.runs.append(set(WORD_RUN.findall(low_heading)) | set(WORD_RUN.findall(low_text)))
+
+
+def _build_tables(entries: Sequence[_NewFile | int], old: DocsTables | None) -> DocsTables:
+    """The tables for ``entries`` in order: a :class:`_NewFile`, or the index of an unchanged file in ``old``
+    (whose rows, strings and runs are copied, not recomputed)."""
+    strings: dict[str, list[bytes]] = {name: [] for name in ("path", "title", *_SECTION_STRINGS)}
+    mtime, size, sec_ptr, start, end = [], [], [0], [], []
+    run_sections: dict[bytes, list[int]] = {}  # a run -> the new sections holding it (from new files)
+    old_to_new = None
+    if old is not None:
+        old_to_new = np.full(old.sections, -1, dtype=np.int64)
+        old_str = {name: (blob.tobytes(), off.tolist()) for name, (blob, off) in old.strings.items()
+                   if name != "run"}
+    for entry in entries:
+        first = sec_ptr[-1]
+        if isinstance(entry, _NewFile):
+            strings["path"].append(_utf8(entry.path))
+            strings["title"].append(_utf8(entry.title))
+            mtime.append(entry.mtime_ns)
+            size.append(entry.size)
+            for name in _SECTION_STRINGS:
+                strings[name].extend(entry.columns[name])
+            start.extend(entry.start)
+            end.extend(entry.end)
+            for k, runs in enumerate(entry.runs):
+                for run in runs:
+                    run_sections.setdefault(_utf8(run), []).append(first + k)
+            sec_ptr.append(first + len(entry.start))
+        else:
+            assert old is not None and old_to_new is not None
+            i = entry
+            for name in ("path", "title"):
+                blob, off = old_str[name]
+                strings[name].append(blob[off[i]:off[i + 1]])
+            mtime.append(int(old.mtime_ns[i]))
+            size.append(int(old.size[i]))
+            a, b = int(old.sec_ptr[i]), int(old.sec_ptr[i + 1])
+            for name in _SECTION_STRINGS:
+                blob, off = old_str[name]
+                strings[name].extend(blob[off[j]:off[j + 1]] for j in range(a, b))
+            start.extend(old.start[a:b].tolist())
+            end.extend(old.end[a:b].tolist())
+            old_to_new[a:b] = np.arange(first, first + (b - a))
+            sec_ptr.append(first + (b - a))
+    # The runs: the old store's postings of the sections kept, remapped, merged with the new files' runs.
+    pairs_run: list[np.ndarray] = []
+    pairs_section: list[np.ndarray] = []
+    vocabulary: list[bytes] = []
+    if old is not None and old.runs and old_to_new is not None:
+        old_runs = old.strings["run"][0].tobytes().split(b"\n")[:-1]
+        run_of = np.repeat(np.arange(old.runs, dtype=np.int64), np.diff(old.post_ptr).astype(np.int64))
+        kept_sections = old_to_new[old.post.astype(np.int64)]
+        keep = kept_sections >= 0
+        used = np.unique(run_of[keep])
+        vocabulary = [old_runs[k] for k in used.tolist()]
+        # (old runs renumbered among the used ones, then among the merged vocabulary below)
+        renumber = np.full(old.runs, -1, dtype=np.int64)
+        renumber[used] = np.arange(len(used))
+        pairs_run.append(renumber[run_of[keep]])
+        pairs_section.append(kept_sections[keep])
+    merged = sorted(set(vocabulary) | set(run_sections))
+    position = {run: k for k, run in enumerate(merged)}
+    if pairs_run:
+        to_merged = np.fromiter((position[r] for r in vocabulary), dtype=np.int64, count=len(vocabulary))
+        pairs_run[0] = to_merged[pairs_run[0]] if len(vocabulary) else pairs_run[0]
+    for run, secs in run_sections.items():
+        pairs_run.append(np.full(len(secs), position[run], dtype=np.int64))
+        pairs_section.append(np.asarray(secs, dtype=np.int64))
+    if pairs_run:
+        runs_of_pairs = np.concatenate(pairs_run)
+        sections_of_pairs = np.concatenate(pairs_section)
+        order = np.lexsort((sections_of_pairs, runs_of_pairs))
+        runs_of_pairs, sections_of_pairs = runs_of_pairs[order], sections_of_pairs[order]
+    else:
+        runs_of_pairs = sections_of_pairs = np.zeros(0, dtype=np.int64)
+    post_ptr = np.zeros(len(merged) + 1, dtype=np.uint64)
+    np.cumsum(np.bincount(runs_of_pairs, minlength=len(merged)), out=post_ptr[1:])
+    run_blob = np.frombuffer(b"".join(r + b"\n" for r in merged), dtype=np.uint8)
+    run_off = np.zeros(len(merged) + 1, dtype=np.uint64)
+    if merged:
+        np.cumsum(np.fromiter((len(r) + 1 for r in merged), dtype=np.uint64, count=len(merged)), out=run_off[1:])
+    encoded = {name: _encode(values) for name, values in strings.items()}
+    encoded["run"] = (run_blob, run_off)
+    return DocsTables(encoded, np.asarray(mtime, dtype=np.int64), np.asarray(size, dtype=np.uint64),
+                      np.asarray(sec_ptr, dtype=np.uint64), np.asarray(start, dtype=np.uint32),
+                      np.asarray(end, dtype=np.uint32), post_ptr, sections_of_pairs.astype(np.uint32))
+
+
+def _group_by_file(sections: Iterable[Section]) -> list[_NewFile]:
+    files: list[_NewFile] = []
+    group: list[Section] = []
+    for s in sections:
+        if group and s.path != group[0].path:
+            files.append(_NewFile(group[0].path, 0, 0, group))
+            group = []
+        group.append(s)
+    if group:
+        files.append(_NewFile(group[0].path, 0, 0, group))
+    return files
 
 
 class DocsIndex:
     """Sections of a documentation corpus, searchable without scoring every section.
 
-    Answers exactly as :func:`search` over the same sections (same scores,
-    same order).  Candidates come from an inverted index of the runs of word
-    characters and dots in each section's lowercased heading and text: every
-    occurrence of a query term lies inside such a run, so a section without
-    a run containing the term cannot score for it.
+    Answers exactly as :func:`~codelex.docs.search` over the same sections
+    (same scores, same order), among the sections its filters keep.
+    Candidates come from an inverted index of the runs of word characters and
+    dots in each section's lowercased heading and text: every occurrence of a
+    query term lies inside such a run, so a section without a run containing
+    the term cannot score for it.
 
     Parameters
     ----------
     sections : iterable of Section
-        In corpus order.
+        In corpus order (a file's sections together).
+    tables : DocsTables, optional
+        Instead of ``sections``: a docs store's tables (:func:`codelex.persist.docs.load_docs`).
     """
 
-    def __init__(self, sections: Iterable[Section]) -> None:
-        self.sections: list[Section] = list(sections)
-        self._lower = [(s.heading.lower(), s.text.lower()) for s in self.sections]
-        postings: dict[str, list[int]] = {}
-        for i, (heading, text) in enumerate(self._lower):
-            for run in set(WORD_RUN.findall(heading)) | set(WORD_RUN.findall(text)):
-                postings.setdefault(run, []).append(i)
-        runs = sorted(postings)
-        self._runs = runs
-        self._postings = [postings[r] for r in runs]
-        # All runs in one string, so that finding the runs holding a term is a
-        # C-speed substring scan rather than a Python loop.
-        self._blob = "\n".join(runs)
-        self._starts = []
-        offset = 0
-        for r in runs:
-            self._starts.append(offset)
-            offset += len(r) + 1
+    def __init__(self, sections: Iterable[Section] = (), *, tables: DocsTables | None = None) -> None:
+        if tables is None:
+            tables = _build_tables(_group_by_file(sections), None)
+        self._tables = tables
+        blob, off = tables.strings["path"]
+        raw = blob.tobytes()
+        offsets = off.tolist()
+        self.paths: list[str] = [raw[offsets[i]:offsets[i + 1]].decode("utf-8", "replace")
+                                 for i in range(tables.files)]
+        self._file_of = np.repeat(np.arange(tables.files, dtype=np.int64),
+                                  np.diff(tables.sec_ptr).astype(np.int64))
+        self._runs = tables.strings["run"][0].tobytes()
+        self._run_off = tables.strings["run"][1]
+        self._views = {name: (memoryview(blob), off) for name, (blob, off) in tables.strings.items()}
+        self._file_languages, self.main_language = file_languages(self.paths)
+        self._masks: dict[tuple, np.ndarray | None] = {}
+        self._sections: list[Section] | None = None
+
+    # --- what it holds ----------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self.sections)
+        return self._tables.sections
 
-    def _candidates(self, word: str) -> set[int]:
-        found: set[int] = set()
-        blob, starts = self._blob, self._starts
-        position = blob.find(word)
+    @property
+    def files(self) -> int:
+        """The number of documents."""
+        return self._tables.files
+
+    @property
+    def sections(self) -> list[Section]:
+        """Every section, in corpus order (made on first use)."""
+        if self._sections is None:
+            self._sections = [self.section(i) for i in range(len(self))]
+        return self._sections
+
+    def _string(self, name: str, i: int) -> str:
+        view, off = self._views[name]
+        return view[int(off[i]):int(off[i + 1])].tobytes().decode("utf-8", "replace")
+
+    def section(self, i: int) -> Section:
+        """The ``i``-th section (corpus order)."""
+        f = int(self._file_of[i])
+        labels = self._string("labels", i)
+        return Section(self.paths[f], self._string("title", f), self._string("heading", i),
+                       self._string("anchor", i), int(self._tables.start[i]), int(self._tables.end[i]),
+                       self._string("text", i), tuple(labels.split("\n")) if labels else ())
+
+    def language_of(self, path: str) -> str:
+        """The human language of a document (``""``: neutral; see :mod:`codelex.docs.locales`)."""
+        return self._file_languages.get(path, "")
+
+    @property
+    def languages(self) -> dict[str, int]:
+        """Sections per language tag (``""``: neutral documents), most first."""
+        counts: dict[str, int] = {}
+        sec_ptr = self._tables.sec_ptr
+        for f, path in enumerate(self.paths):
+            tag = self._file_languages.get(path, "")
+            counts[tag] = counts.get(tag, 0) + int(sec_ptr[f + 1] - sec_ptr[f])
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    # --- searching --------------------------------------------------------------------------------------
+
+    def _language_choice(self, language: str | None) -> str | None:
+        """The tag a search keeps (None: every language)."""
+        if language is None:
+            return self.main_language or None
+        if not isinstance(language, str):
+            raise TypeError(f"language must be str, not {type(language).__name__}")
+        if language.strip().lower() in (ALL_LANGUAGES, "*"):
+            return None
+        tag = language_tag(language.strip())
+        known = set(self._file_languages.values())
+        if tag is None or (known and tag not in known):
+            listed = ", ".join(sorted(known)) if known else "none: no translations"
+            raise QueryError(f"unknown documentation language {language!r} (this project's: {listed}; "
+                             f"'{ALL_LANGUAGES}' for every one)")
+        return tag
+
+    def _mask(self, paths, language: str | None) -> np.ndarray | None:
+        """Which sections a search keeps (None: all), cached per filter."""
+        from codelex.query.globs import paths_predicate
+
+        tag = self._language_choice(language)
+        key = (tag, tuple([paths] if isinstance(paths, str) else paths) if paths is not None else None)
+        if key in self._masks:
+            return self._masks[key]
+        keep_path = paths_predicate(paths)
+        if tag is None and keep_path is None:
+            mask = None
+        else:
+            keep_file = np.fromiter(
+                ((tag is None or self._file_languages.get(p, "") in ("", tag))
+                 and (keep_path is None or keep_path(p)) for p in self.paths), dtype=bool, count=len(self.paths))
+            mask = keep_file[self._file_of] if len(self._file_of) else np.zeros(0, dtype=bool)
+        if len(self._masks) < 64:
+            self._masks[key] = mask
+        return mask
+
+    def _candidates(self, word: bytes) -> list[np.ndarray]:
+        found: list[np.ndarray] = []
+        runs, run_off = self._runs, self._run_off
+        post_ptr, post = self._tables.post_ptr, self._tables.post
+        position = runs.find(word)
         while position >= 0:
-            k = bisect.bisect_right(starts, position) - 1
-            found.update(self._postings[k])
-            position = blob.find(word, starts[k] + len(self._runs[k]) + 1)  # next run
+            k = int(np.searchsorted(run_off, position, side="right")) - 1
+            found.append(post[int(post_ptr[k]):int(post_ptr[k + 1])])
+            position = runs.find(word, int(run_off[k + 1]))  # the next run
         return found
 
-    def search(self, query: str, limit: int = 10) -> list[Hit]:
-        """As :func:`search`, over this index's sections."""
+    def search(self, query: str, limit: int = 10, *, paths: str | Iterable[str] | None = None,
+               language: str | None = None) -> list[Hit]:
+        """The best sections for ``query``, as :func:`~codelex.docs.search` scores them.
+
+        Parameters
+        ----------
+        query : str
+            Free text; see :func:`~codelex.docs.terms`.
+        limit : int, default 10
+            At most this many hits (``<= 0``: none).
+        paths : str or iterable of str, optional
+            Globs (``docs/**/*.md``) or directories: only sections of matching documents.
+        language : str, optional
+            A language tag (``de``, ``pt-br``): only that language's documents and the neutral ones.  By
+            default, a project with translations answers from its main language (:attr:`main_language`) and
+            its neutral documents; ``"all"`` searches every language.
+
+        Returns
+        -------
+        list of Hit
+            Best first; equal scores in corpus order.
+
+        Raises
+        ------
+        codelex.QueryError
+            For a language the project's documents are not in, or a bad glob.
+        """
         words = terms(query)
         limit = check_limit(limit)
+        mask = self._mask(paths, language)
         if not words or limit <= 0:
             return []
         phrase = query.lower().strip()
-        candidates: set[int] = set()
-        for word in words:
-            candidates |= self._candidates(word)
-        hits = []
-        for i in sorted(candidates):
-            heading, text = self._lower[i]
-            s = score_lowered(heading, text, phrase, words)
+        # (the phrase rule counts characters: a phrase too short for it is passed empty, which it skips)
+        phrase_bytes = _utf8(phrase) if len(phrase) >= MIN_PHRASE else b""
+        needles = [_utf8(w) for w in words]
+        pieces: list[np.ndarray] = []
+        for word in needles:
+            pieces.extend(self._candidates(word))
+        if not pieces:
+            return []
+        candidates = np.unique(np.concatenate(pieces))
+        if mask is not None:
+            candidates = candidates[mask[candidates]]
+        heading_view, heading_off = self._views["low_heading"]
+        text_view, text_off = self._views["low_text"]
+        scored: list[tuple[int, int]] = []
+        for i in candidates.tolist():
+            heading = heading_view[int(heading_off[i]):int(heading_off[i + 1])].tobytes()
+            text = text_view[int(text_off[i]):int(text_off[i + 1])].tobytes()
+            s = score_lowered(heading, text, phrase_bytes, needles)
             if s > 0:
-                hits.append(Hit(self.sections[i], s))
-        hits.sort(key=lambda h: -h.score)
-        return hits[:limit]
+                scored.append((-s, i))
+        scored.sort()  # (best first; ties in corpus order, as the stable sort of the plain search)
+        return [Hit(self.section(i), -negative) for negative, i in scored[:limit]]
 
-    # --- a project's documentation -----------------------------------------------
+    # --- a project's documentation -----------------------------------------------------------------------
+
+    def holds(self, walk) -> bool:
+        """Whether the listed files (``path``, ``size``, ``mtime_ns`` each, in walk order) are this index's,
+        unchanged."""
+        t = self._tables
+        if len(walk) != t.files:
+            return False
+        mtime, size = t.mtime_ns.tolist(), t.size.tolist()
+        return all(f.path == self.paths[i] and f.mtime_ns == mtime[i] and f.size == size[i]
+                   for i, f in enumerate(walk))
 
     @classmethod
     def for_project(cls, root: str | os.PathLike[str], *, index_dir: str | os.PathLike[str] | None = None,
-                    max_bytes: int | None = DEFAULT_MAX_BYTES) -> DocsIndex:
-        """The documentation of a project, refreshed from disk and cached next to the code index.
+                    max_bytes: int | None = DEFAULT_MAX_BYTES, previous: DocsIndex | None = None) -> DocsIndex:
+        """The documentation of a project, brought in line with the disk and kept in its docs store.
 
         Files are chosen by the project walk (ignore files, excluded
-        directories, no symlinks); a cache (``docs.json`` in the index
-        directory) keeps the parsed sections with each file's size and
-        mtime, so only changed files are parsed again.
+        directories, no symlinks); the store (``docs.clx`` in the index
+        directory) keeps the parsed sections and the search tables with each
+        file's size and mtime, so only changed files are parsed again and an
+        unchanged tree is mapped, not rebuilt.
+
+        Parameters
+        ----------
+        root : path-like
+            The project's root.
+        index_dir : path-like, optional
+            Where the store lives (default: the code index's directory).
+        max_bytes : int or None
+            Larger documents are skipped.
+        previous : DocsIndex, optional
+            An index of this root already in memory (a server's): returned as it is when nothing changed.
+
+        Returns
+        -------
+        DocsIndex
         """
         from codelex.ingest import Document, list_files, read_file
         from codelex.persist.layout import writable_dir
 
         root = Path(root).resolve()
-        # The code index's directory (created with its .gitignore).
+        walk = list_files(root, max_bytes=max_bytes, accept=is_doc_path).files
+        if previous is not None and previous.holds(walk):
+            return previous
         directory = writable_dir(root, Path(index_dir) if index_dir is not None else None)
-        cache_file = directory / DOCS_CACHE_FILE
-        cached = _load_cache(cache_file)
-        walk = list_files(root, max_bytes=max_bytes, accept=is_doc_path)
-        files: dict[str, dict] = {}
-        sections: list[Section] = []
-        changed = False
-        for f in walk.files:
-            entry = cached.get(f.path)
-            if entry and entry.get("mtime_ns") == f.mtime_ns and entry.get("size") == f.size:
-                files[f.path] = entry
-            else:
-                doc = read_file(str(root), f.path, max_bytes)
-                if not isinstance(doc, Document):
-                    continue
-                text = doc.content.decode("utf-8", "replace")
-                entry = {"mtime_ns": doc.mtime_ns, "size": doc.size,
-                         "sections": [asdict(s) for s in sections_from_file(f.path, text)]}
-                files[f.path] = entry
-                changed = True
-            sections.extend(Section(**s) for s in entry["sections"])
-        if changed or set(files) != set(cached):
-            try:
-                _save_cache(directory, cache_file, files)
-            except OSError:
-                pass  # a read-only tree still answers, from memory
-        return cls(sections)
-
-
-#: Version 3: the digest line carries this user's MAC (:mod:`codelex.persist.trust`).
-_CACHE_VERSION = 3
-_SECTION_FIELDS = {"path": str, "title": str, "heading": str, "anchor": str, "start_line": int, "end_line": int,
-                   "text": str}
-
-
-def _load_cache(cache_file: Path) -> dict:
-    """The cached ``path -> {mtime_ns, size, sections}`` entries, or {} for anything not intact.
-
-    The files part carries its xxh3 digest: a damaged cache would otherwise
-    answer with damaged sections (a flipped letter in a heading is still valid JSON).
-    The digest line carries this user's MAC of it: a cache this user did not
-    write (committed, copied, forged with a matching digest) is never read.
-    Anything that does not parse (deep nesting included) is no cache either.
-    """
-    import xxhash
-
-    from codelex.persist.container import open_regular
-    from codelex.persist.trust import mac_matches
-
-    try:
-        with open_regular(cache_file) as f:  # (never a FIFO or a link left where the cache should be)
-            raw = f.read()
-        head, sep, body = raw.partition(b"\n")
-        meta = json.loads(head)
-        if not sep or not isinstance(meta, dict) or meta.get("version") != _CACHE_VERSION \
-                or not isinstance(meta.get("digest"), str) or not isinstance(meta.get("mac"), str) \
-                or not mac_matches(_cache_mac_message(meta["digest"]), meta["mac"]) \
-                or meta["digest"] != xxhash.xxh3_64_hexdigest(body):
-            return {}
-        files = json.loads(body)
-    except (OSError, ValueError, RecursionError, MemoryError):  # (IndexFormatError is a ValueError)
-        return {}
-    if not isinstance(files, dict):
-        return {}
-    for entry in files.values():
-        if not isinstance(entry, dict) or type(entry.get("mtime_ns")) is not int or type(entry.get("size")) is not int \
-                or not isinstance(entry.get("sections"), list):
-            return {}
-        for section in entry["sections"]:
-            if not isinstance(section, dict) or section.keys() != _SECTION_FIELDS.keys() or \
-                    any(type(section[k]) is not t for k, t in _SECTION_FIELDS.items()):
-                return {}
-    return files
-
-
-def _cache_mac_message(digest: str) -> bytes:
-    return f"codelex docs cache\x00{_CACHE_VERSION}\x00{digest}".encode("utf-8", "surrogatepass")
-
-
-def _save_cache(directory: Path, cache_file: Path, files: dict) -> None:
-    """Write the cache atomically: a digest line, then the entries (fsynced before the rename)."""
-    import xxhash
-
-    from codelex.persist.container import atomic_file
-    from codelex.persist.trust import MAC_HEX, mac
-
-    body = json.dumps(files, ensure_ascii=False).encode("utf-8", "surrogateescape")
-    digest = xxhash.xxh3_64_hexdigest(body)
-    tag = mac(_cache_mac_message(digest)) or "0" * MAC_HEX
-    head = json.dumps({"version": _CACHE_VERSION, "digest": digest, "mac": tag}).encode()
-    with atomic_file(directory, cache_file.name) as f:
-        f.write(head + b"\n" + body)
+        old = load_docs(directory)
+        if old is not None:
+            stored = cls(tables=old)
+            if stored.holds(walk):
+                return stored
+            where = {p: i for i, p in enumerate(stored.paths)}
+        else:
+            where = {}
+        entries: list[_NewFile | int] = []
+        for f in walk:
+            i = where.get(f.path)
+            if old is not None and i is not None and int(old.mtime_ns[i]) == f.mtime_ns \
+                    and int(old.size[i]) == f.size:
+                entries.append(i)
+                continue
+            doc = read_file(str(root), f.path, max_bytes)
+            if not isinstance(doc, Document):
+                continue
+            text = doc.content.decode("utf-8", "replace")
+            entries.append(_NewFile(f.path, doc.mtime_ns, doc.size, sections_from_file(f.path, text)))
+        tables = _build_tables(entries, old)
+        try:
+            save_docs(directory, tables)
+            legacy = directory / LEGACY_DOCS_CACHE_FILE
+            if legacy.is_file() and not legacy.is_symlink():
+                legacy.unlink()
+        except OSError:
+            pass  # a read-only tree still answers, from memory
+        return cls(tables=tables)

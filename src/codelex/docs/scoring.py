@@ -22,6 +22,7 @@ from codelex.docs.sections import Section
 from codelex.query.options import check_limit
 
 __all__ = [
+    "MIN_PHRASE",
     "STOP_WORDS",
     "WORD_RUN",
     "Hit",
@@ -75,7 +76,10 @@ def score(section: Section, query: str, words: Sequence[str]) -> int:
     return score_lowered(heading, text, query.lower().strip(), words)
 
 
-def score_lowered(heading: str, text: str, phrase: str, words: Sequence[str]) -> int:
+def score_lowered(heading, text, phrase, words) -> int:
+    """:func:`score` on a lowercased heading and text, lowercased trimmed phrase and the query's words: all
+    ``str``, or all UTF-8 ``bytes`` (the docs index's; a phrase shorter than :data:`MIN_PHRASE` characters
+    then passed empty)."""
     total = 0
     if len(phrase) >= MIN_PHRASE:
         if phrase in heading:

@@ -21,8 +21,9 @@ from codelex.project import Project
 
 __all__ = ["DOCS_TTL_S", "ProjectPool"]
 
-#: A root's documentation sections are re-read from disk (unchanged files come from the docs cache) this often.
-DOCS_TTL_S = 30.0
+#: A root's documentation is checked against the disk (a walk; changed files parsed again) when last checked
+#: longer ago than this: the answers in between are a query's work alone.
+DOCS_TTL_S = 2.0
 
 
 class ProjectPool:
@@ -81,15 +82,16 @@ class ProjectPool:
             return {str(key[0]): p.watch_status["state"] for key, p in self._projects.items()}
 
     def docs(self, root: Path):
-        """The documentation sections of ``root`` (a :class:`~codelex.docs.DocsIndex`), re-read from disk
-        (cheaply: unchanged files come from the cache) when older than :data:`DOCS_TTL_S`."""
+        """The documentation sections of ``root`` (a :class:`~codelex.docs.DocsIndex`), kept in memory and
+        checked against the disk when last checked longer than :data:`DOCS_TTL_S` ago (a walk: the same
+        index when nothing changed; changed files parsed again, the rest taken from the docs store)."""
         from codelex.docs import DocsIndex
 
         with self.lock:
             entry = self._docs.get(root)
         if entry is not None and time.monotonic() - entry[0] < DOCS_TTL_S:
             return entry[1]
-        index = DocsIndex.for_project(root)
+        index = DocsIndex.for_project(root, previous=entry[1] if entry is not None else None)
         with self.lock:
             self._docs[root] = (time.monotonic(), index)
         return index
