@@ -86,6 +86,16 @@ MCP_MAX_TOTAL_LINES = 10_000
 #: The longest MCP ``index_status`` waits (``wait``) for the index, definitions and embeddings: under the usual
 #: 60-second request timeout of MCP clients, so a waiting call answers before its client gives up.
 MCP_MAX_WAIT_S = 30
+#: MCP paging (``cursor`` / ``nextCursor`` of symbol_search, code_search, text_search, docs_search): a page is cut
+#: from the first offset + limit results, so no cursor reaches past this many (a deeper page is a narrower query).
+MCP_MAX_PAGE_OFFSET = 1000
+#: MCP ``symbol_search``'s ``snippet_lines``: lines around each file's best line (default 1: the line alone).
+MCP_SNIPPET_LINES = 1
+MCP_MAX_SNIPPET_LINES = 40
+#: MCP ``code_search``'s ``excerpt_lines`` (lines per excerpt; default HYBRID_EXCERPT_LINES) is at most this.
+MCP_MAX_EXCERPT_LINES = 1000
+#: How long MCP ``reindex`` waits for its build unless asked otherwise (``wait``, at most MCP_MAX_WAIT_S).
+MCP_REINDEX_WAIT_S = 5
 #: Exact and regex search (codelex.textsearch, MCP ``text_search``): matching lines unless asked otherwise; seconds
 #: after which no further file is started; the longest pattern; a line is cut to this many characters; the most
 #: context lines either side of a match.
@@ -233,9 +243,14 @@ __all__ = [
     "MAX_LIMIT",
     "MAX_PATH_GLOBS",
     "MCP_DOCS_LIMIT",
+    "MCP_MAX_EXCERPT_LINES",
     "MCP_MAX_LIMIT",
+    "MCP_MAX_PAGE_OFFSET",
+    "MCP_MAX_SNIPPET_LINES",
     "MCP_MAX_TOTAL_LINES",
     "MCP_MAX_WAIT_S",
+    "MCP_REINDEX_WAIT_S",
+    "MCP_SNIPPET_LINES",
     "MERGE_MIN_POSTINGS",
     "MERGE_RATIO",
     "NAME_BOOST",

@@ -2,10 +2,20 @@
 
 Tools: ``symbol_search`` (files), ``code_search`` (function-sized excerpts), ``find_related`` (look-alike
 code), ``docs_search`` (documentation sections), ``file_outline`` and ``read_symbol`` (a file's definitions,
-one definition's source), ``text_search`` (an exact string or an RE2 regex) and ``index_status`` (what is
-indexed, how fresh, how ready).  Every parameter is described in its JSON schema (with integer bounds and
-enums), every tool annotated read-only, and every answer carries its data as ``structuredContent`` beside
-the text.
+one definition's source), ``text_search`` (an exact string or an RE2 regex), ``index_status`` (what is
+indexed, how fresh, how ready; waits for the index, the definitions or the embeddings: ``wait_for``) and
+``reindex`` (the index brought up to date with the disk now, or rebuilt: in the background, one build per
+project, waited for within a bound).  Every parameter is described in its JSON schema (with integer bounds
+and enums); every tool but ``reindex`` is annotated read-only (``reindex`` writes only codelex's own index:
+not destructive, idempotent); every answer carries its data as ``structuredContent`` beside the text, and
+every tool declares that data's JSON schema (``outputSchema``, :mod:`codelex.mcp_schemas`).
+
+The list answers (``symbol_search``, ``code_search``, ``text_search``, ``docs_search``) come in pages: one
+that has more ends with ``nextCursor``, an opaque cursor (the next offset, a digest of the query and the
+parameters that rank it, and the index's state) to pass back as ``cursor``; a cursor of another query, or
+malformed, is an error result.  Sizes are the caller's: ``limit`` per page, ``snippet_lines`` (lines around
+each file's best line, ``symbol_search``), ``excerpt_lines`` and ``lines`` (per excerpt and in all,
+``code_search``).
 
 ``symbol_search`` answers like the original's ``pilens_symbol_search``:
 numbered lines (``Top N file(s) for "<q>":``), a staleness note when the
@@ -37,14 +47,20 @@ Requires the ``mcp`` extra: ``pip install 'codelex[mcp]'``.
 
 from __future__ import annotations
 
+import base64
+import dataclasses
+import hashlib
+import json
 import math
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
@@ -52,12 +68,18 @@ from codelex.defaults import (
     DEFAULT_FUSION,
     DEFAULT_LIMIT,
     DEFAULT_RANKING,
+    HYBRID_EXCERPT_LINES,
     HYBRID_LIMIT,
     HYBRID_TOTAL_LINES,
     MCP_DOCS_LIMIT,
+    MCP_MAX_EXCERPT_LINES,
     MCP_MAX_LIMIT,
+    MCP_MAX_PAGE_OFFSET,
+    MCP_MAX_SNIPPET_LINES,
     MCP_MAX_TOTAL_LINES,
     MCP_MAX_WAIT_S,
+    MCP_REINDEX_WAIT_S,
+    MCP_SNIPPET_LINES,
     RANKINGS,
     STALE_AFTER_S,
     TEXT_SEARCH_LIMIT,
@@ -71,12 +93,14 @@ from codelex.output import (
     mcp_docs_answer,
     mcp_no_answer,
     mcp_outline_answer,
+    mcp_page_lines,
     mcp_related_answer,
     mcp_search_answer,
     mcp_source_answer,
     mcp_unavailable_answer,
     wired,
 )
+from codelex.mcp_schemas import OUTPUT_SCHEMAS
 from codelex.project import Project, refusal_reason
 from codelex.project.pool import ProjectPool
 from codelex.query import SearchOptions
@@ -84,7 +108,7 @@ from codelex.render import display_path, display_text, echo_query, error_text, f
 
 __all__ = ["build_server", "code_search_answer", "code_search_text", "docs_search_answer", "docs_search_text",
            "file_outline_answer", "file_outline_text", "find_related_answer", "find_related_text",
-           "index_status_answer", "text_search_answer",
+           "index_status_answer", "reindex_answer", "text_search_answer",
            "read_symbol_answer", "read_symbol_text", "serve", "symbol_search_answer", "symbol_search_text"]
 
 #: A tool's answer: its text (what a model reads) and the same answer as data (the result's structured content).
@@ -208,14 +232,94 @@ def _lines(lines) -> int:
     return max(1, min(math.floor(lines), MCP_MAX_TOTAL_LINES))
 
 
-def symbol_search_answer(project: Project, query: str, limit=None, paths=None, lang=None, ranking=None) -> Answer:
-    """The tool's reply for a project (separate from the server for reuse and tests).
+def _bounded(value, default: int, low: int, high: int) -> int:
+    """A count parameter: a finite number becomes floor(n) clamped to ``low..high``; anything else ``default``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return default
+    return max(low, min(math.floor(value), high))
+
+
+# --- paging: cursor / nextCursor -------------------------------------------------------------------------------
+# A cursor is opaque to the client: "cx1." and the URL-safe base64 of [offset, digest, stamp].  The digest names
+# the tool, the project and the parameters that decide the ranking (not `limit` or the snippet sizes: a client
+# may change its page size between pages); the stamp names the index's state (when it was last built and how
+# many files it holds), so a page of an index that changed since the previous one says so.  A page is cut from
+# the first offset + limit (+ 1, to know whether more follow) results, so offsets stop at MCP_MAX_PAGE_OFFSET.
+
+_CURSOR_PREFIX = "cx1."
+_CURSOR_MAX_CHARS = 200
+_MOVED = "The index changed since the previous page: results may have moved between pages."
+
+
+def _page_digest(tool: str, root, **params) -> str:
+    """What a cursor must match: the tool, the project root and the ranking's parameters, digested."""
+    text = json.dumps([tool, str(root), params], sort_keys=True, ensure_ascii=True, default=repr)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
+
+
+def _index_stamp(project: Project) -> str:
+    """The index's state, cheaply: when it was last built or refreshed and how many files it holds."""
+    return hashlib.sha256(f"{project.generated_at}:{project.coverage.files}".encode()).hexdigest()[:8]
+
+
+def _encode_cursor(offset: int, digest: str, stamp: str) -> str:
+    raw = json.dumps([offset, digest, stamp], separators=(",", ":")).encode("ascii")
+    return _CURSOR_PREFIX + base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def _page_start(cursor, digest: str, stamp: str) -> tuple[int, str | None]:
+    """``(offset, note)`` of the page ``cursor`` asks for (``(0, None)`` without one); the note when the index
+    changed since the cursor was made.
 
     Raises
     ------
     ToolError
-        For an empty query or a malformed one (an unknown ``lang:``...), or
-        an unknown ranking.
+        For a cursor that is malformed (not one this server issued) or made for another query or parameters.
+    """
+    if cursor is None or cursor == "":
+        return 0, None
+    malformed = ToolError("Malformed `cursor`: pass the `nextCursor` of a previous answer exactly as given, or omit "
+                          "it to start from the first page.")
+    if not isinstance(cursor, str) or len(cursor) > _CURSOR_MAX_CHARS or not cursor.startswith(_CURSOR_PREFIX):
+        raise malformed
+    body = cursor[len(_CURSOR_PREFIX):]
+    try:
+        offset, made_for, made_at = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    except (ValueError, TypeError):  # (binascii.Error and UnicodeDecodeError are ValueErrors)
+        raise malformed from None
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 < offset <= MCP_MAX_PAGE_OFFSET \
+            or not isinstance(made_for, str) or not isinstance(made_at, str):
+        raise malformed
+    if made_for != digest:
+        raise ToolError("This `cursor` belongs to another query or other parameters: call with the same query, "
+                        "paths, lang and options as the call that returned it, or omit `cursor` to start over.")
+    return offset, (None if made_at == stamp else _MOVED)
+
+
+def _next_cursor(next_offset: int, more: bool, digest: str, stamp: str, note: str | None) -> tuple[str | None,
+                                                                                                  str | None]:
+    """``(nextCursor, note)``: the cursor of the page at ``next_offset`` when ``more`` results follow (None past
+    :data:`~codelex.defaults.MCP_MAX_PAGE_OFFSET`, the note then saying where paging stops)."""
+    if not more:
+        return None, note
+    if next_offset > MCP_MAX_PAGE_OFFSET:
+        stop = (f"Paging stops at result {MCP_MAX_PAGE_OFFSET}: narrow the query (paths, lang) to reach the rest.")
+        return None, f"{note} {stop}" if note else stop
+    return _encode_cursor(next_offset, digest, stamp), note
+
+
+def symbol_search_answer(project: Project, query: str, limit=None, paths=None, lang=None, ranking=None,
+                         cursor=None, snippet_lines=None) -> Answer:
+    """The tool's reply for a project (separate from the server for reuse and tests).
+
+    ``cursor`` (a previous answer's ``nextCursor``) asks for the page after it; ``snippet_lines`` for that many
+    lines around each file's best line (default :data:`~codelex.defaults.MCP_SNIPPET_LINES`: the line alone).
+
+    Raises
+    ------
+    ToolError
+        For an empty query or a malformed one (an unknown ``lang:``...), an
+        unknown ranking, or a cursor that is malformed or not this query's.
     """
     if not isinstance(query, str) or not query.strip():
         raise ToolError("Provide a non-empty `query`.")
@@ -232,13 +336,21 @@ def symbol_search_answer(project: Project, query: str, limit=None, paths=None, l
     if project.index is None and state_before in ("idle", "failed"):
         project.open(wait=False)
     echo = echo_query(query)
+    n = _limit(limit)
+    digest = _page_digest("symbol_search", project.root, query=query, paths=paths or None, lang=lang,
+                          ranking=ranking)
+    stamp = _index_stamp(project)
+    offset, note = _page_start(cursor, digest, stamp)
     try:
-        result = project.search(query, SearchOptions(limit=_limit(limit), paths=paths or None, lang=lang,
+        result = project.search(query, SearchOptions(limit=offset + n + 1, paths=paths or None, lang=lang,
                                                      ranking=ranking))
     except (QueryError, TypeError, ValueError) as exc:
         raise ToolError(f'Symbol search failed for "{echo}": {error_text(exc)}') from None
     if not result.available:
         return mcp_unavailable_answer(result, echo)
+    ranked = result.results
+    result = dataclasses.replace(result, results=ranked[offset:offset + n])
+    next_cursor, note = _next_cursor(offset + n, len(ranked) > offset + n, digest, stamp, note)
 
     staleness = None
     if not project.watching and result.generated_at is not None \
@@ -249,19 +361,27 @@ def symbol_search_answer(project: Project, query: str, limit=None, paths=None, l
             project.open(wait=False)  # refresh in the background; this answer uses the current index
     graph_ready = project.import_graph and project.graph_status["state"] == "ready"
     importers = (lambda file: len(project.importers(file, timeout=0))) if graph_ready else None  # how central
-    return mcp_search_answer(result, str(project.root), echo, staleness=staleness, importers=importers)
+    snippet = _bounded(snippet_lines, MCP_SNIPPET_LINES, 1, MCP_MAX_SNIPPET_LINES)
+    return mcp_search_answer(result, str(project.root), echo, staleness=staleness, importers=importers,
+                             snippet_lines=snippet, first_rank=offset + 1, next_cursor=next_cursor, page_note=note)
 
 
-def docs_search_answer(root: Path, query: str, limit=None) -> Answer:
-    """The ``docs_search`` reply: numbered sections with snippets, then a fenced JSON block (the data)."""
+def docs_search_answer(root: Path, query: str, limit=None, cursor=None) -> Answer:
+    """The ``docs_search`` reply: numbered sections with snippets, then a fenced JSON block (the data); ``cursor``
+    (a previous answer's ``nextCursor``) asks for the page after it."""
     from codelex.docs import terms
 
     if not isinstance(query, str) or not query.strip():
         raise ToolError("Provide a non-empty `query`.")
     n = _limit(limit, MCP_DOCS_LIMIT)
     index = _pool.docs(root)
-    hits = index.search(query, n) if terms(query) else []
-    return mcp_docs_answer(hits, query, len(index))
+    digest = _page_digest("docs_search", root, query=query)  # (a filter added to the tool belongs in here too)
+    stamp = hashlib.sha256(str(len(index)).encode()).hexdigest()[:8]
+    offset, note = _page_start(cursor, digest, stamp)
+    ranked = index.search(query, offset + n + 1) if terms(query) else []
+    next_cursor, note = _next_cursor(offset + n, len(ranked) > offset + n, digest, stamp, note)
+    return mcp_docs_answer(ranked[offset:offset + n], query, len(index), first_rank=offset + 1,
+                           next_cursor=next_cursor, page_note=note)
 
 
 def _resolve(project: Project, path) -> str:
@@ -307,23 +427,41 @@ def read_symbol_answer(project: Project, path, symbol, line=None) -> Answer:
 
 
 def code_search_answer(project: Project, query, limit=None, alternatives=None, paths=None, lang=None,
-                       fusion=None, lines=None) -> Answer:
-    """The ``code_search`` reply: function-sized excerpts, best first, then a fenced JSON block."""
+                       fusion=None, lines=None, cursor=None, excerpt_lines=None) -> Answer:
+    """The ``code_search`` reply: function-sized excerpts, best first, then a fenced JSON block.
+
+    Each excerpt is at most ``excerpt_lines`` lines (default :data:`~codelex.defaults.HYBRID_EXCERPT_LINES`),
+    and the page's excerpts ``lines`` in all (the budget, allocated by rank); ``cursor`` (a previous answer's
+    ``nextCursor``) asks for the page after it: the next one starts where the budget stopped this one.
+    """
     from codelex.errors import CodelexError
+    from codelex.rank.original import fit_budget
 
     if not isinstance(query, str) or not query.strip():
         raise ToolError("Provide a `query`: words describing behaviour, or an identifier.")
     if alternatives is not None and (not isinstance(alternatives, list)
                                      or not all(isinstance(a, str) for a in alternatives)):
         raise ToolError("`alternatives` must be a list of strings.")
-    try:
-        result = project.code_search(query, alternatives=alternatives or (), limit=_limit(limit, HYBRID_LIMIT),
-                                     paths=paths, lang=lang, fusion=fusion, total_lines=_lines(lines))
+    n, budget = _limit(limit, HYBRID_LIMIT), _lines(lines)
+    per_result = _bounded(excerpt_lines, HYBRID_EXCERPT_LINES, 1, MCP_MAX_EXCERPT_LINES)
+    digest = _page_digest("code_search", project.root, query=query, alternatives=alternatives or [], paths=paths,
+                          lang=lang, fusion=fusion)
+    stamp = _index_stamp(project)
+    offset, note = _page_start(cursor, digest, stamp)
+    wanted = offset + n + 1  # (one more than the page: whether more follow)
+    try:  # picked with a budget that never binds, then the page cut to `lines` (as one answer is)
+        result = project.code_search(query, alternatives=alternatives or (), limit=wanted, paths=paths, lang=lang,
+                                     fusion=fusion, excerpt_lines=per_result, total_lines=wanted * per_result)
     except (ValueError, TypeError, CodelexError, OSError) as exc:
         raise ToolError(f"Cannot search {echo_query(query)}: {error_text(exc)}") from None
     if not result.available:
         return mcp_no_answer(result)
-    return mcp_code_search_answer(result, query)
+    ranked = result.hits
+    kept, omitted = fit_budget(ranked[offset:offset + n], budget)
+    result = dataclasses.replace(result, hits=kept, omitted=omitted, line_budget=budget)
+    next_cursor, note = _next_cursor(offset + len(kept), omitted > 0 or len(ranked) > offset + n, digest, stamp,
+                                     note)
+    return mcp_code_search_answer(result, query, first_rank=offset + 1, next_cursor=next_cursor, page_note=note)
 
 
 def find_related_answer(project: Project, path, line, limit=None) -> Answer:
@@ -354,25 +492,80 @@ def _seconds(wait) -> float:
     return max(0.0, min(float(wait), MCP_MAX_WAIT_S))
 
 
-def index_status_answer(project: Project, wait=None) -> Answer:
+#: What ``index_status`` can wait for (``wait_for``): each includes the ones before it.
+WAIT_FOR = ("index", "structure", "embeddings")
+#: How often ``index_status`` looks again while it waits for the embeddings (each look is a one-result search).
+_VECTOR_POLL_S = 0.25
+#: The start of a code search's hint when its ranking cannot become hybrid by waiting (no usable model; the
+#: embedding cap reached): :meth:`codelex.Project.code_search`'s words.
+_NOT_BY_WAITING = ("lexical ranking only", "vectors cover")
+
+
+def _await_vectors(project: Project, left) -> tuple[bool, str | None]:
+    """Wait (within ``left()`` seconds) until ``code_search`` ranks by embeddings as well: ``(ready, why_not)``,
+    ``why_not`` saying why waiting cannot make it so (no usable model, an embedding error, the cap).
+
+    Asking is what starts the work (the chunks, the model's load, the embedding: in the background, as the
+    first code_search does); each look is a one-result search, every :data:`_VECTOR_POLL_S` seconds.
+    """
+    from codelex.errors import CodelexError
+
+    while True:
+        try:
+            probe = project.code_search("index status", limit=1, excerpt_lines=1, total_lines=1)
+        except (ValueError, TypeError, CodelexError, OSError) as exc:
+            return False, error_text(exc)
+        if probe.mode == "hybrid":
+            return True, None
+        error = project.embedding_status()["error"]
+        if error:
+            return False, display_text(error)
+        if probe.available and probe.hint and probe.hint.startswith(_NOT_BY_WAITING) \
+                and not project.embedding_status()["running"]:
+            return False, display_text(probe.hint)
+        if left() <= 0:
+            return False, None
+        time.sleep(min(_VECTOR_POLL_S, left()))
+
+
+def index_status_answer(project: Project, wait=None, wait_for=None) -> Answer:
     """The ``index_status`` reply: what is indexed and how fresh, and how far the definitions, the import graph
     and the embeddings are; after waiting up to ``wait`` seconds for them to be ready.
 
+    ``wait_for`` names what to wait for (:data:`WAIT_FOR`, each including the ones before it): ``index``, the
+    word index; ``structure``, the definitions too; ``embeddings``, until ``code_search`` ranks by embeddings
+    (starting the work if nothing has, and answering at once when it cannot be done by waiting).  Omitted: the
+    index, the definitions and an embedding already running.  The data's ``ready`` says whether it is.
+
     A project not opened yet starts building in the background, as a search would: asking is the first step.
+
+    Raises
+    ------
+    ToolError
+        For an unknown ``wait_for``.
     """
+    if wait_for is not None and wait_for not in WAIT_FOR:
+        raise ToolError(f"`wait_for` must be one of {', '.join(WAIT_FOR)}.")
     project.reload_if_changed()
     if project.index is None and project.status in ("idle", "failed"):
         project.open(wait=False)
-    deadline = time.monotonic() + _seconds(wait)
-    left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731 (the budget the three waits share)
+    began = time.monotonic()
+    deadline = began + _seconds(wait)
+    left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731 (the budget the waits share)
+    vectors_ready, vectors_blocked = False, None
     if left():
         project.wait(left())
-        # The definitions' build begins just after the index is published: a moment idle is not "done".
-        settle = time.monotonic() + min(left(), _STRUCTURE_SETTLE_S)
-        while project.structure_status["status"] == "idle" and time.monotonic() < settle:
-            time.sleep(0.02)
-        project.wait_structure(left())
-        project.wait_embeddings(left())
+        if wait_for != "index":
+            # The definitions' build begins just after the index is published: a moment idle is not "done".
+            settle = time.monotonic() + min(left(), _STRUCTURE_SETTLE_S)
+            while project.structure_status["status"] == "idle" and time.monotonic() < settle:
+                time.sleep(0.02)
+            project.wait_structure(left())
+        if wait_for is None:
+            project.wait_embeddings(left())
+        elif wait_for == "embeddings" and project.index is not None:
+            vectors_ready, vectors_blocked = _await_vectors(project, left)
+    waited = time.monotonic() - began
     watch = project.watch_status
     structure = project.structure_status
     graph = project.graph_status
@@ -392,6 +585,14 @@ def index_status_answer(project: Project, wait=None) -> Answer:
         "embedding": {"embedded": embedding["embedded"], "chunks": embedding["chunks"],
                       "running": embedding["running"], "error": embedding["error"]},
     }
+    if vectors_blocked:
+        data["embedding"]["unavailable"] = vectors_blocked
+    index_ready = project.index is not None and project.status == "ready"
+    structure_ready = index_ready and structure["status"] == "ready"
+    data["waitedFor"] = wait_for or "default"
+    data["ready"] = {"index": index_ready, "structure": structure_ready,
+                     "embeddings": structure_ready and vectors_ready}.get(wait_for, structure_ready)
+    data["waitedSeconds"] = round(waited, 2)
     if project.status_reason:
         data["reason"] = display_text(project.status_reason)
     lines = [f"Project {data['root']}: {data['status']}" + (f" ({data['reason']})" if "reason" in data else "")
@@ -409,8 +610,12 @@ def index_status_answer(project: Project, wait=None) -> Answer:
                  + (f" ({display_text(structure['reason'])})" if structure.get("reason") else "") + ".")
     lines.append(f"Import graph: {graph['state']}.")
     done, total = embedding["embedded"], embedding["chunks"]
-    if embedding["error"]:
+    if vectors_ready:
+        vectors = f"ready ({embedding['embedded']:,} of {embedding['chunks']:,} chunks): code_search is hybrid"
+    elif embedding["error"]:
         vectors = f"unavailable ({display_text(embedding['error'])}): code_search and find_related rank lexically"
+    elif vectors_blocked:
+        vectors = f"cannot become ready by waiting ({vectors_blocked}): code_search ranks lexically"
     elif total and done >= total:
         vectors = f"complete ({total:,} chunks): code_search is hybrid"
     elif embedding["running"] or total:
@@ -419,6 +624,123 @@ def index_status_answer(project: Project, wait=None) -> Answer:
     else:
         vectors = "not started: the first code_search or find_related starts them in the background"
     lines.append(f"Embeddings: {vectors}.")
+    if wait_for is not None:
+        lines.append(f"Waited {waited:.1f} s for {wait_for}: " + ("ready." if data["ready"] else
+                     "not ready yet (call again with `wait`)." if not vectors_blocked else "cannot be by waiting."))
+    return "\n".join(lines), data
+
+
+@dataclasses.dataclass
+class _Reindex:
+    """A build ``reindex`` started: when (monotonic), whether from scratch, the report before it (the build's
+    own replaces it once saved), and how many files it has read of how many (its progress callback's)."""
+
+    began: float
+    full: bool
+    before: object
+    progress: list = dataclasses.field(default_factory=lambda: [0, 0])
+
+    def note(self, done: int, total: int, _bytes: int = 0) -> None:
+        self.progress[:] = [done, total]
+
+
+#: The last build ``reindex`` started, per project root (what a second call while it runs reports).
+_reindexes: dict[Path, _Reindex] = {}
+_reindexes_lock = threading.Lock()
+#: How often ``reindex`` looks for its build's report while it waits (the report follows the index's save).
+_REPORT_POLL_S = 0.02
+
+
+def _report_data(report) -> dict:
+    skipped = sum(report.skipped.values())
+    unchanged = report.reused if report.mode == "incremental" else 0
+    return {"mode": report.mode, "reason": report.reason, "files": report.files, "added": report.added,
+            "updated": report.refreshed, "removed": report.dropped, "unchanged": max(0, unchanged),
+            "seconds": round(report.seconds, 3), "saved": report.saved,
+            "saveError": display_text(report.save_error) if report.save_error else None,
+            "truncated": report.truncated, **({"skipped": skipped} if skipped else {})}
+
+
+def _report_text(root: str, data: dict) -> str:
+    if data["mode"] == "full":
+        why = "" if data["reason"] == "requested" else f" ({display_text(str(data['reason']))})"
+        what = f"Rebuilt {root} from scratch{why} in {data['seconds']:.2f} s: {data['files']:,} files indexed"
+    else:
+        what = (f"Reindexed {root} in {data['seconds']:.2f} s: {data['added']:,} file(s) added, "
+                f"{data['updated']:,} updated, {data['removed']:,} removed, {data['unchanged']:,} unchanged "
+                f"({data['files']:,} files indexed)")
+    capped = " (capped by max_files)" if data["truncated"] else ""
+    saved = f" The index could not be saved: {data['saveError']}." if data["saveError"] else ""
+    return (f"{what}{capped}.{saved} Definitions and embeddings follow in the background (index_status says how "
+            "far).")
+
+
+def reindex_answer(project: Project, full=None, wait=None) -> Answer:
+    """The ``reindex`` reply: the project's index brought up to date with the disk now (the tree listed again,
+    the files added, changed or removed since applied; from scratch with ``full``), on the project's build
+    thread, waited for at most ``wait`` seconds (default :data:`~codelex.defaults.MCP_REINDEX_WAIT_S`, at most
+    :data:`~codelex.defaults.MCP_MAX_WAIT_S`): what changed, or that it is still running.
+
+    One build runs per project: while one runs (this tool's, or an open's), a call starts none, says so with its
+    progress, and waits for that one.
+
+    Raises
+    ------
+    ToolError
+        When the build cannot start (a closed project, a broken configuration file) or failed.
+    """
+    from codelex.errors import CodelexError
+
+    if full is not None and not isinstance(full, bool):
+        raise ToolError("`full` must be true or false.")
+    seconds = float(MCP_REINDEX_WAIT_S) if wait is None else _seconds(wait)
+    shown = display_path(str(project.root))
+    began = time.monotonic()
+    run = _Reindex(began, full is True, project.last_report)
+    try:
+        started = project.refresh_in_background(full=full is True, progress=run.note)
+    except (RuntimeError, OSError, ValueError, CodelexError) as exc:
+        raise ToolError(f"Cannot reindex {shown}: {error_text(exc)}") from None
+    if project.status == "refused":
+        raise ToolError(f"Refusing to index {shown}: {display_text(project.status_reason or 'refused')}.")
+    with _reindexes_lock:
+        if started:
+            _reindexes[project.root] = run
+        else:  # the build running: this tool's (its report not replaced yet), else another's (an open's)
+            earlier = _reindexes.get(project.root)
+            run = earlier if earlier is not None and earlier.before is project.last_report else None
+    before = run.before if run is not None else project.last_report
+    deadline = began + seconds
+    left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731
+    if left():
+        project.wait(left())
+        while project.last_report is before and project.status not in ("building", "failed") and left():
+            time.sleep(min(_REPORT_POLL_S, left()))  # (the report follows the save, which follows publication)
+    if project.status == "failed":
+        raise ToolError(f"Reindexing {shown} failed: {display_text(project.status_reason or 'unknown error')}. "
+                        "index_status says more; a later call retries.")
+    report = project.last_report
+    finished = project.status != "building" and report is not before and report is not None
+    data: dict = {"root": shown, "started": started, "finished": finished,
+                  "full": run.full if run is not None else None, "status": project.status,
+                  "waitedSeconds": round(time.monotonic() - began, 2)}
+    lines = []
+    if not started:
+        since = f", started {time.monotonic() - run.began:.1f} s ago by reindex" if run is not None else ""
+        lines.append(f"A build of {shown} was already running{since}: not started again.")
+    if finished:
+        data["report"] = _report_data(report)
+        lines.append(_report_text(shown, data["report"]))
+    else:
+        if run is not None:
+            done, total = run.progress
+            data["runningSeconds"] = round(time.monotonic() - run.began, 2)
+            data["progress"] = {"done": done, "total": total}
+        read = f" ({data['progress']['done']:,} of {data['progress']['total']:,} files read)" \
+            if data.get("progress", {}).get("total") else ""
+        kind = "rebuild" if data["full"] else "reindex" if data["full"] is not None else "build"
+        lines.append(f"The {kind} of {shown} is running{read}, not finished within {seconds:g} s: call "
+                     "index_status to follow it (or reindex with `wait`, which starts nothing new while it runs).")
     return "\n".join(lines), data
 
 
@@ -430,9 +752,10 @@ def _context(context) -> int:
 
 
 def text_search_answer(project: Project, pattern, regex=None, ignore_case=None, limit=None, context=None,
-                       paths=None, lang=None) -> Answer:
+                       paths=None, lang=None, cursor=None) -> Answer:
     """The ``text_search`` reply: the indexed files' lines that hold ``pattern`` (a literal string, or an RE2
-    regular expression with ``regex``), ``path:line:column: text``, then how far the search went."""
+    regular expression with ``regex``), ``path:line:column: text``, then how far the search went; ``cursor`` (a
+    previous answer's ``nextCursor``) asks for the lines after it."""
     from codelex.textsearch import compile_pattern, search_text
 
     if not isinstance(pattern, str) or not pattern:
@@ -456,13 +779,23 @@ def text_search_answer(project: Project, pattern, regex=None, ignore_case=None, 
     admit = opts.paths_predicate
     files = [f for f in index.files if (admit is None or admit(f)) and (opts.lang is None or kind_of(f) == opts.lang)]
     n = _limit(limit, TEXT_SEARCH_LIMIT)
-    found = search_text(project.root, files, matcher, limit=n, context=_context(context),
+    digest = _page_digest("text_search", project.root, pattern=pattern, regex=regex, ignore_case=ignore_case,
+                          paths=opts.paths, lang=opts.lang)
+    stamp = _index_stamp(project)
+    offset, note = _page_start(cursor, digest, stamp)
+    found = search_text(project.root, files, matcher, limit=offset + n + 1, context=_context(context),
                         max_bytes=project.config.get("max_bytes"))
+    more = len(found.matches) > offset + n
+    page = found.matches[offset:offset + n]
+    if found.stopped == "limit":  # (the search's limit was one past the page: whether more follow)
+        found.stopped = "limit" if more else None
+    next_cursor, note = _next_cursor(offset + n, more, digest, stamp, note)
     kind = "regex" if regex else "string"
-    lines = [f"{len(found.matches)} line(s) matching {kind} \"{shown}\" in {found.matched_files} file(s):"
-             if found.matches else f"No line matches {kind} \"{shown}\"."]
+    after = f" after the first {offset}" if offset else ""
+    lines = [f"{len(page)} line(s) matching {kind} \"{shown}\"{after} in {len({m.path for m in page})} file(s):"
+             if page else f"No {'more ' if offset else ''}line matches {kind} \"{shown}\"."]
     results = []
-    for m in found.matches:
+    for m in page:
         path = display_path(m.path)
         for k, text in enumerate(m.before, m.line - len(m.before)):
             lines.append(f"{path}-{k}-  {display_text(text)}")
@@ -472,14 +805,20 @@ def text_search_answer(project: Project, pattern, regex=None, ignore_case=None, 
         entry = m.to_dict()
         entry["path"] = path
         results.append(entry)
-    why = {"limit": f"stopped at the limit of {n} lines: pass a larger `limit` or narrower `paths`",
+    why = {"limit": f"stopped at the limit of {n} lines: pass a larger `limit` or narrower `paths` (or the "
+                    "`cursor` below for the next lines)",
            "time": "stopped at the time budget: narrow it with `paths` or `lang`"}.get(found.stopped)
     skipped = f", {found.unreadable:,} skipped (unreadable, links or too large)" if found.unreadable else ""
     lines.append(f"Searched {found.searched:,} of {found.files:,} indexed files{skipped}"
                  + (f"; {why}." if why else "."))
+    lines.extend(mcp_page_lines(next_cursor, note))
     data = {"pattern": shown, "regex": regex, "ignoreCase": ignore_case, "files": found.files,
             "searched": found.searched, "unreadable": found.unreadable, "stopped": found.stopped,
             "results": results}
+    if next_cursor:
+        data["nextCursor"] = next_cursor
+    if note:
+        data["note"] = note
     return "\n".join(lines), data
 
 
@@ -588,9 +927,16 @@ _PickLine = _optional(float, {"type": "integer", "minimum": 1},
                       "Picks one of several definitions of the same name: the one whose lines hold this 1-based "
                       "line (the candidates an ambiguous name lists carry it).")
 _Lang = _choice("Only files of this language kind (as the inline filter lang:KIND).", LANG_KINDS)
+_Cursor = _optional(str, {"type": "string"},
+                    "The `nextCursor` of a previous answer, to get the page after it; the other arguments must be "
+                    "the same as that call's (`limit` and the snippet sizes may change). Omit for the first page.")
 
-#: Every tool reads (its index is a cache it keeps itself): nothing in the project or the world changes.
+#: Every tool but reindex reads (its index is a cache it keeps itself): nothing in the project or the world changes.
 _READS = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+#: reindex writes the index (codelex's own cache, under the index directory): not read-only, but it destroys
+#: nothing, and calling it twice leaves what calling it once does.
+_REINDEXES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                             open_world_hint=False)
 
 
 def _instructions(served: str) -> str:
@@ -602,11 +948,12 @@ def _instructions(served: str) -> str:
         "project is embedded); find_related lists the code most like a file:line (look-alikes, duplicates); "
         "docs_search finds documentation sections (Markdown, reST); file_outline lists one file's definitions; "
         "read_symbol reads one definition's exact source; text_search finds an exact string or a regex (when you "
-        "know the text); index_status says what is indexed, how fresh, and "
-        "whether definitions and embeddings are ready (and can wait for them). A typical path: symbol_search or "
-        "code_search, then "
-        "file_outline, then read_symbol. The first call on a project starts its index in the background and "
-        "says so: call again shortly. "
+        "know the text); index_status says what is indexed, how fresh, and whether definitions and embeddings are "
+        "ready (and can wait for one of them: wait_for); reindex brings the index up to date with the disk now "
+        "(after changes the watcher could not see; full=true rebuilds), in the background, one build at a time. "
+        "A typical path: symbol_search or code_search, then file_outline, then read_symbol. List answers come in "
+        "pages: when one ends with a nextCursor, pass it as `cursor` (same arguments) for the next page. "
+        "The first call on a project starts its index in the background and says so: call again shortly. "
         f"This server serves these projects only: {served}. A tool's optional `cwd` must be a directory "
         "inside one of them (default: the first); other directories are refused."
     )
@@ -617,9 +964,20 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
     global _roots
     _roots = list(serve_roots()[0] if roots is None else roots)
     served = ", ".join(display_path(str(r)) for r in _roots) or "none (started outside a project)"
-    server = MCPServer("codelex", version=VERSION, instructions=_instructions(served))
+    tools: list[Tool] = []
 
-    @server.tool(
+    def tool(name: str, title: str, description: str, annotations: ToolAnnotations = _READS):
+        """Register the function as the tool ``name``, its answers published as :data:`OUTPUT_SCHEMAS` says."""
+        def register(fn):
+            made = Tool.from_function(fn, name=name, title=title, description=description, annotations=annotations,
+                                      structured_output=False)  # (the function builds its CallToolResult)
+            made.fn_metadata.output_schema = OUTPUT_SCHEMAS[name]  # published with the tool, checked by clients
+            tools.append(made)
+            return fn
+        return register
+
+
+    @tool(
         name="symbol_search",
         title="Search files by identifiers and words",
         description=(
@@ -627,8 +985,6 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
             "the best-matching line of each and the definition around it. The first call on a project starts "
             "building its index in the background and says so; later calls answer in milliseconds."
         ),
-        annotations=_READS,
-        structured_output=False,
     )
     def symbol_search(
         query: _text(_QUERY_HELP),
@@ -638,32 +994,35 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
         lang: _Lang = None,
         ranking: _choice(f"'{RANKINGS[0]}' (default: BM25F over the body, the path and the names a file defines) "
                          "or 'classic' (BM25 over file bodies only).", RANKINGS) = None,
+        snippet_lines: _count(f"Lines shown per file around its best-matching line (default {MCP_SNIPPET_LINES}: "
+                              "the line alone; more add a `snippet` to each result).", MCP_MAX_SNIPPET_LINES) = None,
+        cursor: _Cursor = None,
     ) -> CallToolResult:
-        return _reply(symbol_search_answer, cwd, query, limit=limit, paths=paths, lang=lang, ranking=ranking)
+        return _reply(symbol_search_answer, cwd, query, limit=limit, paths=paths, lang=lang, ranking=ranking,
+                      cursor=cursor, snippet_lines=snippet_lines)
 
-    @server.tool(
+    @tool(
         name="docs_search",
         title="Search documentation sections",
         description=(
             "Find the sections of a project's documentation (.md, .mdx, .rst, docs/*.txt) that answer a question, "
             "best first, with each one's anchor and a snippet. Use symbol_search or code_search for code."
         ),
-        annotations=_READS,
-        structured_output=False,
     )
     def docs_search(
         query: _text("The question, or words the sections should hold."),
         cwd: _Cwd = None,
         limit: _count(f"How many sections (default {MCP_DOCS_LIMIT}).") = None,
+        cursor: _Cursor = None,
     ) -> CallToolResult:
         try:
             project = _project_for(cwd)  # the same checks on cwd as symbol_search
-            text, data = docs_search_answer(project.root, query, limit)
+            text, data = docs_search_answer(project.root, query, limit, cursor=cursor)
         except ToolError as exc:
             return _result(str(exc), error=True)
         return _result(text, data=data)
 
-    @server.tool(
+    @tool(
         name="file_outline",
         title="Outline a file's definitions",
         description=(
@@ -671,21 +1030,17 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
             "nested, with their kinds, line spans and signatures. Use it after a search to see what a file "
             "holds, then read_symbol to read one definition."
         ),
-        annotations=_READS,
-        structured_output=False,
     )
     def file_outline(path: _Path, cwd: _Cwd = None) -> CallToolResult:
         return _reply(file_outline_answer, cwd, path)
 
-    @server.tool(
+    @tool(
         name="read_symbol",
         title="Read one definition's source",
         description=(
             "Read the exact source of one definition of a file (with its decorators and doc comment). An "
             "ambiguous name lists its candidates (pass `line` to pick one); an unknown one names the nearest."
         ),
-        annotations=_READS,
-        structured_output=False,
     )
     def read_symbol(
         path: _Path,
@@ -696,7 +1051,7 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
     ) -> CallToolResult:
         return _reply(read_symbol_answer, cwd, path, symbol, line)
 
-    @server.tool(
+    @tool(
         name="code_search",
         title="Search code by behaviour or identifier",
         description=(
@@ -705,8 +1060,6 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
             "identifier work. Until the project's chunks are embedded (in the background) the answer is lexical "
             "and says how far embedding is."
         ),
-        annotations=_READS,
-        structured_output=False,
     )
     def code_search(
         query: _text("What the code does, in words, or an identifier."),
@@ -719,12 +1072,17 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
         fusion: _choice(f"How the embedding and lexical rankings are fused: '{DEFAULT_FUSION}' (default, weighs "
                         "each by its evidence), 'shape' (by the query's shape), 'original' (fixed 0.7/0.3), "
                         "'vector' (the embedding ranking first).", _fusions()) = None,
-        lines: _count(f"The excerpts' lines in all (default {HYBRID_TOTAL_LINES}); an answer this budget cut says "
-                      "so.", MCP_MAX_TOTAL_LINES) = None,
+        lines: _count(f"The page's excerpts' lines in all (default {HYBRID_TOTAL_LINES}), allocated by rank; an "
+                      "answer this budget cut says so (and its `nextCursor` continues after it).",
+                      MCP_MAX_TOTAL_LINES) = None,
+        excerpt_lines: _count(f"Lines per excerpt at most (default {HYBRID_EXCERPT_LINES}); a longer chunk shows its "
+                              "first lines and is marked truncated.", MCP_MAX_EXCERPT_LINES) = None,
+        cursor: _Cursor = None,
     ) -> CallToolResult:
-        return _reply(code_search_answer, cwd, query, limit, alternatives, paths, lang, fusion, lines)
+        return _reply(code_search_answer, cwd, query, limit, alternatives, paths, lang, fusion, lines, cursor,
+                      excerpt_lines)
 
-    @server.tool(
+    @tool(
         name="find_related",
         title="Find code like this",
         description=(
@@ -732,8 +1090,6 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
             "and line: look-alike implementations, duplicates, other handlers of the same kind. Same language "
             "only; until the project is embedded, related by shared identifiers (said so)."
         ),
-        annotations=_READS,
-        structured_output=False,
     )
     def find_related(
         path: _Path,
@@ -743,27 +1099,54 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
     ) -> CallToolResult:
         return _reply(find_related_answer, cwd, path, line, limit)
 
-    @server.tool(
+    @tool(
         name="index_status",
         title="What is indexed, and how fresh",
         description=(
             "Say what a project's indexes hold and how ready they are: the files indexed and how fresh, whether a "
             "watcher keeps them fresh, and whether definitions (file_outline, read_symbol), the import graph and "
-            "the embeddings (code_search, find_related) are ready. Pass `wait` to wait for them (e.g. before "
-            "relying on code_search's embedding ranking). The first call on a project starts its index."
+            "the embeddings (code_search, find_related) are ready. Pass `wait` to wait for them, and `wait_for` "
+            "to say which (e.g. 'embeddings' before relying on code_search's embedding ranking). The first call on "
+            "a project starts its index."
         ),
-        annotations=_READS,
-        structured_output=False,
     )
     def index_status(
         cwd: _Cwd = None,
         wait: _optional(float, {"type": "number", "minimum": 0, "maximum": MCP_MAX_WAIT_S},
-                        f"Seconds to wait, at most {MCP_MAX_WAIT_S}, for the index, definitions and embeddings "
-                        "to be ready before answering (default 0: answer at once).") = None,
+                        f"Seconds to wait, at most {MCP_MAX_WAIT_S}, before answering (default 0: answer at once); "
+                        "the answer comes as soon as what `wait_for` names is ready.") = None,
+        wait_for: _choice("What `wait` waits for, each including the ones before it: 'index' (the files, for "
+                          "symbol_search and text_search), 'structure' (definitions, for file_outline and "
+                          "read_symbol), 'embeddings' (until code_search ranks by embeddings: starts them if "
+                          "nothing has, answers at once when waiting cannot help, e.g. no model installed). "
+                          "Default: the index, the definitions and an embedding already running.", WAIT_FOR) = None,
     ) -> CallToolResult:
-        return _reply(index_status_answer, cwd, wait)
+        return _reply(index_status_answer, cwd, wait, wait_for)
 
-    @server.tool(
+    @tool(
+        name="reindex",
+        title="Bring the index up to date now",
+        description=(
+            "Bring a project's index up to date with the files on disk now: list the tree again and apply the "
+            "files added, changed and removed (or, with `full`, rebuild it from scratch). For after changes the "
+            "file watcher cannot see (a branch switch on another machine's mount, a watcher that could not "
+            "start). The build runs in the background, one at a time per project: the answer says what changed "
+            "when it finishes within `wait` seconds, else that it is running (a second call while it runs "
+            "starts nothing and reports its progress). Definitions and embeddings follow in the background."
+        ),
+        annotations=_REINDEXES,
+    )
+    def reindex(
+        cwd: _Cwd = None,
+        full: _optional(bool, {"type": "boolean"}, "Rebuild the index from scratch instead of applying what "
+                                                  "changed (default false).") = None,
+        wait: _optional(float, {"type": "number", "minimum": 0, "maximum": MCP_MAX_WAIT_S},
+                        f"Seconds to wait for the build, at most {MCP_MAX_WAIT_S} (default {MCP_REINDEX_WAIT_S}; "
+                        "0: answer at once).") = None,
+    ) -> CallToolResult:
+        return _reply(reindex_answer, cwd, full, wait)
+
+    @tool(
         name="text_search",
         title="Find an exact string or regex",
         description=(
@@ -772,8 +1155,6 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
             "path order. For when you know the text: an error message, a key, every use of a name to rename. "
             "Bounded: at most `limit` lines and a couple of seconds, and it says when it stopped early."
         ),
-        annotations=_READS,
-        structured_output=False,
     )
     def text_search(
         pattern: _text("The exact text to find (or, with `regex`, an RE2 regular expression); one line at most."),
@@ -786,10 +1167,11 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
                            "Lines to show before and after each match (default 0).") = None,
         paths: _Paths = None,
         lang: _Lang = None,
+        cursor: _Cursor = None,
     ) -> CallToolResult:
-        return _reply(text_search_answer, cwd, pattern, regex, ignore_case, limit, context, paths, lang)
+        return _reply(text_search_answer, cwd, pattern, regex, ignore_case, limit, context, paths, lang, cursor)
 
-    return server
+    return MCPServer("codelex", version=VERSION, instructions=_instructions(served), tools=tools)
 
 
 def serve(roots: list[Path] | None = None) -> None:

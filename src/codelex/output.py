@@ -46,9 +46,10 @@ from codelex.render import best_line_text, display_path, display_text, echo_quer
 __all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "budget_note", "code_fence", "code_lines", "docs_entry",
            "docs_lines", "docs_scope_note", "highlighter", "hit_entry", "match_column", "mcp_code_search_answer", "mcp_code_search_text",
            "mcp_docs_answer", "mcp_docs_text", "mcp_entry", "mcp_no_answer", "mcp_no_answer_text",
-           "mcp_outline_answer", "mcp_outline_text", "mcp_related_answer", "mcp_related_text", "mcp_search_answer",
-           "mcp_search_text", "mcp_source_answer", "mcp_source_text", "mcp_unavailable_answer", "mcp_unavailable_text",
-           "outline_entry", "outline_lines", "overloads_note", "search_lines", "source_lines", "use_colour", "wired"]
+           "mcp_outline_answer", "mcp_outline_text", "mcp_page_lines", "mcp_related_answer", "mcp_related_text",
+           "mcp_search_answer", "mcp_search_text", "mcp_source_answer", "mcp_source_text", "mcp_unavailable_answer",
+           "mcp_unavailable_text", "outline_entry", "outline_lines", "overloads_note", "search_lines", "source_lines",
+           "use_colour", "wired"]
 
 #: The command line's output formats of a search answer (``--json``, ``--jsonl``, ``-l``, ``--vimgrep``, else text).
 FORMATS = ("text", "json", "jsonl", "files", "vimgrep")
@@ -178,15 +179,40 @@ def search_lines(result, fmt: str, where: Where, *, query: str, tokens: Sequence
 # --- MCP -------------------------------------------------------------------------------------
 
 
-def mcp_entry(hit, root: str, importers: int | None = None) -> dict:
+def _file_lines(root: str, path: str, first: int, last: int, max_chars: int = 200) -> list[str]:
+    """Lines ``first``..``last`` (1-based) of ``path`` (root-relative, opened through :mod:`codelex.safefs`: no
+    link followed), each cut to ``max_chars`` with its line break removed; fewer at the end of the file, none
+    when it cannot be read."""
+    from codelex.safefs import open_file
+
+    out: list[str] = []
+    try:
+        fd, _ = open_file(root, path)
+        with os.fdopen(fd, "rb") as f:
+            for number, text in enumerate(f, 1):
+                if number > last:
+                    break
+                if number >= first:
+                    out.append(text.decode("utf-8", "replace").rstrip("\r\n")[:max_chars])
+    except (OSError, ValueError):  # (ValueError: UnsafePathError, an unusable path)
+        return []
+    return out
+
+
+def mcp_entry(hit, root: str, importers: int | None = None, snippet_lines: int = 1) -> dict:
     """A hit as MCP ``symbol_search``'s JSON block holds it: :meth:`~codelex.Hit.to_dict`, ``importers`` (how
     many files import it, when the import graph is ready), ``file``, ``text`` and ``symbol`` escaped for
-    display, and the ``suggestedNext`` tool call."""
+    display, and the ``suggestedNext`` tool call.  With ``snippet_lines`` above 1, ``snippet``: that many lines
+    centred on the best line, ``{startLine, lines}`` (escaped for display)."""
     entry = hit.to_dict()
     if importers is not None:
         entry["importers"] = importers
     entry["file"] = display_path(hit.file)
     entry["text"] = display_text(best_line_text(root, hit.file, hit.start_line))
+    if snippet_lines > 1:
+        first = max(1, hit.start_line - (snippet_lines - 1) // 2)
+        lines = _file_lines(root, hit.file, first, first + snippet_lines - 1)
+        entry["snippet"] = {"startLine": first, "lines": [display_text(t) for t in lines]}
     if hit.symbol is not None:
         entry["symbol"] = display_text(hit.symbol)
         entry["suggestedNext"] = {"tool": "read_symbol", "path": entry["file"], "symbol": entry["symbol"]}
@@ -220,29 +246,64 @@ def mcp_search_text(result, root: str, echo: str, *, staleness: str | None = Non
     return mcp_search_answer(result, root, echo, staleness=staleness, importers=importers)[0]
 
 
+def _page_title(count: int, first_rank: int, what: str, echo: str) -> str:
+    """``Top N what for "<q>":`` on a first page, ``what first-last for "<q>":`` on a later one."""
+    if first_rank <= 1:
+        return f'Top {count} {what} for "{echo}":'
+    return f'{what.replace("(s)", "s").capitalize()} {first_rank}-{first_rank + count - 1} for "{echo}":'
+
+
+def mcp_page_lines(next_cursor: str | None, note: str | None = None) -> list[str]:
+    """The lines an MCP list answer ends its text with when it is one page of more (``next_cursor``), and the
+    ``note`` on its cursor, if any (e.g. the index changed since the previous page)."""
+    lines = [note] if note else []
+    if next_cursor:
+        lines.append(f'More results: call again with the same arguments and cursor "{next_cursor}".')
+    return lines
+
+
 def mcp_search_answer(result, root: str, echo: str, *, staleness: str | None = None,
-                      importers: Callable[[str], int] | None = None) -> tuple[str, dict]:
+                      importers: Callable[[str], int] | None = None, snippet_lines: int = 1, first_rank: int = 1,
+                      next_cursor: str | None = None, page_note: str | None = None) -> tuple[str, dict]:
     """``(text, data)``: :func:`mcp_search_text`'s text and the JSON block's content as data (the tool's
-    structured content; the text keeps the block, as the original's tool answered)."""
-    entries = [mcp_entry(hit, root, None if importers is None else importers(hit.file)) for hit in result.results]
+    structured content; the text keeps the block, as the original's tool answered).
+
+    ``result`` is one page of the answer, whose first hit ranks ``first_rank``; ``next_cursor`` (data
+    ``nextCursor``) fetches the next page, and ``page_note`` says something of the cursor.  ``snippet_lines``
+    (above 1) shows that many lines around each best line, under its line and in the data (``snippet``).
+    """
+    entries = [mcp_entry(hit, root, None if importers is None else importers(hit.file), snippet_lines)
+               for hit in result.results]
     payload: dict = {"query": echo, "coverage": {"files": result.coverage.files,
                                                   "truncated": result.coverage.truncated}, "results": entries}
     if staleness:
         payload["staleness"] = staleness
+    if next_cursor:
+        payload["nextCursor"] = next_cursor
+    if page_note:
+        payload["note"] = page_note
     lines = []
     if entries:
-        lines.append(f'Top {len(entries)} file(s) for "{echo}":')
-        for rank, (hit, entry) in enumerate(zip(result.results, entries), 1):
+        lines.append(_page_title(len(entries), first_rank, "file(s)", echo))
+        for rank, (hit, entry) in enumerate(zip(result.results, entries), first_rank):
             where = f" in {entry['symbol']} (lines {hit.start_line}-{hit.end_line})" if hit.symbol is not None else ""
             matched = f", matched {'+'.join(hit.fields)}" if hit.fields != ("body",) else ""
             lines.append(f"  {rank}. {entry['file']} (score {hit.score:.2f}, {hit.hits} hit(s), line {hit.start_line})"
                          f"{where}{matched}")
+            snippet = entry.get("snippet")
+            if snippet:
+                width = len(str(snippet["startLine"] + len(snippet["lines"]) - 1))
+                lines.extend(f"       {str(n).rjust(width)}| {text}"
+                             for n, text in enumerate(snippet["lines"], snippet["startLine"]))
+    elif first_rank > 1:
+        lines.append(f'No more files matched "{echo}".')
     else:
         lines.append(f'No files matched "{echo}".')
     if staleness:
         lines.extend(["", staleness])
     capped = " (capped — results may be incomplete)" if result.coverage.truncated else ""
     lines.append(f"Index covers {result.coverage.files} files{capped}.")
+    lines.extend(mcp_page_lines(next_cursor, page_note))
     lines.extend(_fenced_json(payload))
     return "\n".join(lines), payload
 
@@ -324,9 +385,10 @@ def mcp_no_answer(result) -> tuple[str, dict]:
                                         "hint": display_text(result.hint or "unavailable")}
 
 
-def _mcp_chunks_answer(result, title: str) -> tuple[str, dict]:
+def _mcp_chunks_answer(result, title: str, first_rank: int = 1, next_cursor: str | None = None,
+                       page_note: str | None = None) -> tuple[str, dict]:
     lines = [title]
-    for rank, h in enumerate(result.hits, 1):
+    for rank, h in enumerate(result.hits, first_rank):
         fence = code_fence(h.excerpt)
         lines.append(f"{rank}. {display_path(h.path)}:{h.start_line}-{h.end_line}{_symbol_after(h.symbol)} "
                      f"({_places(h, result.mode)})")
@@ -338,7 +400,12 @@ def _mcp_chunks_answer(result, title: str) -> tuple[str, dict]:
     if result.hint:
         lines.append(display_text(result.hint))
     lines.append(f"Mode: {result.mode}; {result.embedded:,} of {result.chunks:,} chunks embedded.")
+    lines.extend(mcp_page_lines(next_cursor, page_note))
     full = _chunks_payload(result)
+    if next_cursor:
+        full["nextCursor"] = next_cursor
+    if page_note:
+        full["note"] = page_note
     data = {k: v for k, v in full.items() if k != "results"}  # (the results last: the block reads as before)
     data["results"] = [{k: v for k, v in e.items() if k != "excerpt"} for e in full["results"]]
     lines.extend(_fenced_json(data))
@@ -350,9 +417,12 @@ def _mcp_chunks_answer(result, title: str) -> tuple[str, dict]:
     return "\n".join(lines), full
 
 
-def mcp_code_search_answer(result, query: str) -> tuple[str, dict]:
-    """``(text, data)``: :func:`mcp_code_search_text` and the answer as data, its excerpts included."""
-    return _mcp_chunks_answer(result, f'Top {len(result.hits)} chunk(s) for "{echo_query(query)}":')
+def mcp_code_search_answer(result, query: str, *, first_rank: int = 1, next_cursor: str | None = None,
+                           page_note: str | None = None) -> tuple[str, dict]:
+    """``(text, data)``: :func:`mcp_code_search_text` and the answer as data, its excerpts included; ``result``
+    one page whose first chunk ranks ``first_rank``, ``next_cursor`` (data ``nextCursor``) the next page's."""
+    title = _page_title(len(result.hits), first_rank, "chunk(s)", echo_query(query))
+    return _mcp_chunks_answer(result, title, first_rank, next_cursor, page_note)
 
 
 def mcp_code_search_text(result, query: str) -> str:
@@ -421,16 +491,20 @@ def mcp_docs_text(hits, query: str, sections: int) -> str:
     return mcp_docs_answer(hits, query, sections)[0]
 
 
-def mcp_docs_answer(hits, query: str, sections: int) -> tuple[str, dict]:
-    """``(text, data)``: :func:`mcp_docs_text` and its JSON block's content (``results`` empty without a match)."""
+def mcp_docs_answer(hits, query: str, sections: int, *, first_rank: int = 1, next_cursor: str | None = None,
+                    page_note: str | None = None) -> tuple[str, dict]:
+    """``(text, data)``: :func:`mcp_docs_text` and its JSON block's content (``results`` empty without a match);
+    ``hits`` one page whose first section ranks ``first_rank``, ``next_cursor`` (data ``nextCursor``) the next
+    page's."""
     echo = echo_query(query)
     if not hits:
-        return (f'No documentation section matched "{echo}" (among {sections} sections). '
-                "Try other words, or symbol_search to find code."), {"query": echo, "sections": sections,
-                                                                     "results": []}
-    lines = [f'Top {len(hits)} section(s) for "{echo}":']
+        more = "more " if first_rank > 1 else ""
+        return "\n".join([f'No {more}documentation section matched "{echo}" (among {sections} sections). '
+                          "Try other words, or symbol_search to find code.", *mcp_page_lines(None, page_note)]), \
+            {"query": echo, "sections": sections, "results": [], **({"note": page_note} if page_note else {})}
+    lines = [_page_title(len(hits), first_rank, "section(s)", echo)]
     results = []
-    for rank, h in enumerate(hits, 1):
+    for rank, h in enumerate(hits, first_rank):
         s = h.section
         entry = docs_entry(h, query, display_text)
         entry["suggestedNext"] = {"tool": "read_file", "path": entry["path"], "line": s.start_line}
@@ -440,6 +514,11 @@ def mcp_docs_answer(hits, query: str, sections: int) -> tuple[str, dict]:
         lines.append(f"     {entry['snippet']}")
         results.append(entry)
     data = {"query": echo, "sections": sections, "results": results}
+    if next_cursor:
+        data["nextCursor"] = next_cursor
+    if page_note:
+        data["note"] = page_note
+    lines.extend(mcp_page_lines(next_cursor, page_note))
     lines.extend(_fenced_json(data))
     return "\n".join(lines), data
 
