@@ -447,8 +447,9 @@ def mcp_related_text(result, path: str, line: int) -> str:
 def docs_entry(hit, query: str, escape: Callable[[str], str] = wire_text,
                language: Callable[[str], str] | None = None) -> dict:
     """A documentation section as the JSON answers hold it: ``path`` (escaped), ``anchor``, ``title``,
-    ``heading``, its lines, ``score`` and the ``snippet`` for ``query``, text through ``escape`` (the command
-    line's :func:`~codelex.render.wire_text`; MCP's :func:`~codelex.render.display_text`)."""
+    ``heading``, its lines, ``score``, the ``snippet`` for ``query``, ``labels`` (other names that reach it,
+    when it has any) and ``language`` (its document's, when ``language(path)`` names one), text through
+    ``escape`` (the command line's :func:`~codelex.render.wire_text`; MCP's :func:`~codelex.render.display_text`)."""
     from codelex.docs import snippet
 
     s = hit.section
@@ -467,7 +468,7 @@ def docs_lines(hits, fmt: str, *, query: str, sections: int, style: Style | None
                language: Callable[[str], str] | None = None) -> Iterator[str]:
     """The lines that print ``codelex docs``'s answer (``hits`` of :meth:`codelex.docs.DocsIndex.search` among
     ``sections``): ``json``, one document; ``text``, per section ``path#anchor — title › heading (score)`` and
-    its snippet."""
+    its snippet.  ``language(path)`` names a document's language (see :func:`docs_entry`)."""
     if fmt == "json":
         yield json.dumps({"query": echo_query(query), "sections": sections,
                           "results": [docs_entry(h, query, language=language) for h in hits]}, ensure_ascii=False)
@@ -483,6 +484,23 @@ def docs_lines(hits, fmt: str, *, query: str, sections: int, style: Style | None
         yield (f"{rank:>3}. {style.path(where)} — {display_text(s.title)} › {display_text(s.heading)}  "
                f"{style.dim(f'(score {h.score})')}")
         yield f"     {display_text(snippet(s, query))}"
+
+
+def docs_scope_note(languages: dict[str, int], main: str, asked: str | None, paths) -> str:
+    """What a docs answer left out, for the summary line: ``" (in en; 1,204 sections in de, ko left out: --lang
+    all)"``, or ``""`` when it searched everything."""
+    parts = []
+    if asked is None and main:
+        others = [tag for tag in languages if tag and tag != main]
+        if others:
+            skipped = sum(languages[tag] for tag in others)
+            shown = ", ".join(others[:4]) + (", …" if len(others) > 4 else "")
+            parts.append(f"in {main}; {skipped:,} sections in {shown} left out: --lang TAG or --lang all")
+    elif asked is not None and asked.strip().lower() not in ("all", "*"):
+        parts.append(f"in {asked} and neutral documents")
+    if paths:
+        parts.append("under " + ", ".join(display_text(p) for p in paths))
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def mcp_docs_text(hits, query: str, sections: int) -> str:
@@ -565,23 +583,6 @@ def outline_lines(outline, fmt: str, *, style: Style | None = None) -> Iterator[
         raise ValueError(f"unknown output format {fmt!r} for an outline (text or json)")
     style = style or Style(False)
     for depth, d, signature in _outline_rows(outline):
-def docs_scope_note(languages: dict[str, int], main: str, asked: str | None, paths) -> str:
-    """What a docs answer left out, for the summary line: ``" (in en; 1,204 sections in de, ko left out: --lang
-    all)"``, or ``""`` when it searched everything."""
-    parts = []
-    if asked is None and main:
-        others = [tag for tag in languages if tag and tag != main]
-        if others:
-            skipped = sum(languages[tag] for tag in others)
-            shown = ", ".join(others[:4]) + (", …" if len(others) > 4 else "")
-            parts.append(f"in {main}; {skipped:,} sections in {shown} left out: --lang TAG or --lang all")
-    elif asked is not None and asked.strip().lower() not in ("all", "*"):
-        parts.append(f"in {asked} and neutral documents")
-    if paths:
-        parts.append("under " + ", ".join(display_text(p) for p in paths))
-    return f" ({'; '.join(parts)})" if parts else ""
-
-
         yield (f"{'  ' * depth}{style.dim(d.kind)} {style.path(display_text(d.name))}  "
                f"{style.line_no(f'{d.start_line}-{d.end_line}')}  {display_text(signature)}")
 

@@ -122,6 +122,9 @@ def test_language_layouts():
     assert languages == {"docs/en/docs/index.md": "en", "docs/en/docs/a.md": "en", "docs/de/docs/index.md": "de",
                          "docs/pt-BR/docs/index.md": "pt-br", "docs/zh_hant/docs/index.md": "zh-hant",
                          "docs/id/only.md": "id", "site/page.fr.md": "fr"}
+    # translations beside a larger body of untranslated docs (Linux's Documentation/): no main language
+    linux = ["a.rst", "b.rst", "c.rst", "translations/zh_CN/a.rst", "translations/zh_CN/b.rst", "translations/it_IT/a.rst"]
+    assert file_languages(linux)[1] == ""
     # a lone language-like directory is no layout; a suffix without its bare page is no translation
     assert file_languages(["src/it/x.md", "lib/id/y.md", "a.de.md"]) == ({}, "")
     assert language_tag("EN_us") == "en-us" and language_tag("js") is None and language_tag("xx") is None

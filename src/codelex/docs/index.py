@@ -154,6 +154,23 @@ def _build_tables(entries: Sequence[_NewFile | int], old: DocsTables | None) -> 
                       np.asarray(end, dtype=np.uint32), post_ptr, sections_of_pairs.astype(np.uint32))
 
 
+def _slicer(blob: np.ndarray, off: np.ndarray) -> tuple[object, list[int]]:
+    """``(buffer, offsets)`` such that ``buffer[offsets[i]:offsets[i + 1]]`` is string ``i``'s bytes: the
+    mapping or bytes object the blob views, with the blob's position in it added to the offsets (slicing an
+    mmap or bytes object makes the bytes at once), else a copy of the blob."""
+    import mmap
+
+    base = blob.base
+    while isinstance(base, memoryview):
+        base = base.obj
+    if isinstance(base, (bytes, mmap.mmap)) and len(blob):
+        origin = np.frombuffer(base, dtype=np.uint8)
+        start = blob.ctypes.data - origin.ctypes.data
+        if 0 <= start and start + len(blob) <= len(origin):
+            return base, (off.astype(np.int64) + start).tolist()
+    return blob.tobytes(), off.astype(np.int64).tolist()
+
+
 def _group_by_file(sections: Iterable[Section]) -> list[_NewFile]:
     files: list[_NewFile] = []
     group: list[Section] = []
@@ -192,13 +209,15 @@ class DocsIndex:
         blob, off = tables.strings["path"]
         raw = blob.tobytes()
         offsets = off.tolist()
-        self.paths: list[str] = [raw[offsets[i]:offsets[i + 1]].decode("utf-8", "replace")
+        self.paths: list[str] = [raw[offsets[i]:offsets[i + 1]].decode("utf-8", "surrogatepass")
                                  for i in range(tables.files)]
         self._file_of = np.repeat(np.arange(tables.files, dtype=np.int64),
                                   np.diff(tables.sec_ptr).astype(np.int64))
         self._runs = tables.strings["run"][0].tobytes()
         self._run_off = tables.strings["run"][1]
         self._views = {name: (memoryview(blob), off) for name, (blob, off) in tables.strings.items()}
+        # What scoring reads, sliced straight into bytes: the lowercased blobs and their offsets as lists.
+        self._scored = tuple(_slicer(*tables.strings[name]) for name in ("low_heading", "low_text"))
         self._file_languages, self.main_language = file_languages(self.paths)
         self._masks: dict[tuple, np.ndarray | None] = {}
         self._sections: list[Section] | None = None
@@ -222,7 +241,7 @@ class DocsIndex:
 
     def _string(self, name: str, i: int) -> str:
         view, off = self._views[name]
-        return view[int(off[i]):int(off[i + 1])].tobytes().decode("utf-8", "replace")
+        return view[int(off[i]):int(off[i + 1])].tobytes().decode("utf-8", "surrogatepass")
 
     def section(self, i: int) -> Section:
         """The ``i``-th section (corpus order)."""
@@ -284,16 +303,27 @@ class DocsIndex:
             self._masks[key] = mask
         return mask
 
-    def _candidates(self, word: bytes) -> list[np.ndarray]:
-        found: list[np.ndarray] = []
-        runs, run_off = self._runs, self._run_off
-        post_ptr, post = self._tables.post_ptr, self._tables.post
+    def _candidates(self, word: bytes) -> np.ndarray | None:
+        """The sections with a run containing ``word`` (None: so many runs do that it is every section)."""
+        runs = self._runs
+        if runs.count(word) > self._tables.runs // 4:  # (a C-speed count; the walk below is a Python loop)
+            return None
+        ends = []
         position = runs.find(word)
         while position >= 0:
-            k = int(np.searchsorted(run_off, position, side="right")) - 1
-            found.append(post[int(post_ptr[k]):int(post_ptr[k + 1])])
-            position = runs.find(word, int(run_off[k + 1]))  # the next run
-        return found
+            end = runs.find(b"\n", position)  # the run's end: the next occurrence is looked for past it
+            ends.append(end)
+            position = runs.find(word, end + 1)
+        if not ends:
+            return np.zeros(0, dtype=np.uint32)
+        run_ids = np.searchsorted(self._run_off, np.asarray(ends, dtype=np.uint64), side="right") - 1
+        starts = self._tables.post_ptr[run_ids].astype(np.int64)
+        lengths = self._tables.post_ptr[run_ids + 1].astype(np.int64) - starts
+        total = int(lengths.sum())
+        # every posting of every run found, gathered at once: start + (position within the run)
+        firsts = np.cumsum(lengths) - lengths
+        gather = np.arange(total, dtype=np.int64) - np.repeat(firsts - starts, lengths)
+        return self._tables.post[gather]
 
     def search(self, query: str, limit: int = 10, *, paths: str | Iterable[str] | None = None,
                language: str | None = None) -> list[Hit]:
@@ -333,19 +363,19 @@ class DocsIndex:
         needles = [_utf8(w) for w in words]
         pieces: list[np.ndarray] = []
         for word in needles:
-            pieces.extend(self._candidates(word))
-        if not pieces:
-            return []
-        candidates = np.unique(np.concatenate(pieces))
+            found = self._candidates(word)
+            if found is None:
+                pieces = [np.arange(len(self), dtype=np.uint32)]
+                break
+            pieces.append(found)
+        candidates = np.unique(np.concatenate(pieces)) if pieces else np.zeros(0, dtype=np.uint32)
         if mask is not None:
             candidates = candidates[mask[candidates]]
-        heading_view, heading_off = self._views["low_heading"]
-        text_view, text_off = self._views["low_text"]
+        (headings, heading_off), (texts, text_off) = self._scored
         scored: list[tuple[int, int]] = []
         for i in candidates.tolist():
-            heading = heading_view[int(heading_off[i]):int(heading_off[i + 1])].tobytes()
-            text = text_view[int(text_off[i]):int(text_off[i + 1])].tobytes()
-            s = score_lowered(heading, text, phrase_bytes, needles)
+            s = score_lowered(headings[heading_off[i]:heading_off[i + 1]], texts[text_off[i]:text_off[i + 1]],
+                              phrase_bytes, needles)
             if s > 0:
                 scored.append((-s, i))
         scored.sort()  # (best first; ties in corpus order, as the stable sort of the plain search)

@@ -15,9 +15,10 @@ Indonesian or Italian.  A suffix counts where the same name also exists
 without it or with another language's suffix.  Files in no language layout
 are *neutral* (``""``): a root README, a changelog.
 
-The *main* language is the directory layout's language with the most
-documents; a search keeps it and the neutral documents by default, so
-translations of the same page do not fill the answer.
+The *main* language is English where the layout has it, else the layout's
+largest language unless neutral documents are more (see
+:func:`file_languages`); a search keeps it and the neutral documents by
+default, so translations of the same page do not fill the answer.
 """
 
 from __future__ import annotations
@@ -55,9 +56,10 @@ def file_languages(paths: Iterable[str]) -> tuple[dict[str, str], str]:
     """``({path: language tag}, main language)`` for a project's documentation files.
 
     The mapping holds the paths written in a language of a translation layout (see the module docstring);
-    paths left out are neutral.  The main language is the directory layout's language with the most
-    documents (ties: English, then alphabetical), ``""`` without a directory layout: in a suffix layout the
-    bare files are the site's default language, and they are neutral here.
+    paths left out are neutral.  The main language is English when the directory layout has it, else the
+    layout's language with the most documents, or ``""`` when neutral documents are more (no directory
+    layout, or translations beside a body of untranslated docs).  Suffixed translations count for neither:
+    in a suffix layout the bare files are the site's default language, and they are neutral here.
     """
     paths = list(paths)
     # A directory level is a language level where two or more siblings are language tags.
@@ -87,12 +89,17 @@ def file_languages(paths: Iterable[str]) -> tuple[dict[str, str], str]:
         for parent, tag in directories:
             if len(tags_under[parent]) >= 2:
                 language = tag  # the deepest language level wins
-        if language is not None:
-            by_directory[language] += 1
+        by_directory[language or ""] += 1 if suffix is None or language else 0
         if suffix is not None and len(stems[stem]) >= 2:
             language = suffix
         if language is not None:
             languages[path] = language
-    main = min(by_directory, key=lambda tag: (-by_directory[tag], not tag.startswith("en"), tag)) \
-        if by_directory else ""
+    # English, when the layout has it, is the main language (the one the untranslated docs are usually in);
+    # otherwise the layout's largest language, unless neutral documents are more (Linux's Documentation/,
+    # whose translations/ hold a fraction of it): then the neutral ones alone.
+    english = [tag for tag in by_directory if tag.startswith("en")]
+    if english:
+        main = min(english, key=lambda tag: (-by_directory[tag], tag))
+    else:
+        main = min(by_directory, key=lambda tag: (-by_directory[tag], tag != "", tag)) if by_directory else ""
     return languages, main
