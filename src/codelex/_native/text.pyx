@@ -8,7 +8,7 @@ whose cost grows with the input.
 """
 
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 from codelex._native.buffers cimport copy_array, utf8_of
@@ -28,6 +28,9 @@ from codelex._native.cpp_checked cimport chunk_count, chunk_digests as c_chunk_d
 from codelex._native.cpp_vocabulary cimport (
     TermReader, Vocabulary as CVocabulary, filter_add, filter_blocks, front_code as c_front_code, hash_bytes,
     kFilterBlockWords, kHeadEvery, kTermBlock, term_blocks, term_head,
+)
+from codelex._native.cpp_docs cimport (
+    DocsScoringRules, count_occurrences as c_count_occurrences, docs_section_scores as c_docs_section_scores,
 )
 from codelex._native.cpp_offsets cimport PackedOffsets, kOffsetBlock, offset_bases, pack_offsets as c_pack_offsets
 from libcpp.string cimport string
@@ -671,3 +674,70 @@ def definition_rules_of(path):
     cdef Py_ssize_t n
     cdef const char* data = utf8_of(path, &n, keep, "path")
     return c_definition_rules_of(data, n)
+
+
+def count_occurrences(text, word, size_t cap):
+    """Non-overlapping occurrences of ``word`` (non-empty bytes) in ``text`` (bytes), at most ``cap``."""
+    cdef bytes t = bytes(text), w = bytes(word)
+    if not w:
+        raise ValueError("word must not be empty")
+    return c_count_occurrences(string_view(<const char*>t, len(t)), string_view(<const char*>w, len(w)), cap)
+
+
+def docs_section_scores(headings, heading_off, texts, text_off, candidates, words, phrase, rules, may_hold=None):
+    """The docs scores of ``candidates`` (csrc/score/docs_sections.hpp): int32, one per candidate.
+
+    ``headings``/``texts`` are lowercased UTF-8 blobs (uint8) with ``n + 1`` uint64 offsets each;
+    ``candidates`` uint32 section numbers; ``words`` the query's words and ``phrase`` its phrase, as bytes
+    (the phrase empty when its rules do not apply); ``rules`` ``(phrase_in_heading, phrase_in_text,
+    term_in_heading, term_occurrence, max_counted_occurrences, all_terms)``; ``may_hold``, optional, a
+    (candidates × words) bool array: False where a word is known absent from a candidate (not looked for).
+    Raises ``ValueError`` when a candidate or its offsets lie outside the arrays, a word is empty, or
+    ``may_hold`` has another shape.
+    """
+    cdef const uint8_t[::1] hv = np.ascontiguousarray(headings, dtype=np.uint8)
+    cdef const uint64_t[::1] hov = np.ascontiguousarray(heading_off, dtype=np.uint64)
+    cdef const uint8_t[::1] tv = np.ascontiguousarray(texts, dtype=np.uint8)
+    cdef const uint64_t[::1] tov = np.ascontiguousarray(text_off, dtype=np.uint64)
+    cdef const uint32_t[::1] cv = np.ascontiguousarray(candidates, dtype=np.uint32)
+    if hov.shape[0] < 1 or hov.shape[0] != tov.shape[0]:
+        raise ValueError("the heading and text offsets must describe the same sections")
+    cdef list held = [bytes(w) for w in words]
+    cdef bytes phrase_bytes = bytes(phrase)
+    cdef vector[string_view] views
+    cdef bytes w
+    for w in held:
+        if not w:
+            raise ValueError("a word must not be empty")
+        views.push_back(string_view(<const char*>w, len(w)))
+    if len(rules) != 6:
+        raise ValueError("rules must hold six integers")
+    cdef DocsScoringRules r
+    r.phrase_in_heading, r.phrase_in_text, r.term_in_heading, r.term_occurrence = \
+        int(rules[0]), int(rules[1]), int(rules[2]), int(rules[3])
+    if int(rules[4]) < 0:
+        raise ValueError("max_counted_occurrences must be >= 0")
+    r.max_counted_occurrences, r.all_terms = int(rules[4]), int(rules[5])
+    out = np.empty(cv.shape[0], dtype=np.int32)
+    cdef int32_t[::1] ov = out
+    cdef const uint8_t* hp = &hv[0] if hv.shape[0] else <const uint8_t*>""
+    cdef const uint8_t* tp = &tv[0] if tv.shape[0] else <const uint8_t*>""
+    cdef const uint32_t* cp = &cv[0] if cv.shape[0] else NULL
+    cdef int32_t* op = &ov[0] if cv.shape[0] else NULL
+    cdef string_view ph = string_view(<const char*>phrase_bytes, len(phrase_bytes))
+    cdef const uint8_t[::1] mv
+    cdef const uint8_t* mp = NULL
+    if may_hold is not None:
+        held_mask = np.ascontiguousarray(may_hold, dtype=np.bool_)
+        if held_mask.shape != (cv.shape[0], len(held)):
+            raise ValueError("may_hold must hold one row per candidate and one column per word")
+        mv = held_mask.reshape(-1).view(np.uint8)
+        mp = &mv[0] if mv.shape[0] else NULL
+    cdef bint ok
+    with nogil:
+        ok = c_docs_section_scores(hp, hv.shape[0], &hov[0], tp, tv.shape[0], &tov[0], hov.shape[0] - 1,
+                                   cp, cv.shape[0], views, ph, r, mp, op)
+    if not ok:
+        raise ValueError("a candidate or its offsets lie outside the sections")
+    return out
+

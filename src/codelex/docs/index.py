@@ -3,9 +3,10 @@
 A query term only ever occurs inside a run of word characters and dots, so
 an inverted index of those runs (per lowercased heading and text) plus a
 C-speed substring scan over the joined run vocabulary yields exactly the
-sections that can score; they are then scored with the same function, on
-the lowercased UTF-8 bytes (a substring of valid UTF-8 is found, and counted,
-exactly where the decoded text holds it).
+sections that can score; they are then scored by the same rules natively
+(``csrc/score/docs_sections``; :func:`codelex.docs.scoring.score_lowered` is its
+oracle), on the lowercased UTF-8 bytes (a substring of valid UTF-8 is found,
+and counted, exactly where the decoded text holds it).
 
 A project's index lives in the docs store (:mod:`codelex.persist.docs`,
 ``docs.clx`` beside the word index): mapped, not parsed, when nothing
@@ -26,7 +27,11 @@ import numpy as np
 
 from codelex.defaults import DEFAULT_MAX_BYTES, LEGACY_DOCS_CACHE_FILE
 from codelex.docs.locales import ALL_LANGUAGES, file_languages, language_tag
-from codelex.docs.scoring import MIN_PHRASE, WORD_RUN, Hit, score_lowered, terms
+from codelex._native import text as _text
+from codelex.docs.scoring import (
+    ALL_TERMS, MAX_COUNTED_OCCURRENCES, MIN_PHRASE, PHRASE_IN_HEADING, PHRASE_IN_TEXT, TERM_IN_HEADING,
+    TERM_OCCURRENCE, WORD_RUN, Hit, terms,
+)
 from codelex.docs.sections import Section, is_doc_path, sections_from_file
 from codelex.errors import QueryError
 from codelex.persist.docs import DocsTables, load_docs, save_docs
@@ -34,6 +39,8 @@ from codelex.query.options import check_limit
 
 __all__ = ["DocsIndex"]
 
+#: The seed's scoring rules, in the order the native scorer takes them (csrc/score/docs_sections.hpp).
+_RULES = (PHRASE_IN_HEADING, PHRASE_IN_TEXT, TERM_IN_HEADING, TERM_OCCURRENCE, MAX_COUNTED_OCCURRENCES, ALL_TERMS)
 _SECTION_STRINGS = ("heading", "anchor", "labels", "text", "low_heading", "low_text")
 
 
@@ -154,23 +161,6 @@ def _build_tables(entries: Sequence[_NewFile | int], old: DocsTables | None) -> 
                       np.asarray(end, dtype=np.uint32), post_ptr, sections_of_pairs.astype(np.uint32))
 
 
-def _slicer(blob: np.ndarray, off: np.ndarray) -> tuple[object, list[int]]:
-    """``(buffer, offsets)`` such that ``buffer[offsets[i]:offsets[i + 1]]`` is string ``i``'s bytes: the
-    mapping or bytes object the blob views, with the blob's position in it added to the offsets (slicing an
-    mmap or bytes object makes the bytes at once), else a copy of the blob."""
-    import mmap
-
-    base = blob.base
-    while isinstance(base, memoryview):
-        base = base.obj
-    if isinstance(base, (bytes, mmap.mmap)) and len(blob):
-        origin = np.frombuffer(base, dtype=np.uint8)
-        start = blob.ctypes.data - origin.ctypes.data
-        if 0 <= start and start + len(blob) <= len(origin):
-            return base, (off.astype(np.int64) + start).tolist()
-    return blob.tobytes(), off.astype(np.int64).tolist()
-
-
 def _group_by_file(sections: Iterable[Section]) -> list[_NewFile]:
     files: list[_NewFile] = []
     group: list[Section] = []
@@ -216,8 +206,6 @@ class DocsIndex:
         self._runs = tables.strings["run"][0].tobytes()
         self._run_off = tables.strings["run"][1]
         self._views = {name: (memoryview(blob), off) for name, (blob, off) in tables.strings.items()}
-        # What scoring reads, sliced straight into bytes: the lowercased blobs and their offsets as lists.
-        self._scored = tuple(_slicer(*tables.strings[name]) for name in ("low_heading", "low_text"))
         self._file_languages, self.main_language = file_languages(self.paths)
         self._masks: dict[tuple, np.ndarray | None] = {}
         self._sections: list[Section] | None = None
@@ -306,7 +294,8 @@ class DocsIndex:
     def _candidates(self, word: bytes) -> np.ndarray | None:
         """The sections with a run containing ``word`` (None: so many runs do that it is every section)."""
         runs = self._runs
-        if runs.count(word) > self._tables.runs // 4:  # (a C-speed count; the walk below is a Python loop)
+        # (a short word may lie in most runs: a C-speed count first, as the walk below is a Python loop)
+        if len(word) <= 3 and runs.count(word) > self._tables.runs // 4:
             return None
         ends = []
         position = runs.find(word)
@@ -361,25 +350,27 @@ class DocsIndex:
         # (the phrase rule counts characters: a phrase too short for it is passed empty, which it skips)
         phrase_bytes = _utf8(phrase) if len(phrase) >= MIN_PHRASE else b""
         needles = [_utf8(w) for w in words]
-        pieces: list[np.ndarray] = []
-        for word in needles:
-            found = self._candidates(word)
-            if found is None:
-                pieces = [np.arange(len(self), dtype=np.uint32)]
-                break
-            pieces.append(found)
-        candidates = np.unique(np.concatenate(pieces)) if pieces else np.zeros(0, dtype=np.uint32)
+        found = [self._candidates(word) for word in needles]
+        if any(f is None for f in found):
+            candidates = np.arange(len(self), dtype=np.uint32)
+        else:
+            candidates = np.unique(np.concatenate(found))
         if mask is not None:
             candidates = candidates[mask[candidates]]
-        (headings, heading_off), (texts, text_off) = self._scored
-        scored: list[tuple[int, int]] = []
-        for i in candidates.tolist():
-            s = score_lowered(headings[heading_off[i]:heading_off[i + 1]], texts[text_off[i]:text_off[i + 1]],
-                              phrase_bytes, needles)
-            if s > 0:
-                scored.append((-s, i))
-        scored.sort()  # (best first; ties in corpus order, as the stable sort of the plain search)
-        return [Hit(self.section(i), -negative) for negative, i in scored[:limit]]
+        # Which words each candidate may hold (its runs say so): the scorer looks for no other.
+        may_hold = np.ones((len(candidates), len(needles)), dtype=bool)
+        for w, holders in enumerate(found):
+            if holders is not None:
+                may_hold[:, w] = np.isin(candidates, holders, assume_unique=False)
+        headings, heading_off = self._tables.strings["low_heading"]
+        texts, text_off = self._tables.strings["low_text"]
+        scores = _text.docs_section_scores(headings, heading_off, texts, text_off, candidates, needles, phrase_bytes,
+                                           _RULES, may_hold)
+        positive = scores > 0
+        candidates, scores = candidates[positive], scores[positive]
+        # best first; ties in corpus order, as the stable sort of the plain search
+        best = np.lexsort((candidates, -scores.astype(np.int64)))[:limit]
+        return [Hit(self.section(int(candidates[k])), int(scores[k])) for k in best]
 
     # --- a project's documentation -----------------------------------------------------------------------
 

@@ -22,8 +22,14 @@ from codelex.docs.sections import Section
 from codelex.query.options import check_limit
 
 __all__ = [
+    "ALL_TERMS",
+    "MAX_COUNTED_OCCURRENCES",
     "MIN_PHRASE",
+    "PHRASE_IN_HEADING",
+    "PHRASE_IN_TEXT",
     "STOP_WORDS",
+    "TERM_IN_HEADING",
+    "TERM_OCCURRENCE",
     "WORD_RUN",
     "Hit",
     "score",
