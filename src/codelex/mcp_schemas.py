@@ -52,7 +52,7 @@ _DOCS_SECTION = _object({
 }, ["path", "title", "heading", "startLine", "endLine", "score", "snippet"])
 
 _DOCS_SEARCH = _object({"query": _STR, "sections": _INT, "results": {"type": "array", "items": _DOCS_SECTION},
-                        **_PAGING}, ["query", "sections", "results"])
+                        "scope": _STR, **_PAGING}, ["query", "sections", "results"])
 
 _SPAN = _object({"startLine": _INT, "endLine": _INT}, ["startLine", "endLine"])
 

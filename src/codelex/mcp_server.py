@@ -366,22 +366,32 @@ def symbol_search_answer(project: Project, query: str, limit=None, paths=None, l
                              snippet_lines=snippet, first_rank=offset + 1, next_cursor=next_cursor, page_note=note)
 
 
-def docs_search_answer(root: Path, query: str, limit=None, cursor=None) -> Answer:
+def docs_search_answer(root: Path, query: str, limit=None, cursor=None, paths=None, language=None) -> Answer:
     """The ``docs_search`` reply: numbered sections with snippets, then a fenced JSON block (the data); ``cursor``
-    (a previous answer's ``nextCursor``) asks for the page after it."""
+    (a previous answer's ``nextCursor``) asks for the page after it; ``paths`` (globs) and ``language`` (a tag,
+    or ``all``) narrow the documents (by default, a project with translations answers in its main language)."""
     from codelex.docs import terms
+    from codelex.output import docs_scope_note
 
     if not isinstance(query, str) or not query.strip():
         raise ToolError("Provide a non-empty `query`.")
+    if language is not None and (not isinstance(language, str) or not language.strip()):
+        raise ToolError("`language` must be a language tag such as 'en' or 'pt-br', or 'all'.")
     n = _limit(limit, MCP_DOCS_LIMIT)
     index = _pool.docs(root)
-    digest = _page_digest("docs_search", root, query=query)  # (a filter added to the tool belongs in here too)
+    digest = _page_digest("docs_search", root, query=query, paths=paths, language=language)
     stamp = hashlib.sha256(str(len(index)).encode()).hexdigest()[:8]
     offset, note = _page_start(cursor, digest, stamp)
-    ranked = index.search(query, offset + n + 1) if terms(query) else []
+    try:
+        ranked = index.search(query, offset + n + 1, paths=paths, language=language) if terms(query) else []
+    except (QueryError, TypeError, ValueError) as exc:
+        raise ToolError(str(exc)) from None
     next_cursor, note = _next_cursor(offset + n, len(ranked) > offset + n, digest, stamp, note)
+    scope = docs_scope_note(index.languages, index.main_language, language, paths,
+                            remedy="pass `language` (a tag, or 'all')").strip(" ()")
     return mcp_docs_answer(ranked[offset:offset + n], query, len(index), first_rank=offset + 1,
-                           next_cursor=next_cursor, page_note=note)
+                           next_cursor=next_cursor, page_note=note, scope=scope or None,
+                           language=index.language_of)
 
 
 def _resolve(project: Project, path) -> str:
@@ -927,6 +937,10 @@ _PickLine = _optional(float, {"type": "integer", "minimum": 1},
                       "Picks one of several definitions of the same name: the one whose lines hold this 1-based "
                       "line (the candidates an ambiguous name lists carry it).")
 _Lang = _choice("Only files of this language kind (as the inline filter lang:KIND).", LANG_KINDS)
+_DocsLanguage = _optional(str, {"type": "string"},
+                          "The documents' human language, as a tag ('en', 'de', 'pt-br'): that language's documents "
+                          "and the untranslated ones. Default: the project's main language when its docs have "
+                          "translations (docs/<lang>/... or page.<lang>.md); 'all' for every language.")
 _Cursor = _optional(str, {"type": "string"},
                     "The `nextCursor` of a previous answer, to get the page after it; the other arguments must be "
                     "the same as that call's (`limit` and the snippet sizes may change). Omit for the first page.")
@@ -1006,18 +1020,23 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
         title="Search documentation sections",
         description=(
             "Find the sections of a project's documentation (.md, .mdx, .rst, docs/*.txt) that answer a question, "
-            "best first, with each one's anchor and a snippet. Use symbol_search or code_search for code."
+            "best first, with each one's anchor (as the rendered site links it: Markdown {#id} attributes, Sphinx "
+            "ids) and a snippet; translations stay out unless asked for (`language`). Use symbol_search or "
+            "code_search for code."
         ),
     )
     def docs_search(
         query: _text("The question, or words the sections should hold."),
         cwd: _Cwd = None,
         limit: _count(f"How many sections (default {MCP_DOCS_LIMIT}).") = None,
+        paths: _Paths = None,
+        language: _DocsLanguage = None,
         cursor: _Cursor = None,
     ) -> CallToolResult:
         try:
             project = _project_for(cwd)  # the same checks on cwd as symbol_search
-            text, data = docs_search_answer(project.root, query, limit, cursor=cursor)
+            text, data = docs_search_answer(project.root, query, limit, cursor=cursor, paths=paths,
+                                            language=language)
         except ToolError as exc:
             return _result(str(exc), error=True)
         return _result(text, data=data)

@@ -486,16 +486,17 @@ def docs_lines(hits, fmt: str, *, query: str, sections: int, style: Style | None
         yield f"     {display_text(snippet(s, query))}"
 
 
-def docs_scope_note(languages: dict[str, int], main: str, asked: str | None, paths) -> str:
+def docs_scope_note(languages: dict[str, int], main: str, asked: str | None, paths,
+                    remedy: str = "--lang TAG or --lang all") -> str:
     """What a docs answer left out, for the summary line: ``" (in en; 1,204 sections in de, ko left out: --lang
-    all)"``, or ``""`` when it searched everything."""
+    TAG or --lang all)"`` (``remedy``: how this surface asks for them), or ``""`` when it searched everything."""
     parts = []
     if asked is None and main:
         others = [tag for tag in languages if tag and tag != main]
         if others:
             skipped = sum(languages[tag] for tag in others)
             shown = ", ".join(others[:4]) + (", …" if len(others) > 4 else "")
-            parts.append(f"in {main}; {skipped:,} sections in {shown} left out: --lang TAG or --lang all")
+            parts.append(f"in {main}; {skipped:,} sections in {shown} left out: {remedy}")
     elif asked is not None and asked.strip().lower() not in ("all", "*"):
         parts.append(f"in {asked} and neutral documents")
     if paths:
@@ -510,21 +511,24 @@ def mcp_docs_text(hits, query: str, sections: int) -> str:
 
 
 def mcp_docs_answer(hits, query: str, sections: int, *, first_rank: int = 1, next_cursor: str | None = None,
-                    page_note: str | None = None) -> tuple[str, dict]:
+                    page_note: str | None = None, scope: str | None = None,
+                    language: Callable[[str], str] | None = None) -> tuple[str, dict]:
     """``(text, data)``: :func:`mcp_docs_text` and its JSON block's content (``results`` empty without a match);
     ``hits`` one page whose first section ranks ``first_rank``, ``next_cursor`` (data ``nextCursor``) the next
-    page's."""
+    page's; ``scope`` what the documents searched were narrowed to (data ``scope``), ``language(path)`` a
+    document's language (each result's ``language``)."""
     echo = echo_query(query)
     if not hits:
         more = "more " if first_rank > 1 else ""
         return "\n".join([f'No {more}documentation section matched "{echo}" (among {sections} sections). '
                           "Try other words, or symbol_search to find code.", *mcp_page_lines(None, page_note)]), \
-            {"query": echo, "sections": sections, "results": [], **({"note": page_note} if page_note else {})}
+            {"query": echo, "sections": sections, "results": [], **({"note": page_note} if page_note else {}),
+             **({"scope": scope} if scope else {})}
     lines = [_page_title(len(hits), first_rank, "section(s)", echo)]
     results = []
     for rank, h in enumerate(hits, first_rank):
         s = h.section
-        entry = docs_entry(h, query, display_text)
+        entry = docs_entry(h, query, display_text, language)
         entry["suggestedNext"] = {"tool": "read_file", "path": entry["path"], "line": s.start_line}
         where = f"{entry['path']}#{entry['anchor']}" if s.anchor else entry["path"]
         lines.append(f"  {rank}. {where} — {entry['title']} › {entry['heading']} (score {h.score}, "
@@ -532,6 +536,9 @@ def mcp_docs_answer(hits, query: str, sections: int, *, first_rank: int = 1, nex
         lines.append(f"     {entry['snippet']}")
         results.append(entry)
     data = {"query": echo, "sections": sections, "results": results}
+    if scope:
+        data["scope"] = scope
+        lines.append(f"  (searched {scope})")
     if next_cursor:
         data["nextCursor"] = next_cursor
     if page_note:

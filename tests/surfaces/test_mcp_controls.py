@@ -412,3 +412,41 @@ def test_index_status_waits_for_the_embeddings(widgets, monkeypatch, embedder):
         assert "Waited" in text_of(out["embeddings"]) and "cannot be by waiting" in text_of(out["embeddings"])
     assert out["bad"].is_error and "`wait_for` must be one of index, structure, embeddings" in text_of(out["bad"])
     assert out["schema"]["properties"]["wait_for"]["enum"] == ["index", "structure", "embeddings"]
+
+
+def test_docs_search_prefers_the_main_language_and_takes_paths_and_language(tmp_path: Path):
+    root = tmp_path / "site"
+    page = "# Dependencies { #dependencies }\n\n## Dependencies with yield { #dependencies-with-yield }\n\n" \
+           "Use dependencies with yield to run cleanup code.\n"
+    for lang in ("en", "de", "ko"):
+        (root / "docs" / lang / "docs").mkdir(parents=True)
+        (root / "docs" / lang / "docs" / "dependencies.md").write_text(page)
+    (root / "README.md").write_text("# Site\n\nDependencies are injected.\n")
+
+    async def body(client):
+        out = {}
+        out["default"] = await client.call_tool("docs_search", {"query": "dependencies with yield", "limit": 10})
+        out["german"] = await client.call_tool("docs_search", {"query": "dependencies with yield", "limit": 10,
+                                                               "language": "de"})
+        out["all"] = await client.call_tool("docs_search", {"query": "yield", "limit": 10, "language": "all"})
+        out["paths"] = await client.call_tool("docs_search", {"query": "dependencies", "paths": ["README.md"]})
+        out["unknown"] = await client.call_tool("docs_search", {"query": "yield", "language": "fr"})
+        out["after"] = await client.call_tool("docs_search", {"query": "yield"})
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        out["schema"] = tools["docs_search"].input_schema
+        return out
+
+    out = run_tools([root], body)
+    default = out["default"].structured_content
+    assert {r["path"].split("/")[1] for r in default["results"] if r["path"] != "README.md"} == {"en"}
+    first = default["results"][0]
+    assert first["anchor"] == "dependencies-with-yield" and first["language"] == "en"
+    assert "left out" in default["scope"] and "de" in default["scope"] and "`language`" in default["scope"]
+    assert {r["path"] for r in out["german"].structured_content["results"]} == {"docs/de/docs/dependencies.md",
+                                                                             "README.md"}
+    assert {r["language"] for r in out["all"].structured_content["results"]} == {"en", "de", "ko"}
+    assert [r["path"] for r in out["paths"].structured_content["results"]] == ["README.md"]
+    assert out["unknown"].is_error and "unknown documentation language 'fr'" in text_of(out["unknown"])
+    assert not out["after"].is_error  # the server stays up
+    props = out["schema"]["properties"]
+    assert "description" in props["language"] and "description" in props["paths"]
