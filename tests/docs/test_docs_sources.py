@@ -265,3 +265,12 @@ def test_the_store_is_owner_only_and_reused_unchanged(tmp_path):
         assert before.st_mode & 0o077 == 0
     DocsIndex.for_project(tmp_path)
     assert store.stat().st_mtime_ns == before.st_mtime_ns  # an unchanged tree maps the store, never rewrites it
+
+
+def test_a_hostile_heading_is_taken_as_written_not_parsed_for_seconds():
+    import time
+
+    started = time.perf_counter()
+    sections = sections_from_markdown("x.md", "# " + "[" * 400_000 + "\n\nbody\n")
+    assert time.perf_counter() - started < 2.0  # (the inline parser takes ~3 s on it)
+    assert sections[0].heading == "[" * 400_000 and sections[0].text == "body"

@@ -176,8 +176,15 @@ def _markdown():
     return _MARKDOWN
 
 
+#: A heading longer than this is taken as written, not parsed for its inline markup (real headings are a line
+#: of prose; a hostile one of brackets or emphasis markers costs the inline parser seconds).
+MAX_PARSED_HEADING = 300
+
+
 def _inline_text(md, source: str) -> str:
     """The plain text of inline Markdown (what a heading shows): markup dropped, code and link text kept."""
+    if len(source) > MAX_PARSED_HEADING:
+        return " ".join(source.split())
     out: list[str] = []
 
     def walk(tokens) -> None:
