@@ -6,16 +6,25 @@ import numpy as np
 import pytest
 
 # The test oracles (codelex._reference) are not in the wheel: against an installed wheel, the tests
-# take them from the source tree beside this directory (a checkout or an unpacked sdist). Only a
-# subpackage missing from the installed codelex is found there; everything else stays the wheel's.
+# take that one package from the source tree beside this directory (a checkout or an unpacked sdist).
+# Nothing else is: a module missing from the wheel stays missing, and its tests fail.
 try:
     import codelex._reference  # noqa: F401
 except ImportError:
+    import importlib.util
+    import sys
+
     import codelex
 
-    _SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "codelex")
-    if os.path.isdir(os.path.join(_SOURCE, "_reference")):
-        codelex.__path__.append(_SOURCE)
+    _ORACLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "codelex",
+                            "_reference")
+    if os.path.isfile(os.path.join(_ORACLES, "__init__.py")):
+        _spec = importlib.util.spec_from_file_location("codelex._reference", os.path.join(_ORACLES, "__init__.py"),
+                                                       submodule_search_locations=[_ORACLES])
+        _module = importlib.util.module_from_spec(_spec)
+        sys.modules["codelex._reference"] = _module
+        _spec.loader.exec_module(_module)
+        codelex._reference = _module
 
 # Command lines run by the tests work in-process: no background server is started or reached (the
 # server's own tests start one explicitly, with a private socket directory).
