@@ -510,8 +510,13 @@ def _cmd_docs(args) -> int:
     if refused:
         raise _Failure(f"refusing to index {root.resolve()}: {refused}")
     started = time.perf_counter()
+    from codelex.project.pool import docs_options
+
     pool = getattr(args, "pool", None)  # in the server: the root's docs kept in memory, checked against the disk
-    index = pool.docs(root.resolve()) if pool is not None else DocsIndex.for_project(root)
+    if pool is not None:
+        index = pool.docs(root.resolve(), args.max_bytes)
+    else:
+        index = DocsIndex.for_project(root, **docs_options(root.resolve(), args.max_bytes))
     opened = time.perf_counter()
     # (docs are the project's whatever the current subdirectory; a --path given there is read from there)
     hits = index.search(args.query, args.limit, paths=_search_paths(args, scoped=False), language=args.lang)
@@ -520,13 +525,13 @@ def _cmd_docs(args) -> int:
     _write(docs_lines(hits, fmt, query=args.query, sections=len(index), style=_style(args) if fmt == "text" else None,
                       language=index.language_of))
     if not args.json:
-        if not hits:
-            print(f'codelex: no documentation section matched "{echo_query(args.query)}"; try other words, or '
-                  f"`codelex search` for code", file=sys.stderr)
-        elif not args.quiet:
-            from codelex.output import docs_scope_note
+        from codelex.output import docs_scope_note
 
-            note = docs_scope_note(index.languages, index.main_language, args.lang, args.path)
+        note = docs_scope_note(index.languages, index.main_language, args.lang, args.path)
+        if not hits:
+            print(f'codelex: no documentation section matched "{echo_query(args.query)}"{note}; try other words, '
+                  f"or `codelex search` for code", file=sys.stderr)
+        elif not args.quiet:
             print(f"{len(hits)} of {len(index):,} sections{note}; docs loaded in {(opened - started) * 1e3:.0f} ms, "
                   f"query {(searched - opened) * 1e3:.2f} ms", file=sys.stderr)
     return EXIT_FOUND if hits else EXIT_NONE

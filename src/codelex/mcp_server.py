@@ -380,7 +380,7 @@ def docs_search_answer(root: Path, query: str, limit=None, cursor=None, paths=No
     n = _limit(limit, MCP_DOCS_LIMIT)
     index = _pool.docs(root)
     digest = _page_digest("docs_search", root, query=query, paths=paths, language=language)
-    stamp = hashlib.sha256(str(len(index)).encode()).hexdigest()[:8]
+    stamp = index.stamp[:8]
     offset, note = _page_start(cursor, digest, stamp)
     try:
         ranked = index.search(query, offset + n + 1, paths=paths, language=language) if terms(query) else []
@@ -388,7 +388,7 @@ def docs_search_answer(root: Path, query: str, limit=None, cursor=None, paths=No
         raise ToolError(str(exc)) from None
     next_cursor, note = _next_cursor(offset + n, len(ranked) > offset + n, digest, stamp, note)
     scope = docs_scope_note(index.languages, index.main_language, language, paths,
-                            remedy="pass `language` (a tag, or 'all')").strip(" ()")
+                            remedy="pass `language` (a tag, or 'all')", bare=True)
     return mcp_docs_answer(ranked[offset:offset + n], query, len(index), first_rank=offset + 1,
                            next_cursor=next_cursor, page_note=note, scope=scope or None,
                            language=index.language_of)
@@ -520,7 +520,13 @@ def _await_vectors(project: Project, left) -> tuple[bool, str | None]:
     """
     from codelex.errors import CodelexError
 
+    looked = False
     while True:
+        # (a probe restarts a failed embedding, clearing its error: the error of the last start is read first)
+        error = project.embedding_status()["error"] if looked else None
+        if error:
+            return False, display_text(error)
+        looked = True
         try:
             probe = project.code_search("index status", limit=1, excerpt_lines=1, total_lines=1)
         except (ValueError, TypeError, CodelexError, OSError) as exc:
@@ -722,15 +728,19 @@ def reindex_answer(project: Project, full=None, wait=None) -> Answer:
     before = run.before if run is not None else project.last_report
     deadline = began + seconds
     left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731
-    if left():
-        project.wait(left())
-        while project.last_report is before and project.status not in ("building", "failed") and left():
-            time.sleep(min(_REPORT_POLL_S, left()))  # (the report follows the save, which follows publication)
+    # Until a build's report replaces the one from before this call (the report follows the save, which follows
+    # publication), or the time is up; through another caller's build started meanwhile too, so that a call
+    # never says it waited when it did not.
+    while left() and project.last_report is before and project.status != "failed":
+        if project.status == "building":
+            project.wait(min(left(), 1.0))
+        else:
+            time.sleep(min(_REPORT_POLL_S, left()))
     if project.status == "failed":
         raise ToolError(f"Reindexing {shown} failed: {display_text(project.status_reason or 'unknown error')}. "
                         "index_status says more; a later call retries.")
     report = project.last_report
-    finished = project.status != "building" and report is not before and report is not None
+    finished = report is not before and report is not None
     data: dict = {"root": shown, "started": started, "finished": finished,
                   "full": run.full if run is not None else None, "status": project.status,
                   "waitedSeconds": round(time.monotonic() - began, 2)}
@@ -927,7 +937,7 @@ _STRINGS = {"type": "array", "items": {"type": "string"}}
 _Cwd = _optional(str, {"type": "string"},
                  "A directory inside a project this server serves (absolute, or relative to where it started); "
                  "default: the first served project. Other directories are refused.")
-_Paths = _optional(list[str], _STRINGS,
+_Paths = _optional(object, _STRINGS,
                    "Globs over paths relative to the project root that scope the search (e.g. 'src/**/*.py'); a "
                    "bare directory scopes its subtree.")
 _Path = _text("The file, relative to the project root (as search results name it) or absolute inside it.")
@@ -937,11 +947,11 @@ _PickLine = _optional(float, {"type": "integer", "minimum": 1},
                       "Picks one of several definitions of the same name: the one whose lines hold this 1-based "
                       "line (the candidates an ambiguous name lists carry it).")
 _Lang = _choice("Only files of this language kind (as the inline filter lang:KIND).", LANG_KINDS)
-_DocsLanguage = _optional(str, {"type": "string"},
+_DocsLanguage = _optional(object, {"type": "string"},
                           "The documents' human language, as a tag ('en', 'de', 'pt-br'): that language's documents "
                           "and the untranslated ones. Default: the project's main language when its docs have "
                           "translations (docs/<lang>/... or page.<lang>.md); 'all' for every language.")
-_Cursor = _optional(str, {"type": "string"},
+_Cursor = _optional(object, {"type": "string"},
                     "The `nextCursor` of a previous answer, to get the page after it; the other arguments must be "
                     "the same as that call's (`limit` and the snippet sizes may change). Omit for the first page.")
 

@@ -487,21 +487,24 @@ def docs_lines(hits, fmt: str, *, query: str, sections: int, style: Style | None
 
 
 def docs_scope_note(languages: dict[str, int], main: str, asked: str | None, paths,
-                    remedy: str = "--lang TAG or --lang all") -> str:
+                    remedy: str = "--lang TAG or --lang all", bare: bool = False) -> str:
     """What a docs answer left out, for the summary line: ``" (in en; 1,204 sections in de, ko left out: --lang
-    TAG or --lang all)"`` (``remedy``: how this surface asks for them), or ``""`` when it searched everything."""
+    TAG or --lang all)"`` (``remedy``: how this surface asks for them; ``bare``: without the space and
+    parentheses), or ``""`` when it searched everything."""
     parts = []
     if asked is None and main:
         others = [tag for tag in languages if tag and tag != main]
         if others:
             skipped = sum(languages[tag] for tag in others)
             shown = ", ".join(others[:4]) + (", …" if len(others) > 4 else "")
-            parts.append(f"in {main}; {skipped:,} sections in {shown} left out: {remedy}")
+            parts.append(f"in {main}; {skipped:,} section{'s' if skipped != 1 else ''} in {shown} left out: {remedy}")
     elif asked is not None and asked.strip().lower() not in ("all", "*"):
         parts.append(f"in {asked} and neutral documents")
     if paths:
-        parts.append("under " + ", ".join(display_text(p) for p in paths))
-    return f" ({'; '.join(parts)})" if parts else ""
+        parts.append("under " + ", ".join(display_text(str(p)) for p in ([paths] if isinstance(paths, str) else paths)))
+    if not parts:
+        return ""
+    return "; ".join(parts) if bare else f" ({'; '.join(parts)})"
 
 
 def mcp_docs_text(hits, query: str, sections: int) -> str:
@@ -520,7 +523,8 @@ def mcp_docs_answer(hits, query: str, sections: int, *, first_rank: int = 1, nex
     echo = echo_query(query)
     if not hits:
         more = "more " if first_rank > 1 else ""
-        return "\n".join([f'No {more}documentation section matched "{echo}" (among {sections} sections). '
+        searched = f" Searched {scope}." if scope else ""
+        return "\n".join([f'No {more}documentation section matched "{echo}" (among {sections} sections).{searched} '
                           "Try other words, or symbol_search to find code.", *mcp_page_lines(None, page_note)]), \
             {"query": echo, "sections": sections, "results": [], **({"note": page_note} if page_note else {}),
              **({"scope": scope} if scope else {})}

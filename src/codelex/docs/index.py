@@ -39,6 +39,8 @@ from codelex.query.options import check_limit
 
 __all__ = ["DocsIndex"]
 
+#: A docs query of more distinct words than this is refused (each costs a pass over the run vocabulary).
+MAX_DOCS_QUERY_WORDS = 64
 #: The seed's scoring rules, in the order the native scorer takes them (csrc/score/docs_sections.hpp).
 _RULES = (PHRASE_IN_HEADING, PHRASE_IN_TEXT, TERM_IN_HEADING, TERM_OCCURRENCE, MAX_COUNTED_OCCURRENCES, ALL_TERMS)
 _SECTION_STRINGS = ("heading", "anchor", "labels", "text", "low_heading", "low_text")
@@ -239,6 +241,17 @@ class DocsIndex:
                        self._string("anchor", i), int(self._tables.start[i]), int(self._tables.end[i]),
                        self._string("text", i), tuple(labels.split("\n")) if labels else ())
 
+    @property
+    def stamp(self) -> str:
+        """A digest of the documents this index holds (paths, sizes, mtimes): it changes with any of them."""
+        import xxhash
+
+        t = self._tables
+        h = xxhash.xxh3_64(t.strings["path"][0].tobytes())
+        h.update(t.mtime_ns.tobytes())
+        h.update(t.size.tobytes())
+        return h.hexdigest()
+
     def language_of(self, path: str) -> str:
         """The human language of a document (``""``: neutral; see :mod:`codelex.docs.locales`)."""
         return self._file_languages.get(path, "")
@@ -267,7 +280,8 @@ class DocsIndex:
         known = set(self._file_languages.values())
         if tag is None or (known and tag not in known):
             listed = ", ".join(sorted(known)) if known else "none: no translations"
-            raise QueryError(f"unknown documentation language {language!r} (this project's: {listed}; "
+            shown = language if len(language) <= 40 else language[:40] + "..."
+            raise QueryError(f"unknown documentation language {shown!r} (this project's: {listed}; "
                              f"'{ALL_LANGUAGES}' for every one)")
         return tag
 
@@ -342,6 +356,9 @@ class DocsIndex:
             For a language the project's documents are not in, or a bad glob.
         """
         words = terms(query)
+        if len(words) > MAX_DOCS_QUERY_WORDS:
+            raise QueryError(f"the query has {len(words)} distinct words; at most {MAX_DOCS_QUERY_WORDS} are searched "
+                             "at once")
         limit = check_limit(limit)
         mask = self._mask(paths, language)
         if not words or limit <= 0:
@@ -386,7 +403,8 @@ class DocsIndex:
 
     @classmethod
     def for_project(cls, root: str | os.PathLike[str], *, index_dir: str | os.PathLike[str] | None = None,
-                    max_bytes: int | None = DEFAULT_MAX_BYTES, previous: DocsIndex | None = None) -> DocsIndex:
+                    max_bytes: int | None = DEFAULT_MAX_BYTES, ignore: Iterable[str] = (),
+                    previous: DocsIndex | None = None) -> DocsIndex:
         """The documentation of a project, brought in line with the disk and kept in its docs store.
 
         Files are chosen by the project walk (ignore files, excluded
@@ -403,6 +421,9 @@ class DocsIndex:
             Where the store lives (default: the code index's directory).
         max_bytes : int or None
             Larger documents are skipped.
+        ignore : iterable of str
+            Gitignore-style patterns the project's settings add (``.codelexignore``, ``ignore = [...]``): as
+            the code index, the docs leave those files out.
         previous : DocsIndex, optional
             An index of this root already in memory (a server's): returned as it is when nothing changed.
 
@@ -414,7 +435,7 @@ class DocsIndex:
         from codelex.persist.layout import writable_dir
 
         root = Path(root).resolve()
-        walk = list_files(root, max_bytes=max_bytes, accept=is_doc_path).files
+        walk = list_files(root, max_bytes=max_bytes, ignore=tuple(ignore), accept=is_doc_path).files
         if previous is not None and previous.holds(walk):
             return previous
         directory = writable_dir(root, Path(index_dir) if index_dir is not None else None)

@@ -111,6 +111,8 @@ def sphinx_id(text: str) -> str:
 
 
 def _lines(text: str) -> list[str]:
+    if text.startswith("\ufeff"):  # (a byte order mark is no part of the first line: front matter, a title)
+        text = text[1:]
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
@@ -155,7 +157,6 @@ def _assemble(path: str, lines: list[str], marks: list[_Mark], title: str | None
 
 _MARKDOWN = None
 #: A heading's trailing attribute list (Python-Markdown ``attr_list``: ``{: #id .class key=value }``).
-_TRAILING_ATTRS = re.compile(r"[ \t]*\{:?([^{}\n]*)\}[ \t]*$")
 _FRONT_TITLE = re.compile(r"""^title[ \t]*[:=][ \t]*(["']?)(.+?)\1[ \t]*$""", re.MULTILINE)
 
 
@@ -205,20 +206,27 @@ def _inline_text(md, source: str) -> str:
 
 
 def _heading_attrs(content: str) -> tuple[str, dict]:
-    """``(content without its trailing attribute list, the list's attributes)``."""
-    m = _TRAILING_ATTRS.search(content)
-    if not m:
+    """``(content without its trailing attribute list, the list's attributes)``: a heading that ends with
+    ``{...}`` (Python-Markdown's ``attr_list``: ``{: #id .class key=value }``) whose body
+    mdit-py-plugins' attribute parser reads whole.  Found from the end, in time linear in the heading."""
+    body = content.rstrip(" \t")
+    if not body.endswith("}"):
         return content, {}
+    start = body.rfind("{")
+    inner = body[start:]
+    if start < 0 or "\n" in inner or len(inner) > MAX_PARSED_HEADING:
+        return content, {}
+    if inner.startswith("{:"):
+        inner = "{" + inner[2:]
     from mdit_py_plugins.attrs.parse import ParseError, parse
 
-    inner = "{" + m.group(1) + "}"
     try:
         end, attrs = parse(inner)
     except ParseError:
         return content, {}
     if end != len(inner) - 1:
         return content, {}
-    return content[:m.start()], attrs
+    return body[:start].rstrip(" \t"), attrs
 
 
 def sections_from_markdown(path: str, text: str) -> list[Section]:
@@ -266,7 +274,10 @@ _RST_TARGET_SUFFIX = re.compile(r"\s*<[^<>]*>$")
 
 
 def _rst_plain(title: str) -> str:
-    """A title's text as docutils reads it: literals, roles, references and emphasis reduced to their text."""
+    """A title's text as docutils reads it: literals, roles, references and emphasis reduced to their text (a
+    title over :data:`MAX_PARSED_HEADING` characters is taken as written: the markup patterns backtrack)."""
+    if len(title) > MAX_PARSED_HEADING:
+        return " ".join(title.split())
 
     def reference(m: re.Match) -> str:  # `text <target>`_ → text
         shown = _RST_TARGET_SUFFIX.sub("", m.group(1))

@@ -19,11 +19,24 @@ from pathlib import Path
 
 from codelex.project import Project
 
-__all__ = ["DOCS_TTL_S", "ProjectPool"]
+__all__ = ["DOCS_TTL_S", "ProjectPool", "docs_options"]
 
 #: A root's documentation is checked against the disk (a walk; changed files parsed again) when last checked
 #: longer ago than this: the answers in between are a query's work alone.
 DOCS_TTL_S = 2.0
+
+
+def docs_options(root: Path, max_bytes=None) -> dict:
+    """How a root's documentation is walked: the project's ``ignore`` patterns (``.codelexignore`` and the
+    settings' ``ignore``) and its ``max_bytes`` unless ``max_bytes`` is given.  Raises the settings'
+    :class:`~codelex.errors.ConfigError` when a settings file is broken."""
+    from codelex.defaults import DEFAULT_MAX_BYTES
+    from codelex.project.config import load_config
+
+    config = load_config(root)
+    if max_bytes is None:
+        max_bytes = config.get("max_bytes", DEFAULT_MAX_BYTES)
+    return {"max_bytes": max_bytes, "ignore": list(config.get("ignore", ()))}
 
 
 class ProjectPool:
@@ -32,7 +45,8 @@ class ProjectPool:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self._projects: dict[tuple, Project] = {}
-        self._docs: dict[Path, tuple[float, object]] = {}
+        self._docs: dict[tuple, tuple[float, object]] = {}
+        self._docs_guards: dict[tuple, threading.Lock] = {}
 
     def get(self, root: Path, options: dict | None = None) -> Project:
         """The pool's project for ``root`` (made, watched, when absent or closed; nothing is opened or waited
@@ -81,19 +95,30 @@ class ProjectPool:
         with self.lock:
             return {str(key[0]): p.watch_status["state"] for key, p in self._projects.items()}
 
-    def docs(self, root: Path):
+    def docs(self, root: Path, max_bytes=None):
         """The documentation sections of ``root`` (a :class:`~codelex.docs.DocsIndex`), kept in memory and
         checked against the disk when last checked longer than :data:`DOCS_TTL_S` ago (a walk: the same
-        index when nothing changed; changed files parsed again, the rest taken from the docs store)."""
+        index when nothing changed; changed files parsed again, the rest taken from the docs store).  One
+        check at a time per root: a call that arrives during one waits for it and takes its index (a cold
+        tree is parsed once, not once per caller).  The project's settings apply (:func:`docs_options`;
+        ``max_bytes`` given overrides theirs); a broken settings file raises its ConfigError."""
         from codelex.docs import DocsIndex
 
+        options = docs_options(root, max_bytes)
+        key = (root, options["max_bytes"], tuple(options["ignore"]))
         with self.lock:
-            entry = self._docs.get(root)
+            entry = self._docs.get(key)
+            guard = self._docs_guards.setdefault(key, threading.Lock())
         if entry is not None and time.monotonic() - entry[0] < DOCS_TTL_S:
             return entry[1]
-        index = DocsIndex.for_project(root, previous=entry[1] if entry is not None else None)
-        with self.lock:
-            self._docs[root] = (time.monotonic(), index)
+        with guard:  # (bounded by the check it waits for: a walk, and parsing what changed)
+            with self.lock:
+                entry = self._docs.get(key)
+            if entry is not None and time.monotonic() - entry[0] < DOCS_TTL_S:
+                return entry[1]  # (checked by the call this one waited for)
+            index = DocsIndex.for_project(root, previous=entry[1] if entry is not None else None, **options)
+            with self.lock:
+                self._docs[key] = (time.monotonic(), index)
         return index
 
     def close(self) -> None:
