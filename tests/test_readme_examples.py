@@ -247,7 +247,8 @@ NOT_RUN: dict[str, str] = {normalized(k): v for k, v in {
     "python benchmarks/compare.py relevance": _BENCH + " (needs ../shared/eval)",
     "python benchmarks/compare.py tokenizer": _BENCH,
     "python benchmarks/project_bench.py stdlib": _BENCH,
-    "python benchmarks/docs_bench.py": _BENCH + " (needs a Linux source tree)",
+    "python benchmarks/docs_bench.py pytest fastapi linux":
+        _BENCH + " (needs the pytest sdist, a copy of fastapi's docs and a Linux source tree)",
     "python benchmarks/ranking_eval.py --ablate": _BENCH,
     "python benchmarks/hybrid_eval.py": _BENCH + " (needs ../shared/eval and the embed extra)",
     "python benchmarks/hybrid_bench.py": _BENCH,

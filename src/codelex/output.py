@@ -44,7 +44,8 @@ from collections.abc import Callable, Iterator, Sequence
 from codelex.render import best_line_text, display_path, display_text, echo_query, wire_text
 
 __all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "budget_note", "code_fence", "code_lines", "docs_entry",
-           "docs_lines", "docs_scope_note", "highlighter", "hit_entry", "match_column", "mcp_code_search_answer", "mcp_code_search_text",
+           "docs_lines", "docs_scope_note", "highlighter", "hit_entry", "match_column", "mcp_code_search_answer",
+           "mcp_code_search_text",
            "mcp_docs_answer", "mcp_docs_text", "mcp_entry", "mcp_no_answer", "mcp_no_answer_text",
            "mcp_outline_answer", "mcp_outline_text", "mcp_page_lines", "mcp_related_answer", "mcp_related_text",
            "mcp_search_answer", "mcp_search_text", "mcp_source_answer", "mcp_source_text", "mcp_unavailable_answer",

@@ -123,7 +123,8 @@ def test_language_layouts():
                          "docs/pt-BR/docs/index.md": "pt-br", "docs/zh_hant/docs/index.md": "zh-hant",
                          "docs/id/only.md": "id", "site/page.fr.md": "fr"}
     # translations beside a larger body of untranslated docs (Linux's Documentation/): no main language
-    linux = ["a.rst", "b.rst", "c.rst", "translations/zh_CN/a.rst", "translations/zh_CN/b.rst", "translations/it_IT/a.rst"]
+    linux = ["a.rst", "b.rst", "c.rst", "translations/zh_CN/a.rst", "translations/zh_CN/b.rst",
+             "translations/it_IT/a.rst"]
     assert file_languages(linux)[1] == ""
     # a lone language-like directory is no layout; a suffix without its bare page is no translation
     assert file_languages(["src/it/x.md", "lib/id/y.md", "a.de.md"]) == ({}, "")

@@ -16,7 +16,8 @@ from codelex.docs.scoring import (
 RULES = (PHRASE_IN_HEADING, PHRASE_IN_TEXT, TERM_IN_HEADING, TERM_OCCURRENCE, MAX_COUNTED_OCCURRENCES, ALL_TERMS)
 _pieces = st.sampled_from(["a", "aa", "ab", "b", "é", "ß", "日本", "x.y", " ", "\n", "aaa", "ǆ"])
 _strings = st.lists(_pieces, max_size=12).map("".join)
-_words = st.lists(st.sampled_from(["a", "aa", "ab", "é", "日本", "x.y", "aaa", "b"]), min_size=1, max_size=4, unique=True)
+_words = st.lists(st.sampled_from(["a", "aa", "ab", "é", "日本", "x.y", "aaa", "b"]), min_size=1, max_size=4,
+                  unique=True)
 
 
 def _blob(values):
