@@ -17,7 +17,7 @@ from tests.surfaces.test_cli import _command
 
 # Files that Python would import from the current directory if it were on sys.path.
 HOSTILE = ("codelex/__init__.py", "codelex/__main__.py", "json.py", "numpy/__init__.py", "xxhash.py",
-           "pickle.py", "tree_sitter/__init__.py")
+           "pickle.py", "tree_sitter/__init__.py", "markdown_it/__init__.py", "mdit_py_plugins/__init__.py")
 
 
 def _hostile_tree(tmp_path: Path) -> tuple[Path, Path]:
@@ -33,6 +33,8 @@ def _hostile_tree(tmp_path: Path) -> tuple[Path, Path]:
     # More than the structure stage analyzes in-process (64 files): worker processes start.
     for i in range(90):
         (root / f"mod_{i}.py").write_text(f"def handler_{i}(request):\n    return parse_config(request) + {i}\n")
+    (root / "docs").mkdir()
+    (root / "docs/guide.md").write_text("# Guide\n\n## Parse config\n\nHow to parse config files.\n")
     return root, markers
 
 
@@ -58,7 +60,7 @@ def test_commands_in_a_hostile_checkout_import_nothing_from_it(tmp_path):
     try:
         indexed = _run(["index"], root, env)
         assert indexed.returncode == 0, indexed.stderr
-        assert f"(parsed {90 + len(HOSTILE)})" in indexed.stdout and "Traceback" not in indexed.stderr, indexed.stdout + indexed.stderr
+        assert f"(no-grammar 1, parsed {90 + len(HOSTILE)})" in indexed.stdout and "Traceback" not in indexed.stderr, indexed.stdout + indexed.stderr
         # The first search starts the per-user server; the next ones go through it.
         first = _run(["search", "parse config", "-l"], root, env)
         assert first.returncode == 0 and "mod_" in first.stdout, first.stderr
@@ -74,6 +76,8 @@ def test_commands_in_a_hostile_checkout_import_nothing_from_it(tmp_path):
         assert str(root.resolve()) in json.loads(_run(["serve", "--status"], root, env).stdout)["roots"]
         code = _run(["code", "parse config", "--lexical"], root, env)
         assert code.returncode == 0 and "mod_" in code.stdout, code.stderr
+        docs = _run(["docs", "parse config"], root, env)  # (served too: Markdown parsed in the server)
+        assert docs.returncode == 0 and "docs/guide.md#parse-config" in docs.stdout, docs.stderr
         # A later search of another directory still works (the server never imported the checkout's codelex).
         other = tmp_path / "other"
         other.mkdir()
