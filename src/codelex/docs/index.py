@@ -34,6 +34,7 @@ from codelex.docs.scoring import (
 )
 from codelex.docs.sections import Section, is_doc_path, sections_from_file
 from codelex.errors import QueryError
+from codelex.persist.container import decode_items, encode_items
 from codelex.persist.docs import DocsTables, load_docs, save_docs
 from codelex.query.options import check_limit
 
@@ -44,13 +45,6 @@ MAX_DOCS_QUERY_WORDS = 64
 #: The seed's scoring rules, in the order the native scorer takes them (csrc/score/docs_sections.hpp).
 _RULES = (PHRASE_IN_HEADING, PHRASE_IN_TEXT, TERM_IN_HEADING, TERM_OCCURRENCE, MAX_COUNTED_OCCURRENCES, ALL_TERMS)
 _SECTION_STRINGS = ("heading", "anchor", "labels", "text", "low_heading", "low_text")
-
-
-def _encode(values: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
-    off = np.zeros(len(values) + 1, dtype=np.uint64)
-    if values:
-        np.cumsum(np.fromiter((len(v) for v in values), dtype=np.uint64, count=len(values)), out=off[1:])
-    return np.frombuffer(b"".join(values), dtype=np.uint8), off
 
 
 def _utf8(text: str) -> bytes:
@@ -156,7 +150,7 @@ def _build_tables(entries: Sequence[_NewFile | int], old: DocsTables | None) -> 
     run_off = np.zeros(len(merged) + 1, dtype=np.uint64)
     if merged:
         np.cumsum(np.fromiter((len(r) + 1 for r in merged), dtype=np.uint64, count=len(merged)), out=run_off[1:])
-    encoded = {name: _encode(values) for name, values in strings.items()}
+    encoded = {name: encode_items(values) for name, values in strings.items()}
     encoded["run"] = (run_blob, run_off)
     return DocsTables(encoded, np.asarray(mtime, dtype=np.int64), np.asarray(size, dtype=np.uint64),
                       np.asarray(sec_ptr, dtype=np.uint64), np.asarray(start, dtype=np.uint32),
@@ -198,16 +192,12 @@ class DocsIndex:
         if tables is None:
             tables = _build_tables(_group_by_file(sections), None)
         self._tables = tables
-        blob, off = tables.strings["path"]
-        raw = blob.tobytes()
-        offsets = off.tolist()
-        self.paths: list[str] = [raw[offsets[i]:offsets[i + 1]].decode("utf-8", "surrogatepass")
-                                 for i in range(tables.files)]
+        self.paths: list[str] = [p.decode("utf-8", "surrogatepass")
+                                 for p in decode_items(*tables.strings["path"], "docs store")]
         self._file_of = np.repeat(np.arange(tables.files, dtype=np.int64),
                                   np.diff(tables.sec_ptr).astype(np.int64))
         self._runs = tables.strings["run"][0].tobytes()
         self._run_off = tables.strings["run"][1]
-        self._views = {name: (memoryview(blob), off) for name, (blob, off) in tables.strings.items()}
         self._file_languages, self.main_language = file_languages(self.paths)
         self._masks: dict[tuple, np.ndarray | None] = {}
         self._sections: list[Section] | None = None
@@ -230,8 +220,8 @@ class DocsIndex:
         return self._sections
 
     def _string(self, name: str, i: int) -> str:
-        view, off = self._views[name]
-        return view[int(off[i]):int(off[i + 1])].tobytes().decode("utf-8", "surrogatepass")
+        blob, off = self._tables.strings[name]
+        return blob[int(off[i]):int(off[i + 1])].tobytes().decode("utf-8", "surrogatepass")
 
     def section(self, i: int) -> Section:
         """The ``i``-th section (corpus order)."""
