@@ -38,16 +38,23 @@ import relevance as rel  # noqa: E402
 
 BENCH_DIR = Path(os.environ.get("CODELEX_BENCH_DIR", Path.home() / ".cache" / "codelex-bench"))
 ENGINES = ("codelex-search", "codelex-code", "semble")
-SETS = ("semble-dev", "cosqa-dev", "stdlib-s0-doc", "stdlib-s0-id", "go-id-s0")
+SETS = ("semble-dev", "semble-dev-whole", "cosqa-dev", "stdlib-s0-doc", "stdlib-s0-id", "go-id-s0")
 K = 10
+#: The semble-dev sets and the prefix of their repositories' names (``semble:pydantic``, ``whole:pydantic``).
+SEMBLE_SETS = {"semble-dev": "semble", "semble-dev-whole": "whole"}
 
 
 def load_sets(names) -> dict[str, tuple[list, list[dict]]]:
     out = {}
     for name in names:
-        if name == "semble-dev":
+        if name in SEMBLE_SETS:
             for repo in rel.SEMBLE_REPOS:
-                out[f"semble:{repo}"] = rel.load_semble(repo)
+                loaded = rel.load_semble(repo, whole=name == "semble-dev-whole")
+                if loaded is None:
+                    print(f"# {name}/{repo}: not built (python3 ../shared/eval/semble-dev-whole/build.py "
+                          f"--out {rel.SEMBLE_WHOLE_DIR}); skipped", file=sys.stderr)
+                    continue
+                out[f"{SEMBLE_SETS[name]}:{repo}"] = loaded
         else:
             loaded = rel.load_set(name)
             if loaded is None:
@@ -154,26 +161,31 @@ def run_semble(sets) -> dict[str, dict] | None:
 
 def score(runs: dict[str, dict], sets) -> dict[str, dict]:
     """``{set or "semble-dev": metrics}`` for one engine."""
-    per_repo, chunk_repo, out = {}, {}, {}
+    per_repo: dict[str, dict] = {s: {} for s in SEMBLE_SETS}
+    chunk_repo: dict[str, dict] = {s: {} for s in SEMBLE_SETS}
+    out = {}
+    prefixes = {p: s for s, p in SEMBLE_SETS.items()}
     for name, run in runs.items():
         queries = sets[name][1]
-        if name.startswith("semble:"):
-            per_repo[name] = rel.semble_metrics(run["files"], queries)
-            chunk_repo[name] = chunk_metrics(run["chunks"], queries)
+        prefix, _, repo = name.partition(":")
+        if prefix in prefixes:
+            per_repo[prefixes[prefix]][repo] = rel.semble_metrics(run["files"], queries)
+            chunk_repo[prefixes[prefix]][repo] = chunk_metrics(run["chunks"], queries)
         else:
             out[name] = rel.metrics(run["files"], queries)
-    if per_repo:
-        summary = rel.semble_summary(per_repo)
-        summary.update(rel.semble_summary(chunk_repo))
-        out["semble-dev"] = summary
-        out["semble-dev/repos"] = {k[7:]: dict(v, **chunk_repo[k]) for k, v in per_repo.items()}
+    for set_name, repos in per_repo.items():
+        if repos:
+            summary = rel.semble_summary(repos)
+            summary.update(rel.semble_summary(chunk_repo[set_name]))
+            out[set_name] = summary
+            out[f"{set_name}/repos"] = {k: dict(v, **chunk_repo[set_name][k]) for k, v in repos.items()}
     return out
 
 
 def table(results: dict[str, dict]) -> str:
     names = [n for n in SETS if any(n in r for r in results.values())]
     lines = ["| engine | " + " | ".join(
-        f"{n} sNDCG / csNDCG / MRR" if n == "semble-dev" else f"{n} MRR@10 / R@10" for n in names) + " |",
+        f"{n} sNDCG / csNDCG / MRR" if n in SEMBLE_SETS else f"{n} MRR@10 / R@10" for n in names) + " |",
         "|---|" + "--:|" * len(names)]
     for engine, r in results.items():
         cells = []
@@ -181,27 +193,29 @@ def table(results: dict[str, dict]) -> str:
             m = r.get(n)
             if m is None:
                 cells.append("—")
-            elif n == "semble-dev":
+            elif n in SEMBLE_SETS:
                 cells.append(f"{m['sNDCG@10']:.3f} / {m['csNDCG@10']:.3f} / {m['MRR@10']:.3f}")
             else:
                 cells.append(f"{m['MRR@10']:.3f} / {m['R@10']:.3f}")
         lines.append(f"| {engine} | " + " | ".join(cells) + " |")
-    if any("semble-dev" in r for r in results.values()):
+    for set_name in SEMBLE_SETS:
+        if not any(set_name in r for r in results.values()):
+            continue
         cats = ("architecture", "semantic", "symbol")
-        lines += ["", "semble-dev by category, sNDCG@10 (csNDCG@10):", "",
+        lines += ["", f"{set_name} by category, sNDCG@10 (csNDCG@10):", "",
                   "| engine | " + " | ".join(cats) + " |", "|---|" + "--:|" * len(cats)]
         for engine, r in results.items():
-            m = r.get("semble-dev")
+            m = r.get(set_name)
             if m:
                 lines.append(f"| {engine} | " + " | ".join(
-                    f"{m[c + ':sNDCG@10']:.3f} ({m[c + ':csNDCG@10']:.3f})" for c in cats) + " |")
-        lines += ["", "semble-dev by repository, sNDCG@10:", "",
+                    f"{m.get(c + ':sNDCG@10', 0):.3f} ({m.get(c + ':csNDCG@10', 0):.3f})" for c in cats) + " |")
+        lines += ["", f"{set_name} by repository, sNDCG@10:", "",
                   "| engine | " + " | ".join(rel.SEMBLE_REPOS) + " |", "|---|" + "--:|" * len(rel.SEMBLE_REPOS)]
         for engine, r in results.items():
-            repos = r.get("semble-dev/repos")
+            repos = r.get(f"{set_name}/repos")
             if repos:
-                lines.append(f"| {engine} | " + " | ".join(f"{repos[x]['sNDCG@10']:.3f}" for x in rel.SEMBLE_REPOS)
-                             + " |")
+                lines.append(f"| {engine} | " + " | ".join(
+                    f"{repos[x]['sNDCG@10']:.3f}" if x in repos else "—" for x in rel.SEMBLE_REPOS) + " |")
     return "\n".join(lines)
 
 

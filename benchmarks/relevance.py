@@ -6,6 +6,7 @@ import json
 import math
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 EVAL_DIR = Path(os.environ.get("CODELEX_EVAL_DIR", Path(__file__).resolve().parents[2] / "shared" / "eval"))
@@ -44,9 +45,16 @@ SEMBLE_REPOS = ["pydantic", "tokio", "vitest", "commons-lang", "ktor", "kotlinx-
                 "ecto", "cats"]
 
 
-def load_semble(repo: str) -> tuple[list[tuple[str, str]], list[dict]]:
-    """``(docs, queries)`` of one semble-dev repository."""
-    d = EVAL_DIR / "semble-dev" / repo
+#: Where ``../shared/eval/semble-dev-whole/build.py`` wrote the whole checkouts (its default: the temp dir).
+SEMBLE_WHOLE_DIR = Path(os.environ.get("CODELEX_SEMBLE_WHOLE_DIR", Path(tempfile.gettempdir()) / "semble-dev-whole"))
+
+
+def load_semble(repo: str, whole: bool = False) -> tuple[list[tuple[str, str]], list[dict]] | None:
+    """``(docs, queries)`` of one semble-dev repository: its source root, or (``whole``) its whole checkout
+    as semble-dev-whole's ``build.py`` wrote it (None when it has not been built)."""
+    d = (SEMBLE_WHOLE_DIR if whole else EVAL_DIR / "semble-dev") / repo
+    if not (d / "corpus.jsonl").is_file():
+        return None
     return [(r["path"], r["text"]) for r in _jsonl(d / "corpus.jsonl")], _jsonl(d / "queries.jsonl")
 
 
