@@ -119,7 +119,7 @@ def run_codelex(sets, engines, *, ablate: list[str] | None = None) -> dict[str, 
         root = materialize(name, docs)
         index_dir = BENCH_DIR / "eval-indexes" / name.replace(":", "-")
         t = time.perf_counter()
-        with Project(root, index_dir=index_dir, max_bytes=None, use_git=False, chunk_ranking="build") as project:
+        with Project(root, index_dir=index_dir, max_bytes=None, use_git=False) as project:
             project.open()
             project.wait_structure()
             project.prepare_code_search()

@@ -158,10 +158,10 @@ def _open_project(args, progress=None):
 
     root = _project_root(args)
     try:
-        # One command in one process: a graph would not be ready before it exits, so it ranks with the
-        # counts the last graph saved (the server, which keeps projects warm, ranks with its own graph).
+        # One command in one process builds no graph in the background: it ranks with the counts saved for the
+        # index's files, derived now when none are (the server, which keeps projects warm, keeps its own graph).
         graph = False if getattr(args, "no_priors", False) or getattr(args, "no_import_graph", False) else "saved"
-        project = Project(root, progress=progress, import_graph=graph, chunk_ranking="small", **_size_cap(args))
+        project = Project(root, progress=progress, import_graph=graph, **_size_cap(args))
     except (OSError, ValueError) as exc:
         raise _Failure(str(exc)) from None
     return project
@@ -247,6 +247,10 @@ def _cmd_search(args) -> int:
             print(f"{len(result.results)} of {result.coverage.files:,} files{under}{capped}; index {how} in "
                   f"{(opened - started) * 1e3:.0f} ms, query {(searched - opened) * 1e3:.2f} ms",
                   file=sys.stderr)
+        if result.provisional and not args.quiet:
+            from codelex.output import provisional_note
+
+            print(f"codelex: {provisional_note(result.pending)}", file=sys.stderr)
         if pool is None:
             _let_structure_finish(project)
     finally:
@@ -430,7 +434,8 @@ def _cmd_status(args) -> int:
     unreadable = {display_path(d): why for d, why in info["unreadable_dirs"].items()}
     if args.json:
         json.dump(dict(info, root=display_path(str(project.root)), index_dir=display_path(info["index_dir"]),
-                       unreadable_dirs=unreadable), sys.stdout)
+                       unreadable_dirs=unreadable,
+                       skipped={display_path(p): why for p, why in (info.get("skipped") or {}).items()}), sys.stdout)
         sys.stdout.write("\n")
         return EXIT_FOUND if info["indexed"] is not None else EXIT_NONE
     print(f"root:  {display_path(str(project.root))}")
@@ -453,7 +458,16 @@ def _cmd_status(args) -> int:
               f"(the next search or `codelex index` refreshes them)")
     else:
         print("fresh: no file changed since the index was built")
+    skipped = info.get("skipped") or {}
+    for path, why in list(skipped.items())[:STATUS_SKIPPED_SHOWN]:
+        print(f"skipped: {display_path(path)} ({why})")
+    if len(skipped) > STATUS_SKIPPED_SHOWN:
+        print(f"skipped: {len(skipped) - STATUS_SKIPPED_SHOWN:,} more (`codelex status --json` lists them all)")
     return EXIT_FOUND
+
+
+#: ``codelex status`` names at most this many skipped files (``--json`` has them all).
+STATUS_SKIPPED_SHOWN = 20
 
 
 def _freshness_line(root: Path) -> str:
@@ -747,7 +761,8 @@ def _cmd_serve(args) -> int:
             print("codelex: no server is running", file=sys.stderr)
             return EXIT_NONE
         if args.status:
-            json.dump({k: answer[k] for k in ("pid", "requests", "roots", "watch") if k in answer}, sys.stdout)
+            json.dump({k: answer[k] for k in ("pid", "python", "prefix", "install", "requests", "roots", "watch")
+                       if k in answer}, sys.stdout)
             sys.stdout.write("\n")
         return EXIT_FOUND
     _quiet_libraries()  # a model library's bar would land in the answer of the request that loads the model
@@ -1259,11 +1274,10 @@ def _dispatch(args) -> int:
     except KeyboardInterrupt:
         print("\ncodelex: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:  # e.g. `codelex search x | head -1`
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
+    except BrokenPipeError:  # e.g. `codelex search x | head -1`: the reader has gone; quietly, as rg
+        from codelex.server import quiet_stdout
+
+        quiet_stdout()
         return EXIT_FOUND
     except (_Failure, CodelexError, OSError, ValueError, TypeError, LookupError) as exc:
         if args.debug:

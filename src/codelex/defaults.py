@@ -145,6 +145,8 @@ PROSE_STOPWORDS: frozenset[str] = frozenset(
 )
 #: Candidates the native index hands the pipeline.
 PIPELINE_DEPTH = 50
+#: Files asked of the index for each name a prose query names, to find its definitions among them.
+PIPELINE_JOIN_DEPTH = 5
 #: The lexical evidence of a candidate: this share of its flattened rank (1 for the first, (k+1)/(k+r) for the
 #: r-th, k = RRF_K), the rest its score over the best score.
 PIPELINE_RANK_SHARE = 0.25
@@ -165,20 +167,22 @@ PIPELINE_PATH_WORDS = 1.3
 PIPELINE_CENTRALITY = 0.2
 #: ...and, to a file's best chunk, this share of its chunks' summed evidence over the best file's.
 PIPELINE_COHERENCE = 0.2
-#: Multipliers by path kind: test files, re-export hubs, compat/legacy/examples copies, declaration stubs,
+#: Multipliers by path kind: test files, re-export hubs, compat/legacy copies, declaration stubs,
 #: internal directories; and a file with the same name as a shallower one (a vendored or versioned copy).
 PIPELINE_TEST_FILE = 0.3
 PIPELINE_REEXPORT = 0.5
 PIPELINE_COMPAT = 0.3
+#: Examples, samples, demos, benchmarks and documentation snippets: code around the source, not of it.
+PIPELINE_AUXILIARY = 0.3
+#: Prose documentation (the registry's ``prose`` kinds), for a code question...
+PIPELINE_PROSE = 0.3
+#: ...and, on top, a document in a translation's other language than the project's main one.
+PIPELINE_TRANSLATION = 0.1
 PIPELINE_DECLARATIONS = 0.7
 PIPELINE_INTERNAL = 0.8
 PIPELINE_SHADOWED = 0.8
 #: Each further chunk of a file already ranked counts this much more times less.
 PIPELINE_SATURATION = 0.5
-#: A project of at most this many files indexes its chunks for file search on the first search that needs
-#: them (~0.5 ms a file); a larger one in the background (a long-running process), or ranks at file
-#: granularity (a one-shot command).
-CHUNK_SEARCH_BUILD_FILES = 500
 
 # --- hybrid chunk search (codelex.rank, codelex.dense) ------------------------
 #: Reciprocal rank fusion damping (the original TREC value; larger flattens).

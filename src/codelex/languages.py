@@ -6,7 +6,9 @@ Each :class:`Language` says, for one kind of file (the ``lang:`` vocabulary):
   (a regular expression over the whole file name, for extensionless or
   otherwise special files: ``Makefile``, ``Dockerfile.dev``);
 - what people call it: the kind name and its ``aliases`` (``py``, ``c++``);
-- whether it is code (``code=False``: prose, markup and data);
+- whether it is code (``code=False``: prose, markup and data), and whether
+  it is prose documentation (``prose``: Markdown, reStructuredText), which
+  a code question ranks below the code it describes;
 - which tree-sitter grammar parses it (``grammar``: one name of
   :data:`GRAMMARS` for every file of the kind, a mapping extension → grammar
   where the kind spans several, or None);
@@ -48,6 +50,7 @@ __all__ = [
     "extname",
     "grammar_of",
     "import_family_of",
+    "is_prose",
     "kind_of",
     "language_of",
     "tables_of",
@@ -106,6 +109,8 @@ class Language(NamedTuple):
     #: A regular expression the whole file name must match (``Dockerfile(\\.\\w+)?``), or "".
     names: str = ""
     code: bool = True
+    #: Prose documentation (never code): ranked below code for a code question; translations collapse.
+    prose: bool = False
     #: A grammar name for every file of the kind, or extension -> grammar (extensions not listed: none).
     grammar: str | Mapping[str, str] | None = None
     definitions: str = "generic"
@@ -158,13 +163,14 @@ LANGUAGES: tuple[Language, ...] = (
              imports="jsts"),
     Language("kotlin", (".kt", ".kts"), aliases=("kt", "kts"), grammar="kotlin", imports="jvm"),
     Language("lua", (".lua",), grammar="lua"),
-    Language("markdown", (".md", ".mdx"), aliases=("md", "mdx"), code=False),
+    Language("markdown", (".markdown", ".md", ".mdx"), aliases=("md", "mdx"), code=False, prose=True),
     Language("nix", (".nix",)),
     Language("ocaml", (".ml", ".mli"), aliases=("ml",)),
     Language("php", (".php",), grammar="php"),
     Language("powershell", (".ps1", ".psm1", ".psd1"), aliases=("ps1", "pwsh")),
     Language("prisma", (".prisma",)),
     Language("python", (".py", ".pyi"), aliases=("py", "py3", "pyi", "python3"), grammar="python", imports="python"),
+    Language("restructuredtext", (".rest", ".rst"), aliases=("rst", "rest"), code=False, prose=True),
     Language("ruby", (".gemspec", ".rake", ".rb", ".ru"), aliases=("rb",), grammar="ruby"),
     Language("rust", (".rs",), aliases=("rs",), grammar="rust", imports="rust"),
     Language("scala", (".scala", ".sc", ".sbt"), aliases=("scala3", "sbt"), grammar="scala"),
@@ -214,6 +220,8 @@ def tables_of(languages: tuple[Language, ...]) -> dict[str, object]:
             raise ValueError(f"{lang.kind!r} gives a grammar to extensions it does not have")
         if lang.definitions not in DEFINITION_RULES:
             raise ValueError(f"{lang.kind!r}: unknown definition rule set {lang.definitions!r}")
+        if lang.prose and lang.code:
+            raise ValueError(f"{lang.kind!r} is prose and code")
         if lang.imports is not None and lang.imports not in IMPORT_FAMILIES:
             raise ValueError(f"{lang.kind!r}: unknown import family {lang.imports!r}")
     clash = set(aliases) & set(by_kind)
@@ -283,6 +291,12 @@ def canonical_kind(name: str) -> str | None:
     if key in BY_KIND:
         return key
     return ALIASES.get(key)
+
+
+def is_prose(path: str) -> bool:
+    """Whether a file is prose documentation (its language's ``prose``: Markdown, reStructuredText)."""
+    lang = language_of(path)
+    return lang is not None and lang.prose
 
 
 def grammar_of(path: str) -> str | None:

@@ -43,7 +43,8 @@ _SYMBOL_HIT = _object({
 _SYMBOL_SEARCH = _object({
     "available": _BOOL, "query": _STR, "hint": _nullable(_STR), "unavailableReason": _nullable(_STR),
     "coverage": _object({"files": _INT, "truncated": _BOOL}, ["files", "truncated"]),
-    "results": {"type": "array", "items": _SYMBOL_HIT}, "staleness": _STR, **_PAGING,
+    "results": {"type": "array", "items": _SYMBOL_HIT}, "staleness": _STR, "provisional": _BOOL, "pending": _STRS,
+    **_PAGING,
 }, ["query"], anyOf=[{"required": ["coverage", "results"]}, {"required": ["available", "unavailableReason"]}])
 
 _DOCS_SECTION = _object({

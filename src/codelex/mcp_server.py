@@ -402,8 +402,11 @@ def _resolve(project: Project, path) -> str:
         raise ToolError("Provide a `path` (relative to the project directory).")
     for candidate in (path, parse_display_path(path)):
         full = Path(candidate) if os.path.isabs(candidate) else project.root / candidate
-        if full.is_file():
-            return candidate
+        try:
+            if full.is_file():
+                return candidate
+        except (OSError, ValueError):  # a name too long for the file system, a NUL...: the tool says so below
+            continue
     return path
 
 
@@ -414,7 +417,7 @@ def file_outline_answer(project: Project, path) -> Answer:
     rel = _resolve(project, path)
     try:
         outline = project.outline(rel)
-    except (FileNotFoundError, ValueError, CodelexError) as exc:
+    except (OSError, ValueError, CodelexError) as exc:
         raise ToolError(f"Cannot outline {echo_query(display_path(str(path)))}: {error_text(exc)}") from None
     return mcp_outline_answer(outline)
 
@@ -430,7 +433,7 @@ def read_symbol_answer(project: Project, path, symbol, line=None) -> Answer:
     rel = _resolve(project, path)
     try:
         source = project.read_symbol(rel, symbol, line=None if line is None else int(line))
-    except (FileNotFoundError, ValueError, TypeError, CodelexError) as exc:
+    except (OSError, ValueError, TypeError, CodelexError) as exc:
         raise ToolError(f"Cannot read {echo_query(symbol)} in {echo_query(display_path(str(path)))}: "
                         f"{error_text(exc)}") from None
     return mcp_source_answer(source)

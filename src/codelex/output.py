@@ -143,6 +143,12 @@ def hit_entry(hit, where: Where) -> dict:
     return entry
 
 
+def provisional_note(pending: Sequence[str]) -> str:
+    """What a provisional answer says of itself: what its ranking waits for."""
+    return (f"Provisional ranking: the {' and the '.join(pending)} of the indexed files "
+            f"{'is' if len(pending) == 1 else 'are'} being built; a later query may rank these files otherwise.")
+
+
 def search_lines(result, fmt: str, where: Where, *, query: str, tokens: Sequence[str] = (),
                  style: Style | None = None) -> Iterator[str]:
     """The lines (without line breaks) that print ``result`` (a :class:`~codelex.project.SearchResult`) in the
@@ -279,6 +285,9 @@ def mcp_search_answer(result, root: str, echo: str, *, staleness: str | None = N
                                                   "truncated": result.coverage.truncated}, "results": entries}
     if staleness:
         payload["staleness"] = staleness
+    if result.provisional:
+        payload["provisional"] = True
+        payload["pending"] = list(result.pending)
     if next_cursor:
         payload["nextCursor"] = next_cursor
     if page_note:
@@ -302,6 +311,8 @@ def mcp_search_answer(result, root: str, echo: str, *, staleness: str | None = N
         lines.append(f'No files matched "{echo}".')
     if staleness:
         lines.extend(["", staleness])
+    if result.provisional:
+        lines.extend(["", provisional_note(result.pending)])
     capped = " (capped — results may be incomplete)" if result.coverage.truncated else ""
     lines.append(f"Index covers {result.coverage.files} files{capped}.")
     lines.extend(mcp_page_lines(next_cursor, page_note))

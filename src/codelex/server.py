@@ -22,8 +22,13 @@ Security: the socket lives in a directory only its user may enter
 (``$XDG_RUNTIME_DIR/codelex``, else ``<tmp>/codelex-<uid>``; refused when it
 is owned by someone else or open to others), is itself owner-only, and the
 server checks each peer's uid where the platform tells it (``SO_PEERCRED``).
-Its name carries the version, so a client of another version never reaches
-it.  The server exits after :data:`IDLE_TIMEOUT_S` without requests.
+Its name (and its lock's) carries the version and a digest of the
+installation (:func:`installation`: the interpreter, its ``sys.prefix`` and
+where codelex and its compiled core lie), and every request and answer
+carries both: a client in one virtualenv never reaches a server started from
+another, whose packages (an embedding model, say) may differ.  The server
+exits after :data:`IDLE_TIMEOUT_S` without requests; once told to stop it
+takes no new command (a client that reaches it then works in-process).
 
 Whenever the server is absent, of another version or fails, the command
 line works in-process as before (and starts a server for the next time,
@@ -49,7 +54,7 @@ except ImportError:  # pragma: no cover - an interpreter without json's C part: 
 
 from codelex.defaults import VERSION
 
-__all__ = ["IDLE_TIMEOUT_S", "Server", "run_remote", "server_enabled", "socket_path", "spawn_server"]
+__all__ = ["IDLE_TIMEOUT_S", "Server", "installation", "run_remote", "server_enabled", "socket_path", "spawn_server"]
 
 #: The server exits after this long without a request.
 IDLE_TIMEOUT_S = 900.0
@@ -68,6 +73,8 @@ HEARTBEAT_S = 0.5
 SILENCE_TIMEOUT_S = 10.0
 #: The longest a client waits for one answer, heartbeats or not.
 ANSWER_TIMEOUT_S = 900.0
+#: A stopping server waits this long at most for the commands under way before it closes their projects.
+DRAIN_S = 30.0
 
 
 def server_enabled() -> bool:
@@ -173,19 +180,47 @@ def socket_dir() -> str | None:
     return None
 
 
+_installation: str | None = None
+
+
+def installation() -> str:
+    """A digest of the interpreter and installation this process runs codelex from: the interpreter (its real
+    path: ``python``, ``python3`` and ``python3.11`` of one virtualenv are one), ``sys.prefix`` (a virtualenv's
+    own), the version, where the ``codelex`` package lies and its compiled core (size and mtime, when it lies
+    beside it).  Two virtualenvs, or a reinstall, give two servers."""
+    global _installation
+    if _installation is None:
+        import zlib  # (a C module: the client side stays light)
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        parts = [os.path.realpath(sys.executable) if sys.executable else "", sys.prefix,
+                 sys.implementation.cache_tag or "", VERSION, here]
+        try:
+            from importlib.machinery import EXTENSION_SUFFIXES
+
+            st = os.stat(os.path.join(here, "_native", "lexical" + EXTENSION_SUFFIXES[0]))
+            parts.append(f"{st.st_size}:{st.st_mtime_ns}")
+        except (OSError, IndexError, ImportError):
+            pass  # (an editable install keeps its core elsewhere: the package's place stands for it)
+        data = "\0".join(parts).encode("utf-8", "surrogateescape")
+        # (eight hex digits: a Unix socket's whole path must fit in about 100 bytes)
+        _installation = f"{zlib.crc32(data) ^ zlib.adler32(data):08x}"
+    return _installation
+
+
 def socket_path() -> str | None:
-    """Where this version's server listens, or None when there is no safe place for it."""
+    """Where this installation's server listens, or None when there is no safe place for it."""
     directory = socket_dir()
-    return os.path.join(directory, f"server-{VERSION}.sock") if directory is not None else None
+    return os.path.join(directory, f"server-{VERSION}-{installation()}.sock") if directory is not None else None
 
 
 def _lock_path(sock: str) -> str:
-    """The lock a live server holds for as long as it runs (one per version): ``server-<version>.lock``."""
+    """The lock a live server holds for as long as it runs (one per installation): its socket's name, ``.lock``."""
     return sock[: -len(".sock")] + ".lock"
 
 
 def holder_pid() -> int | None:
-    """The pid of the server that holds this version's lock (alive, answering or not), else None."""
+    """The pid of the server that holds this installation's lock (alive, answering or not), else None."""
     import fcntl
 
     path = socket_path()
@@ -208,7 +243,7 @@ def holder_pid() -> int | None:
 
 
 class Unresponsive(OSError):
-    """A server holds this version's socket but did not answer in time (stopped, or wedged)."""
+    """A server holds this installation's socket but did not answer in time (stopped, or wedged)."""
 
 
 # --- client ---------------------------------------------------------------------------
@@ -240,7 +275,7 @@ def _recv_line(conn, limit: int = 1 << 30) -> bytes | None:
 
 
 def request(payload: dict, timeout: float | None = None, on_progress=None) -> dict | None:
-    """Send one request to this version's server; its answer, or None when there is no usable server.
+    """Send one request to this installation's server; its answer, or None when there is no usable server.
 
     Every wait is bounded: the connection by :data:`_CONNECT_TIMEOUT_S`, the
     answer by ``timeout`` (default :data:`ANSWER_TIMEOUT_S`, counted again
@@ -258,6 +293,7 @@ def request(payload: dict, timeout: float | None = None, on_progress=None) -> di
     path = socket_path()
     if path is None:
         return None
+    payload = dict(payload, install=installation())
     allowed = ANSWER_TIMEOUT_S if timeout is None else timeout
     deadline = time.monotonic() + allowed
     shown = None
@@ -292,7 +328,8 @@ def request(payload: dict, timeout: float | None = None, on_progress=None) -> di
                 answer = _loads(line)
             except ValueError:
                 return None
-            if not isinstance(answer, dict) or answer.get("version") != VERSION:
+            if not isinstance(answer, dict) or answer.get("version") != VERSION \
+                    or answer.get("install") != installation():
                 return None
             if answer.get("op") != "working":
                 return answer
@@ -332,16 +369,36 @@ def run_remote(argv: list[str]) -> int | None:
         return None
     if drawn:
         sys.stderr.write("\r\x1b[2K")
+    if answer is not None and answer.get("op") == "refused" and answer.get("reason") == "stopping":
+        sys.stderr.write("codelex: the server is stopping; working in-process\n")
+        return None
     if answer is None or answer.get("op") != "done":
         return None
     out, err = answer.get("stdout", ""), answer.get("stderr", "")
     if out:
-        sys.stdout.write(out)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(out)
+            sys.stdout.flush()
+        except BrokenPipeError:  # `codelex search x | head -0`: the reader has gone, as with rg, quietly
+            quiet_stdout()
+            return 0
     if err:
         sys.stderr.write(err)
     code = answer.get("status")
     return code if isinstance(code, int) else 2
+
+
+def quiet_stdout() -> None:
+    """Point standard output at the null device (its reader has gone): nothing written later, the interpreter's
+    last flush included, can fail on the closed pipe."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, sys.stdout.fileno())
+        finally:
+            os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def spawn_server() -> None:
@@ -398,6 +455,9 @@ class Server:
         self.bound: tuple[int, int] | None = None  # (st_dev, st_ino) of the socket this server created
         self.lock_fd: int | None = None
         self.requests = 0
+        self.active = 0  # connections being handled (a stopping server lets them finish)
+        self.counting = threading.Lock()
+        self.refusal: str | None = None  # why bind() found no place to listen
 
     def _take_lock(self, path: str) -> bool:
         """Hold this version's server lock for the life of the process; False when another server holds it."""
@@ -425,13 +485,20 @@ class Server:
         ever removes the socket it created.
         """
         path = socket_path()
-        if path is None or not self._take_lock(path):
+        if path is None:
+            self.refusal = "no private directory for its socket ($XDG_RUNTIME_DIR/codelex or <tmp>/codelex-<uid>)"
+            return None
+        if not self._take_lock(path):
+            pid = holder_pid()
+            who = f" (pid {pid})" if pid and pid > 0 else ""
+            self.refusal = f"a server{who} already serves this installation ({sys.executable})"
             return None
         try:
             os.unlink(path)  # a dead server's socket (whoever held the lock before us is gone)
         except FileNotFoundError:
             pass
-        except OSError:
+        except OSError as exc:
+            self.refusal = f"cannot remove a dead server's socket {path}: {exc.strerror or exc}"
             return None
         import socket
 
@@ -439,8 +506,9 @@ class Server:
         old = os.umask(0o177)
         try:
             sock.bind(path)
-        except OSError:
+        except OSError as exc:
             sock.close()
+            self.refusal = f"cannot listen on {path}: {exc.strerror or exc}"
             return None
         finally:
             os.umask(old)
@@ -450,6 +518,12 @@ class Server:
         sock.listen(16)
         self.path = path
         return sock
+
+    def stop(self) -> None:
+        """Take no new command: the socket goes at once (a client then works in-process); the commands under
+        way finish (within :data:`DRAIN_S`) before the projects close."""
+        self.stopping = True
+        self._unlink_own_socket()
 
     def _unlink_own_socket(self) -> None:
         if self.path is None or self.bound is None:
@@ -466,6 +540,7 @@ class Server:
 
         sock = self.bind()
         if sock is None:
+            sys.stderr.write(f"codelex: not serving: {self.refusal}\n")
             return 1
         _log_to_own_stderr()
         sock.settimeout(1.0)
@@ -474,15 +549,21 @@ class Server:
                 try:
                     conn, _ = sock.accept()
                 except socket.timeout:
-                    if time.monotonic() - self.last_activity > self.idle_timeout:
+                    if time.monotonic() - self.last_activity > self.idle_timeout and not self.active:
                         break
                     continue
                 except OSError:
                     break
+                with self.counting:
+                    self.active += 1
                 _thread(self._handle, conn)
         finally:
+            self.stopping = True
             sock.close()
             self._unlink_own_socket()
+            deadline = time.monotonic() + DRAIN_S
+            while self.active and time.monotonic() < deadline:  # commands under way finish before the projects close
+                time.sleep(0.02)
             self.pool.close()
             if self.lock_fd is not None:
                 os.close(self.lock_fd)  # (releases the lock: the next server may start)
@@ -504,6 +585,13 @@ class Server:
         return uid == os.getuid()
 
     def _handle(self, conn) -> None:
+        try:
+            self._handle_one(conn)
+        finally:
+            with self.counting:
+                self.active -= 1
+
+    def _handle_one(self, conn) -> None:
         import json
 
         with conn:
@@ -537,7 +625,7 @@ class Server:
 
         def heartbeats() -> None:
             while not finished.wait(HEARTBEAT_S):
-                beat = {"version": VERSION, "op": "working"}
+                beat = {"version": VERSION, "install": installation(), "op": "working"}
                 if progress.line is not None:
                     beat["progress"] = progress.line
                 with sending:
@@ -553,7 +641,7 @@ class Server:
         try:
             return self.answer(payload, progress)
         except Exception:  # (a command's own failures are answered by _run: this is the server's)
-            return {"version": VERSION, "op": "done", "status": 2, "stdout": "",
+            return {"version": VERSION, "install": installation(), "op": "done", "status": 2, "stdout": "",
                     "stderr": "codelex: the server failed to answer\n"}
         finally:
             with sending:
@@ -563,17 +651,21 @@ class Server:
     def answer(self, payload, progress: ProgressLine | None = None) -> dict:
         """The answer to one request (a dict with ``version`` and ``op``); a command's progress bar goes to
         ``progress``, whose last line each heartbeat carries."""
-        base = {"version": VERSION}
+        base = {"version": VERSION, "install": installation()}
         if not isinstance(payload, dict) or payload.get("version") != VERSION:
             return dict(base, op="refused", reason="another codelex version")
+        if payload.get("install") != installation():
+            return dict(base, op="refused", reason="another installation")
         op = payload.get("op")
         if op == "ping":
             watching = self.pool.watch_states()
             return dict(base, op="pong", pid=os.getpid(), requests=self.requests, roots=sorted(watching),
-                        watch=watching)
+                        watch=watching, python=sys.executable, prefix=sys.prefix, stopping=self.stopping)
         if op == "stop":
-            self.stopping = True
+            self.stop()
             return dict(base, op="stopping")
+        if self.stopping:  # (accepted before the socket went: the client works in-process)
+            return dict(base, op="refused", reason="stopping")
         if op != "run":
             return dict(base, op="refused", reason=f"unknown op {op!r}")
         argv, cwd, tty, env = payload.get("argv"), payload.get("cwd"), payload.get("tty"), payload.get("env") or {}

@@ -118,3 +118,20 @@ def test_a_git_url_unit_is_cloned_and_built(tmp_path):
     assert result["record"]["source"] == f"git+file://{bare}"
     # A fresh clone has new mtimes: its contents are hashed, and an unchanged unit is not rebuilt.
     assert build_unit(unit, str(tmp_path / "store"))["status"] == "unchanged"
+
+
+def test_a_git_url_unit_never_runs_a_git_a_relative_path_entry_names(tmp_path, monkeypatch):
+    """Issue 39: a planted ``bin/git`` with ``PATH=bin:$PATH`` ran; git is looked up in absolute entries only."""
+    import os
+
+    from codelex.cluster.build import _clone
+
+    planted = tmp_path / "bin" / "git"
+    planted.parent.mkdir()
+    planted.write_text(f"#!/bin/sh\ntouch {tmp_path / 'ran'}\nexit 1\n")
+    planted.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "bin" + os.pathsep + "/nonexistent-codelex-dir")
+    with pytest.raises(FileNotFoundError, match="git is not installed"):
+        _clone(f"file://{tmp_path / 'nothing.git'}", str(tmp_path / "into"))
+    assert not (tmp_path / "ran").exists()

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from codelex import QueryError
 from codelex.docs import DocsIndex, search, sections_from_file, sections_from_markdown, sections_from_rst
-from codelex.docs.locales import file_languages, language_tag
+from codelex.locales import file_languages, language_tag
 from codelex.docs.sections import sphinx_id
 from codelex.persist.docs import load_docs
 

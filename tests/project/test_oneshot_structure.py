@@ -34,17 +34,16 @@ def _answer(project: Project, query: str) -> list[tuple]:
 QUERIES = ("schedule timeout", "timer interrupt", "Timer3", "delay")
 
 
-@pytest.mark.parametrize("chunk_ranking", ["off", "small"])
-def test_an_unchanged_tree_needs_no_analysis_and_answers_as_the_waited_for_structure(tmp_path, chunk_ranking):
+def test_an_unchanged_tree_needs_no_analysis_and_answers_as_the_waited_for_structure(tmp_path):
     root = make_repo(tmp_path / "repo")
-    with Project(root, chunk_ranking=chunk_ranking) as p:
+    with Project(root) as p:
         p.open()
         assert p.wait_structure(60)
         assert p.structure_status["stats"]["analyzed"] == 14
         waited = {q: _answer(p, q) for q in QUERIES}
     assert load_structure(root / ".codelex").covers is not None  # saved with the store
     assert any(sym is not None for q in QUERIES for _, _, sym, _ in waited[q])
-    with Project(root, import_graph="saved", chunk_ranking=chunk_ranking) as p:
+    with Project(root, import_graph="saved") as p:
         p.open()
         upkeep = p._state.structure
         assert upkeep.status == "ready"  # at once: nothing to analyze

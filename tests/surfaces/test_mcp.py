@@ -725,3 +725,27 @@ def test_text_search_finds_exact_strings_and_regexes_within_bounds(repo, tmp_pat
         assert out[name].is_error, name
     assert "missing )" in text_of(out["bad"])
     assert [r["path"] for r in out["after"].structured_content["results"]] == ["src/auth.ts"]
+
+
+def test_a_file_name_too_long_for_the_file_system_is_a_named_error(repo):
+    """Issue 39: file_outline, read_symbol and find_related with a 300-character file name answered a generic
+    error (and printed a traceback); each says what went wrong, in codelex's words."""
+    from codelex.mcp_server import ToolError, file_outline_text, find_related_text, read_symbol_text
+    from codelex.project import Project
+
+    name = "a" * 300 + ".py"
+    with Project(repo) as project:
+        project.open()
+        project.wait_structure(60)
+        project.prepare_code_search()
+        for call in (lambda: file_outline_text(project, name), lambda: read_symbol_text(project, name, "f"),
+                     lambda: find_related_text(project, name, 1)):
+            with pytest.raises(ToolError, match=r"^Cannot (outline|read|relate) .*aaaa"):
+                call()
+
+    async def body(session):
+        answer = await session.call_tool("file_outline", {"path": name})
+        return answer.is_error, text_of(answer)
+
+    is_error, text = run_session(repo, body)
+    assert is_error and text.startswith("Cannot outline") and "Traceback" not in text

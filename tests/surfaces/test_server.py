@@ -155,7 +155,7 @@ def test_client_of_another_version_falls_back(served, monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     assert server.request({"version": "0.0.0-other", "op": "ping"})["op"] == "refused"
     monkeypatch.setattr(server, "VERSION", "0.0.0-other")
-    assert os.path.basename(server.socket_path()) == "server-0.0.0-other.sock"
+    assert os.path.basename(server.socket_path()) == f"server-0.0.0-other-{server.installation()}.sock"
     assert server.run_remote(["search", "x", "--root", str(root)]) is None  # no server of that version
 
 
@@ -319,10 +319,122 @@ def test_heartbeats_carry_a_served_commands_progress_bar():
     ours, theirs = socket.socketpair()
     with ours, theirs:
         answer = server.Server(runner)._answer_with_heartbeats(ours, {
-            "version": VERSION, "op": "run", "argv": ["code", "x", "--wait"], "cwd": "/", "tty": False,
-            "stderr_tty": True})
+            "version": VERSION, "install": server.installation(), "op": "run", "argv": ["code", "x", "--wait"],
+            "cwd": "/", "tty": False, "stderr_tty": True})
         ours.shutdown(socket.SHUT_WR)
         beats = [json.loads(line) for line in theirs.makefile().read().splitlines()]
     assert answer["op"] == "done" and answer["status"] == 0
     assert beats and all(b["op"] == "working" for b in beats)
     assert beats[-1]["progress"].endswith("10/30 chunks, 5/s, 4 s left")
+
+
+def _second_installation(tmp_path: Path) -> str:
+    """Another interpreter installation of this codelex: a virtualenv (its own ``sys.prefix`` and executable)
+    that imports codelex from this one's site directories."""
+    import site
+
+    env_dir = tmp_path / "other-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120)
+    python = env_dir / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    ours = [p for p in site.getsitepackages() + [os.path.dirname(os.path.dirname(os.path.abspath(
+        __import__("codelex").__file__)))] if os.path.isdir(p)]
+    Path(purelib, "codelex_tests_parent.pth").write_text(
+        "import site; " + "; ".join(f"site.addsitedir({p!r})" for p in ours) + "\n")
+    return str(python)
+
+
+@pytest.mark.timeout(240)
+def test_two_installations_get_two_servers(tmp_path):
+    """Issue 39: the socket was keyed by the version only, so one virtualenv's server answered another's commands
+    with its own packages.  Each installation now has its own server, and says which interpreter it serves."""
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    env = _env(runtime)
+    other = _second_installation(tmp_path)
+    ours_cmd, other_cmd = [sys.executable, "-m", "codelex"], [other, "-m", "codelex"]
+    procs = [subprocess.Popen([*cmd, "serve", "--idle-timeout", "60"], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE) for cmd in (ours_cmd, other_cmd)]
+    try:
+        statuses = []
+        for cmd, proc in zip((ours_cmd, other_cmd), procs):
+            deadline = time.monotonic() + 60
+            while True:
+                r = subprocess.run([*cmd, "serve", "--status"], capture_output=True, text=True, env=env, timeout=60)
+                if r.returncode == 0:
+                    break
+                assert proc.poll() is None, proc.stderr.read()
+                assert time.monotonic() < deadline, "a server never came up"
+                time.sleep(0.1)
+            statuses.append(json.loads(r.stdout))
+        assert statuses[0]["pid"] == procs[0].pid and statuses[1]["pid"] == procs[1].pid
+        assert statuses[0]["python"] == sys.executable and statuses[1]["python"] == other
+        assert statuses[0]["install"] != statuses[1]["install"]
+        assert len(list((runtime / "codelex").glob("server-*.sock"))) == 2
+    finally:
+        for cmd in (ours_cmd, other_cmd):
+            subprocess.run([*cmd, "serve", "--stop"], capture_output=True, env=env, timeout=60)
+        for p in procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def test_a_request_of_another_installation_is_refused():
+    from codelex import server
+    from codelex.defaults import VERSION
+
+    answer = server.Server(lambda *a, **k: 0).answer({"version": VERSION, "install": "0" * 16, "op": "ping"})
+    assert answer["op"] == "refused" and answer["reason"] == "another installation"
+
+
+def test_a_stopping_server_takes_no_new_command(tmp_path, monkeypatch):
+    """Issue 39: a server told to stop accepted one more command and answered "indexing <root> closed: None"."""
+    from codelex import server
+    from codelex.defaults import VERSION
+
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    ran = []
+    srv = server.Server(lambda *a, **k: ran.append(a) or 0)
+    sock = srv.bind()
+    try:
+        base = {"version": VERSION, "install": server.installation()}
+        assert srv.answer(dict(base, op="stop"))["op"] == "stopping"
+        assert not os.path.exists(server.socket_path())  # new clients find no server: they work in-process
+        late = srv.answer(dict(base, op="run", argv=["search", "x"], cwd="/", tty=False))
+        assert late == dict(base, op="refused", reason="stopping") and not ran
+    finally:
+        sock.close()
+        os.close(srv.lock_fd)
+
+
+@pytest.mark.timeout(300)
+def test_search_stop_index_search_never_meets_a_closing_server(served):
+    root, env, _ = served
+    for _ in range(6):
+        first = run("search", "authenticate", "-l", "--root", root, env=env)
+        run("serve", "--stop", env=env)
+        index = run("index", "--root", root, env=env)
+        second = run("search", "authenticate", "-l", "--root", root, env=env)
+        for r in (first, index, second):
+            assert r.returncode == 0 and "closed" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert first.stdout.split() == second.stdout.split() == ["src/auth.py"]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("where", ["served", "in-process"])
+def test_a_closed_pipe_ends_quietly(served, where):
+    """`codelex search … | head -0`: exit 0 and nothing on stderr, served or not (as `rg | head`)."""
+    root, env, _ = served
+    for i in range(400):  # an answer well past a pipe's buffer, so the write meets the closed pipe
+        (root / "src" / f"auth_{i:03d}.py").write_text(f"def authenticate_{i}(name):  # {'x' * 300}\n")
+    if where == "in-process":
+        env = dict(env, CODELEX_NO_SERVER="1")
+    script = f"{' '.join(map(repr, _command()))} search authenticate --root {str(root)!r} -n 500 --vimgrep " \
+             '| head -c 0; echo "status=${PIPESTATUS[0]}"'
+    r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    assert "status=0" in r.stdout and "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr

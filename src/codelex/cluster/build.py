@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from codelex.cluster.store import ShardStore, UnitRecord, check_unit_name
+from codelex.runtime import trusted_executable
 
 __all__ = ["BuildEvent", "BuildReport", "Unit", "build_cluster", "build_unit", "parse_units", "unit_walk"]
 
@@ -123,9 +124,9 @@ class _Hashing:
 
 def _clone(url: str, into: str) -> str:
     """A depth-1 checkout of ``url`` in ``into`` (hooks off, fsmonitor off, no terminal prompt); returns it."""
-    git = shutil.which("git")
+    git = trusted_executable("git")  # (absolute PATH entries only: a checkout's own bin/git is never run)
     if git is None:
-        raise FileNotFoundError("git is not installed: a git URL unit needs it")
+        raise FileNotFoundError("git is not installed (in an absolute PATH directory): a git URL unit needs it")
     target = os.path.join(into, "checkout")
     url = url.removeprefix("git+")
     argv = [git, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "protocol.file.allow=always",

@@ -13,7 +13,7 @@ A project's index lives in the docs store (:mod:`codelex.persist.docs`,
 changed; rebuilt from the unchanged files' rows and the changed files' new
 sections when something did.  Sections can be narrowed by path
 (:func:`codelex.query.globs.paths_predicate`) and by human language
-(:mod:`codelex.docs.locales`): by default a project with translations
+(:mod:`codelex.locales`): by default a project with translations
 answers from its main language and its neutral documents.
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from codelex.defaults import DEFAULT_MAX_BYTES, LEGACY_DOCS_CACHE_FILE
-from codelex.docs.locales import ALL_LANGUAGES, file_languages, language_tag
+from codelex.locales import ALL_LANGUAGES, file_languages, language_tag
 from codelex._native import text as _text
 from codelex.docs.scoring import (
     ALL_TERMS, MAX_COUNTED_OCCURRENCES, MIN_PHRASE, PHRASE_IN_HEADING, PHRASE_IN_TEXT, TERM_IN_HEADING,
@@ -243,7 +243,7 @@ class DocsIndex:
         return h.hexdigest()
 
     def language_of(self, path: str) -> str:
-        """The human language of a document (``""``: neutral; see :mod:`codelex.docs.locales`)."""
+        """The human language of a document (``""``: neutral; see :mod:`codelex.locales`)."""
         return self._file_languages.get(path, "")
 
     @property

@@ -27,6 +27,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from codelex.languages import is_prose, kind_of
+
 __all__ = ["Section", "is_doc_path", "sections_from_file", "sections_from_markdown", "sections_from_rst", "slug",
            "sphinx_id"]
 
@@ -361,14 +363,18 @@ def sections_from_rst(path: str, text: str) -> list[Section]:
 
 
 def sections_from_file(path: str, text: str) -> list[Section]:
-    """By extension: ``.rst`` → reStructuredText, anything else → Markdown."""
-    return sections_from_rst(path, text) if path.lower().endswith(".rst") else sections_from_markdown(path, text)
+    """By kind: reStructuredText by its titles, anything else as Markdown."""
+    return sections_from_rst(path, text) if kind_of(path) == "restructuredtext" else sections_from_markdown(path, text)
+
+
+#: A plain text file is documentation under one of these directories only (lower-cased).
+_DOC_DIRS = frozenset({"doc", "docs", "documentation"})
 
 
 def is_doc_path(path: str) -> bool:
-    """``.md``, ``.mdx``, ``.markdown``, ``.rst``, and ``.txt`` under a ``doc``/``docs``/``Documentation`` directory."""
-    low = path.lower()
-    if low.endswith((".md", ".mdx", ".markdown", ".rst")):
+    """Prose documentation (the registry's prose kinds: Markdown, reStructuredText), and ``.txt`` files under a
+    ``doc``/``docs``/``Documentation`` directory."""
+    if is_prose(path):
         return True
-    parts = low.split("/")
-    return low.endswith(".txt") and any(p in ("doc", "docs", "documentation") for p in parts[:-1])
+    parts = path.lower().split("/")
+    return parts[-1].endswith(".txt") and any(p in _DOC_DIRS for p in parts[:-1])

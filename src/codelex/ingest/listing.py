@@ -74,11 +74,15 @@ class WalkResult:
         Whether ``max_files`` cut the list.
     source : str
         ``"git"`` or ``"walk"``.
+    too_large : dict of str to int
+        The files every other rule admits that are over the size cap, with
+        their sizes (listed by name: raising the cap admits them).
     """
 
     root: Path
     files: list[SourceFile] = field(default_factory=list)
     skipped: collections.Counter = field(default_factory=collections.Counter)
+    too_large: dict = field(default_factory=dict)
     pruned_dirs: collections.Counter = field(default_factory=collections.Counter)
     truncated: bool = False
     source: str = "walk"
@@ -409,6 +413,8 @@ def list_files(
         if reason is None:
             candidates.append(rel)
             reason = size_reason(st.st_size)
+            if reason is not None:
+                result.too_large[rel] = st.st_size
         if reason is not None:
             result.skipped[reason] += 1
             continue
@@ -462,6 +468,8 @@ def _from_record(root: Path, record: ListingRecord, admission: Admission, max_fi
             n = int(np.count_nonzero(mask))
             if n:
                 result.skipped[reason] += n
+        for i in np.flatnonzero(large).tolist():
+            result.too_large[paths[i]] = int(size[i])
         keep = np.flatnonzero(regular & ~large)
         kept = paths if keep.shape[0] == len(paths) else [paths[i] for i in keep.tolist()]
         chosen = list(map(SourceFile, kept, size[keep].tolist(), mtime[keep].tolist()))
@@ -470,6 +478,8 @@ def _from_record(root: Path, record: ListingRecord, admission: Admission, max_fi
         for rel, size, mtime, reason in _stat_candidates(root, paths):
             if reason is None:
                 reason = admission.size_reason(size)
+                if reason is not None:
+                    result.too_large[rel] = size
             if reason is not None:
                 result.skipped[reason] += 1
             else:

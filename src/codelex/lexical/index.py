@@ -95,6 +95,19 @@ class _View(NamedTuple):
     generation: int
 
 
+def files_digest(paths, mtimes, sizes) -> str:
+    """The digest of a file table (see :meth:`WordIndex.files_digest`): one xxh3-64 per ``(path, mtime_ns,
+    size)``, combined by a sum and an exclusive or (so in any order), with the count."""
+    import xxhash
+
+    total = mixed = 0
+    for path, mtime, size in zip(paths, mtimes, sizes):
+        h = xxhash.xxh3_64_intdigest(b"%s\0%d\0%d" % (path.encode("utf-8", "surrogatepass"), mtime, size))
+        total = (total + h) & 0xFFFFFFFFFFFFFFFF
+        mixed ^= h
+    return f"f1:{len(paths):x}:{total:016x}{mixed:016x}"
+
+
 class WordIndex:
     """Identifier-aware BM25 index over a set of files, updatable per edit.
 
@@ -166,6 +179,8 @@ class WordIndex:
         #: Free-form JSON-compatible data saved with the index (see :meth:`save`).
         self.metadata: dict = {}
         self._edits = 0  # updates and removals applied (see :attr:`edits`)
+        self._file_changes = 0  # files added or removed (see :attr:`file_set_version`)
+        self._files_digest: tuple[int, str] | None = None  # (edits, digest) of files_digest()
 
     # --- ranking parameters ----------------------------------------------------
 
@@ -338,15 +353,18 @@ class WordIndex:
             view = self._view
             slot = self._slot(path)
             if self.max_bytes is not None and size > self.max_bytes:
-                if slot is not None:
-                    self._live.remove(slot)
+                if slot is not None and self._live.remove(slot):
                     self._edits += 1
+                    self._file_changes += 1
                     self._maybe_merge()
                 return False
             if slot is None:
                 slot = self._live.add_slot(path, mtime_ns, size)
                 view.table.append(path)
                 self._view = _View(view.table, slot + 1, self._live.generation)
+                self._file_changes += 1
+            elif not self._live.alive(slot):
+                self._file_changes += 1
             self._live.put(slot, content, mtime_ns, path, definitions)
             self._edits += 1
             self._maybe_merge()
@@ -370,6 +388,7 @@ class WordIndex:
             if slot is None or not self._live.remove(slot):
                 return False
             self._edits += 1
+            self._file_changes += 1
             self._maybe_merge()
         return True
 
@@ -377,6 +396,27 @@ class WordIndex:
     def edits(self) -> int:
         """How many updates and removals this index has applied (what derived views compare to stay current)."""
         return self._edits
+
+    def files_digest(self) -> str:
+        """A digest of what is indexed: every file's path, ``mtime_ns`` and size, in any order.
+
+        Equal digests, the same files as read at the same times: what is derived from an index's files
+        and saved apart from it (the import graph's counts) records it, and is believed only while the
+        index still has it.  Saved with the index (read back from a file this user wrote, not recomputed).
+        """
+        cached = self._files_digest
+        if cached is not None and cached[0] == self._edits:
+            return cached[1]
+        table = self.file_table()
+        digest = files_digest([t[0] for t in table], [t[1] for t in table], [t[2] for t in table])
+        self._files_digest = (self._edits, digest)
+        return digest
+
+    @property
+    def file_set_version(self) -> int:
+        """How many times a file was added to or removed from this index: what a view of its *set* of files (not
+        their contents) compares to stay current."""
+        return self._file_changes
 
     def merge(self) -> bool:
         """Fold pending updates and removals into a new compact base segment.
@@ -436,6 +476,8 @@ class WordIndex:
             kind = view.table.kind(view.n).copy()
             max_bytes = self.max_bytes
             metadata = dict(self.metadata)
+            metadata["files_digest"] = digest = files_digest(paths, mtime_ns.tolist(), size.tolist())
+            self._files_digest = (self._edits, digest)
         path_blob, path_offsets = _lexical.encode_paths(paths)
         vocab_blocks, block_offsets = _text.front_code(vocab_blob, vocab_offsets)
         vocab_block_base, vocab_block_rel = _text.pack_offsets(block_offsets)
@@ -497,6 +539,9 @@ class WordIndex:
         index._view = _View(table, n, index._live.generation)
         index._cold = bool(digests)
         index.metadata = dict(snapshot.metadata)
+        saved = index.metadata.get("files_digest")
+        if isinstance(saved, str) and snapshot.trusted:  # (believed from a file this user wrote only)
+            index._files_digest = (0, saved)
         index.metadata["saved_at"] = snapshot.saved_at
         return index
 

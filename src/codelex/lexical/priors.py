@@ -25,14 +25,17 @@ TEST_VENDOR_RE = re.compile(
 DOC_FILE_RE = re.compile(r"\.(md|mdx|markdown|json|json5|jsonc|txt|rst|lock|ya?ml|toml|csv)$", re.IGNORECASE)
 
 # The ranking pipeline's path kinds (codelex.rank.pipeline): test files by name as well as by directory,
-# re-export hubs and package metadata, compat/legacy/example copies, declaration stubs, internal directories.
+# re-export hubs and package metadata, compat/legacy copies, declaration stubs, internal directories; and,
+# apart, the auxiliary code around a project's source (examples, samples, demos, benchmarks, docs' snippets).
 TEST_FILE_RE = re.compile(
     r"(?:^|/)(?:test_[^/]*\.py|[^/]*_test\.(?:py|go|rb|cpp|cc|c|dart|lua)|[^/]*Tests?\.(?:java|kt|swift|cs|scala|php)"
     r"|[^/]*(?:Spec|Suite)\.(?:kt|swift|scala)|[^/]*_spec\.(?:rb|lua)|[^/]*\.(?:test|spec)\.[jt]sx?"
     r"|test_[^/]*\.(?:cpp|cc|c|dart|lua)|test_helpers?[^/]*\.\w+)$")
-TEST_DIR_RE = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|testing)(?:/|$)")
+# (``integration_test/``, ``unit-tests/``, Kotlin's ``commonTest/`` and ``jvmTest/`` source sets too)
+TEST_DIR_RE = re.compile(r"(?:^|/)(?:tests?|__tests__|specs?|testing|e2e|[A-Za-z0-9]+[_-]tests?|[a-z]+Tests?)(?:/|$)")
 REEXPORT_NAMES = frozenset({"__init__.py", "package-info.java"})
-COMPAT_DIR_RE = re.compile(r"(?:^|/)(?:compat|_compat|legacy|_?examples?|docs?_src)(?:/|$)")
+COMPAT_DIR_RE = re.compile(r"(?:^|/)(?:compat|_compat|legacy)(?:/|$)")
+AUXILIARY_DIR_RE = re.compile(r"(?:^|/)(?:_?examples?|samples?|demos?|docs?_src|benches|benchmarks?|bench)(?:/|$)")
 INTERNAL_DIR_RE = re.compile(r"(?:^|/)(?:_?internal|detail|impl)(?:/|$)")
 
 
@@ -57,6 +60,15 @@ def path_kind_factor(path: str, reexport: bool = True) -> float:
     if INTERNAL_DIR_RE.search(path):
         factor *= PIPELINE_INTERNAL
     return factor
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def auxiliary_factor(path: str) -> float:
+    """The pipeline's multiplier for code around a project's source rather than of it: examples, samples, demos,
+    benchmarks and documentation snippets (``docs_src/``); 1.0 elsewhere."""
+    from codelex.defaults import PIPELINE_AUXILIARY
+
+    return PIPELINE_AUXILIARY if AUXILIARY_DIR_RE.search(path) else 1.0
 
 
 TEST_VENDOR_FACTOR = 0.3
@@ -144,6 +156,8 @@ def centrality_from_reverse_deps(reverse_deps: Mapping[str, object] | None, norm
 
 __all__ = [
     "DOC_FACTOR",
+    "auxiliary_factor",
+    "path_kind_factor",
     "DOC_FILE_RE",
     "FLAG_DOC",
     "FLAG_TEST_VENDOR",

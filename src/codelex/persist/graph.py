@@ -7,7 +7,9 @@ references of every file whose signature still matches and re-extracts the
 rest; the references are resolved afresh.  Beside them lie the centrality
 prior counts the graph gave when it was saved, so that a later process (or a
 one-shot command that builds no graph) ranks as the last graph did until its
-own is ready.  It is a cache: anything that does not read back intact, was
+own is ready; the header's ``covers`` is the word index's
+:meth:`~codelex.lexical.WordIndex.files_digest` the counts were derived for,
+and they stand for an index only while it has that digest.  It is a cache: anything that does not read back intact, was
 written by other extraction rules or not by this user (no valid MAC: see
 :mod:`codelex.persist.trust`), is None.  Version 3: the MAC.
 """
@@ -23,7 +25,10 @@ import numpy as np
 from codelex.errors import IndexFormatError
 from codelex.persist.container import decode_items, encode_items, read_container, write_container
 
-__all__ = ["GRAPH_FILE", "load_graph_prior", "load_graph_refs", "save_graph_refs"]
+__all__ = ["GRAPH_FILE", "load_graph_counts", "load_graph_prior", "load_graph_refs", "save_graph_refs"]
+
+#: The longest ``covers`` a header may hold (anything else reads as none).
+_MAX_COVERS = 96
 
 GRAPH_FILE = "graph.clx"
 FORMAT = "codelex-graph"
@@ -33,12 +38,13 @@ _ARRAYS = {"path_blob": "|u1", "path_off": "<u8", "mtime_ns": "<i8", "size": "<i
 
 
 def save_graph_refs(entries: dict[str, tuple[int, int, list]], rules: str, directory: str | os.PathLike[str],
-                    prior: dict[str, int] | None = None) -> None:
+                    prior: dict[str, int] | None = None, covers: str | None = None) -> None:
     """Write ``path -> (mtime_ns, size, refs)`` (refs as ``[lang, spec, level, names]`` lists) atomically.
 
     ``prior`` (the graph's centrality prior counts, per path of ``entries``)
     is saved beside them: a later process ranks with it before, or instead
-    of, building its own graph.
+    of, building its own graph; ``covers``, the files digest of the word
+    index they were derived for (see :func:`load_graph_counts`).
 
     Raises
     ------
@@ -55,12 +61,21 @@ def save_graph_refs(entries: dict[str, tuple[int, int, list]], rules: str, direc
               "size": np.array([entries[p][1] for p in paths], dtype=np.int64), "ref_blob": ref_blob,
               "ref_off": ref_off,
               "prior": np.array([min((prior or {}).get(p, 0), 2**31 - 1) for p in paths], dtype=np.int32)}
-    write_container(Path(directory), GRAPH_FILE, arrays, _ARRAYS, {"format": FORMAT, "rules": rules},
-                    FORMAT_VERSION)
+    meta = {"format": FORMAT, "rules": rules}
+    if covers is not None:
+        meta["covers"] = covers
+    write_container(Path(directory), GRAPH_FILE, arrays, _ARRAYS, meta, FORMAT_VERSION)
 
 
 def load_graph_prior(directory: str | os.PathLike[str], rules: str) -> dict[str, int] | None:
     """The prior counts saved with the references (files counted at least once), or None."""
+    found = load_graph_counts(directory, rules)
+    return None if found is None else found[0]
+
+
+def load_graph_counts(directory: str | os.PathLike[str], rules: str) -> tuple[dict[str, int], str | None] | None:
+    """``(prior counts, covers)``: the counts saved with the references (files counted at least once) and the
+    files digest of the word index they were derived for (None: not recorded); None without a usable cache."""
     try:
         # (mapped; the references are neither read nor checked: nothing here depends on them)
         c = read_container(Path(directory) / GRAPH_FILE, _ARRAYS, FORMAT, FORMAT_VERSION,
@@ -75,7 +90,9 @@ def load_graph_prior(directory: str | os.PathLike[str], rules: str) -> dict[str,
             return None
         rows = np.flatnonzero(prior > 0)  # (only the files counted are decoded)
         lo, hi = off[rows].tolist(), off[rows + 1].tolist()
-        return {raw[i:j].decode("utf-8", "surrogateescape"): n for i, j, n in zip(lo, hi, prior[rows].tolist())}
+        counts = {raw[i:j].decode("utf-8", "surrogateescape"): n for i, j, n in zip(lo, hi, prior[rows].tolist())}
+        covers = c.header.get("covers")
+        return counts, covers if isinstance(covers, str) and 0 < len(covers) <= _MAX_COVERS else None
     except (OSError, IndexFormatError, ValueError, TypeError):
         return None
 

@@ -32,6 +32,7 @@ __all__ = [
     "dir_refusal",
     "index_locations",
     "local_dir_refusal",
+    "make_private",
     "make_private_dir",
     "index_signature",
     "prepare_local_dir",
@@ -149,6 +150,52 @@ def make_private_dir(directory: Path) -> None:
         st = os.lstat(directory)
         if st.st_mode & 0o077:
             os.chmod(directory, 0o700)
+
+
+def make_private(directory: Path) -> None:
+    """Bring an index directory of this user's, and the files and directories in it (one level down, as
+    ``embeddings/``), back to owner-only modes (0700, 0600) when they were loosened (a ``chmod 644``): they
+    hold the text of every file indexed.  Nothing is followed through a link; what is not this user's, or
+    cannot be opened, is left as it is (a save replaces it)."""
+    if not _POSIX_OWNERS:
+        return
+    uid = os.geteuid()
+
+    def tighten(path, is_dir: bool) -> None:
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
+            | getattr(os, "O_CLOEXEC", 0) | (getattr(os, "O_DIRECTORY", 0) if is_dir else 0)
+        try:
+            fd = os.open(path, flags)
+        except OSError:
+            return
+        try:
+            st = os.fstat(fd)
+            kind_ok = stat.S_ISDIR(st.st_mode) if is_dir else stat.S_ISREG(st.st_mode)
+            if kind_ok and st.st_uid == uid and st.st_mode & 0o077:
+                os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o700)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    tighten(directory, True)
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                tighten(entry.path, True)
+                for inner in os.scandir(entry.path):
+                    if inner.is_file(follow_symlinks=False):
+                        tighten(inner.path, False)
+            elif entry.is_file(follow_symlinks=False):
+                tighten(entry.path, False)
+        except OSError:
+            continue
 
 
 _GITIGNORE_TEXT = "# Created by codelex: the index is a cache.\n*\n"

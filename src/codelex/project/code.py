@@ -241,29 +241,6 @@ class CodeUpkeep:
         structure_of, key = self.sources(upkeep, index)
         return self.sync(lambda: index.files, structure_of, key)
 
-    def ready_chunks(self, upkeep, index, *, build: bool, index_ready: bool):
-        """``(corpus, chunk index)`` when they stand for ``index`` and a complete structure, else None.
-
-        ``build``: bring them up to date now (in this thread) when they are not.  Otherwise, once the
-        structure is complete, their first build starts in the background and file granularity answers
-        until then.  ``index_ready``: no refresh of the word index is under way.
-        """
-        if upkeep.status == "building" or upkeep.index is None:
-            return None
-        structure_of, key = self.sources(upkeep, index)
-        if key is None or not index_ready:
-            return None  # edits the structure has not followed yet, or a refresh under way: files rank alone
-        if self.corpus is not None and self.synced_key == key and self.lexical is not None:
-            return self.corpus, self.lexical
-        if build:
-            corpus = self.sync(lambda: index.files, structure_of, key)
-            return corpus, self.lexical
-        if self.corpus is None:
-            self.start_first_sync(lambda: index.files, structure_of, key)
-        elif self.lexical is not None:
-            return self.sync(lambda: index.files, structure_of, key), self.lexical  # a few edited files: cheap
-        return None
-
     def start_first_sync(self, paths, structure_of, key) -> bool:
         """Build the first corpus on a background thread; False when it is already there."""
         with self.lock:

@@ -138,6 +138,7 @@ class CodeSearch:
     import_graph: bool | str
     _state: RootState
     _request: Request
+    ranking_facts: Callable  # (FileSearch's)
 
     def _embedder(self, embedder, config: dict, *, wait: bool = True, then=None):
         """``(embedder or None, hint)``: the one asked for, else the user's (``$CODELEX_EMBEDDER``), else the
@@ -270,8 +271,14 @@ class CodeSearch:
         # Picked with no shared budget, then cut to it (_within_budget): the same hits, and the count of those
         # the budget left out.
         result = ready.searcher.search(query, alternatives=alternatives, allowed=_allowed(ready.corpus, opts),
-                                       importers=self._state.imports.prior(self._state, self.import_graph), **how)
+                                       facts=self._code_facts(ready.index), **how)
         return _within_budget(ready.annotated(result), total_lines)
+
+    def _code_facts(self, index):
+        """What the ranking pipeline reads of the project's files for chunks, as for files (the import graph's
+        counts, translations: see :meth:`~codelex.project.search.FileSearch.ranking_facts`)."""
+        prior, _ = self._state.imports.prior(self._state, self.import_graph)
+        return self.ranking_facts(index, prior)
 
     def _code_config(self, fusion: str | None) -> tuple[dict, str]:
         """The configuration followed and read, and the fusion asked for, else configured (ValueError: unknown)."""
@@ -394,8 +401,7 @@ class CodeSearch:
         wanted = dataclasses.replace(opts, limit=min(max(EARLY_FILES, 2 * how["limit"]), 100))
         paths = [h.file for q in (query, *alternatives) for h in ready.index.search(q, wanted)]
         searcher = self._state.code.provisional(paths, structure_for)
-        result = searcher.search(query, alternatives=alternatives,
-                                 importers=self._state.imports.prior(self._state, self.import_graph), **how)
+        result = searcher.search(query, alternatives=alternatives, facts=self._code_facts(ready.index), **how)
         hint = (f"the chunks of this project are being prepared in the background ({ready.preparing}): a lexical "
                 f"ranking of the chunks of the {len(searcher.corpus.file_rows)} best-matching files until then")
         if ready.loading:

@@ -90,6 +90,7 @@ def edit(state: RootState, rel: str, content: str | bytes | None, debounce_ms: f
             state.structure.remove(rel)
         state.imports.on_edit(rel, taken.content if isinstance(taken, Document) else taken, indexed)
         schedule_save(state, index, debounce_ms)
+        state.imports.schedule_save(state, debounce_ms)
         _follow_twins(state, index, rel, debounce_ms)
         return indexed
 

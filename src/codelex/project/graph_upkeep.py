@@ -13,9 +13,10 @@ the importer counts the last process saved (:meth:`GraphUpkeep.centrality`).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
-from codelex.project.jobs import Cancelled, Job
+from codelex.project.jobs import Cancelled, DebouncedSaver, Job
 
 __all__ = ["GRAPH_WAIT_S", "GraphUpkeep"]
 
@@ -39,8 +40,13 @@ class GraphUpkeep:
         # contents it reads anyway, and the graph's build takes them as (index, {path: (mtime_ns, refs)}).
         self.wanted = False
         self.seed: tuple | None = None
-        # (index directory, CentralityMap | None, whether a cache was found) read from graph.clx
+        # (index directory, CentralityMap | None, whether a cache was found, the file's signature, covers),
+        # read from graph.clx
         self.saved: tuple | None = None
+        # The cache's debounced save after edits, and what it saves (made at the first edit: see schedule_save).
+        self.saver: DebouncedSaver | None = None
+        self.target: _GraphCache | None = None
+        self.save_lock = threading.Lock()  # (one save of the cache at a time: see save_current)
 
     # --- readiness ---------------------------------------------------------------------
 
@@ -63,44 +69,63 @@ class GraphUpkeep:
         graph = None if saved_only else self.graph
         return graph.centrality_map() if graph is not None else self.saved_prior(state)
 
-    def prior(self, state, mode):
-        """The importer counts a project of ``import_graph=mode`` ranks with now (None: no centrality prior).
+    def prior(self, state, mode) -> tuple[object, bool]:
+        """``(counts, exact)``: the importer counts a project of ``import_graph=mode`` ranks with now (None: no
+        centrality prior), and whether they are those of the index's files as they are.
 
-        ``"saved"`` ranks with the counts the last process saved; when none ever did, they are derived now
-        (the graph built and saved, within :data:`GRAPH_WAIT_S`), so that a one-shot command's first answer
-        is the one the server and every later command give (issue 30: one query, one answer).
+        They are exact from this process's graph (kept per edit), or from the counts saved beside the index
+        while the index still has the files digest they were derived for.  Otherwise ``"saved"`` (a one-shot
+        command, which builds no graph in the background) derives them now (the graph built and saved,
+        within :data:`GRAPH_WAIT_S`), so that its answer is the one the server and every later command
+        give; ``True`` answers with the saved counts, if any, and says that they are not exact (the
+        search starts the graph's build after its answer).
         """
         if not mode:
-            return None
-        if mode is True:
-            return self.centrality(state)
-        saved = self.saved_prior(state)
-        if saved is None and state.saved_dir is not None and not self.saved_any(state) and state.index is not None \
-                and self.job.state != "failed":
-            graph = self.graph if self.graph is not None else self.wait(state, GRAPH_WAIT_S)
+            return None, True
+        graph = self.graph
+        if graph is not None:
+            return graph.centrality_map(), True
+        index = state.index
+        counts, covers = self.saved_counts(state)
+        if index is not None and covers is not None and covers == index.files_digest():
+            return counts, True
+        if mode == "saved" and index is not None and self.job.state != "failed":
+            graph = self.wait(state, GRAPH_WAIT_S)
             if graph is not None:
-                return graph.centrality_map()
-        return saved
+                return graph.centrality_map(), True
+        return counts, False
 
     def saved_prior(self, state):
-        """The centrality prior saved with the graph cache, as a ``CentralityMap`` (None without one); read once."""
+        """The centrality prior saved with the graph cache, as a ``CentralityMap`` (None without one)."""
+        return self.saved_counts(state)[0]
+
+    def saved_counts(self, state) -> tuple[object, str | None]:
+        """``(CentralityMap or None, covers)`` saved with the graph cache (read again when the file changed)."""
         directory = state.saved_dir
         if directory is None:
-            return None
+            return None, None
+        from codelex.persist.graph import GRAPH_FILE
+
+        try:
+            st = (directory / GRAPH_FILE).stat()
+            signature = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            signature = None
         held = self.saved
-        if held is None or held[0] != directory:
+        if held is None or held[0] != directory or held[3] != signature:
             from codelex.graph.extract import EXTRACTION_RULES
-            from codelex.persist.graph import load_graph_prior
+            from codelex.persist.graph import load_graph_counts
             from codelex.query import CentralityMap
 
-            counts = load_graph_prior(directory, EXTRACTION_RULES)
-            held = (directory, CentralityMap(counts) if counts else None, counts is not None)
+            found = load_graph_counts(directory, EXTRACTION_RULES) if signature is not None else None
+            counts, covers = found if found is not None else (None, None)
+            held = (directory, CentralityMap(counts) if counts else None, found is not None, signature, covers)
             self.saved = held
-        return held[1]
+        return held[1], held[4]
 
     def saved_any(self, state) -> bool:
         """Whether a process saved the counts (a graph cache of this user's, even one with no import edge)."""
-        self.saved_prior(state)
+        self.saved_counts(state)
         held = self.saved
         return held is not None and held[0] == state.saved_dir and held[2]
 
@@ -147,8 +172,12 @@ class GraphUpkeep:
             graph.remove(rel)
 
     def close(self) -> None:
-        """Stop a build under way at its next read and wait for it, within a bound."""
+        """Stop a build under way at its next read and wait for it, within a bound; write a pending save."""
         self.job.close()
+        with self.lock:
+            saver = self.saver
+        if saver is not None:
+            saver.close()
 
     def _build(self, generation: int, state) -> None:
         from codelex.runtime import collector_paused
@@ -212,7 +241,18 @@ class GraphUpkeep:
         building[0] = False
         if not self._publish(generation, state, index, graph, started, reused):
             return
-        self._save(directory, graph, table, cached, from_cache)
+        refs = graph.references()
+        if from_cache < len(refs) or len(cached) != len(refs) \
+                or self.saved_counts(state)[1] != index.files_digest():  # (new extractions, files came or went)
+            self.save_current(state, directory)
+
+    @staticmethod
+    def _covers(state, index, graph) -> str | None:
+        """The files digest ``graph``'s counts stand for: ``index``'s, while it is the root's and every file of
+        it has a known mtime (the cache keeps only those), else None."""
+        if state.index is not index or any(mtime < 0 for _, mtime, _ in index.file_table()):
+            return None
+        return index.files_digest()
 
     def _publish(self, generation: int, state, index, graph, started: float, reused: int) -> bool:
         with self.lock:
@@ -230,16 +270,49 @@ class GraphUpkeep:
             self.job.finish(generation, "ready")
             return True
 
-    @staticmethod
-    def _save(directory, graph, table: dict, cached: dict, from_cache: int) -> None:
+    def _save(self, directory, graph, table: dict, covers: str | None) -> None:
+        """Write the graph cache: each file's references with its signature, the prior counts, ``covers``."""
         from codelex.graph.extract import EXTRACTION_RULES
         from codelex.persist.graph import save_graph_refs
 
+        if directory is None:
+            return
         refs = graph.references()
-        if directory is not None and (from_cache < len(refs) or len(cached) != len(refs)):  # new extractions, or
-            # files came or went (the prior counts changed): keep them
-            entries = {p: (table[p][0], table[p][1], r) for p, r in refs.items() if p in table and table[p][0] >= 0}
-            try:
-                save_graph_refs(entries, EXTRACTION_RULES, directory, graph.prior_counts())
-            except OSError as exc:  # a cache: the next process extracts again
-                log.info("codelex: could not save the import graph cache in %s: %s", directory, exc)
+        entries = {p: (table[p][0], table[p][1], r) for p, r in refs.items() if p in table and table[p][0] >= 0}
+        try:
+            save_graph_refs(entries, EXTRACTION_RULES, directory, graph.prior_counts(), covers)
+        except OSError as exc:  # a cache: the next process extracts again
+            log.info("codelex: could not save the import graph cache in %s: %s", directory, exc)
+
+    def save_current(self, state, directory) -> None:
+        """Save the cache as the graph and the index are now (after a build, or an edit's debounced save): one
+        save at a time, each of the state when it writes, so the last one written is the newest."""
+        with self.save_lock:
+            with state.edit_lock:  # the graph and the index as the last edit left them both
+                graph, index = self.graph, state.index
+                if graph is None or index is None:
+                    return
+                table = {path: (mtime, size) for path, mtime, size in index.file_table()}
+                covers = self._covers(state, index, graph)
+            self._save(directory, graph, table, covers)
+
+    def schedule_save(self, state, debounce_ms: float | None) -> None:
+        """After an edit the graph followed: save its cache (the counts with the index's new files digest) once
+        the edits pause, as the index is saved, so a later process ranks as this one does."""
+        with self.lock:
+            if self.graph is None or self.job.closed:
+                return
+            if self.saver is None:
+                self.saver, self.target = DebouncedSaver(state.writable_dir), _GraphCache(self, state)
+            saver, target = self.saver, self.target
+        saver.schedule(target, debounce_ms)
+
+
+class _GraphCache:
+    """What the debounced saver saves for a root's graph: its cache as the graph and the index are at the save."""
+
+    def __init__(self, upkeep: GraphUpkeep, state) -> None:
+        self.upkeep, self.state = upkeep, state
+
+    def save(self, directory) -> None:
+        self.upkeep.save_current(self.state, directory)

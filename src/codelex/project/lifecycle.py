@@ -16,7 +16,7 @@ from codelex.errors import IndexFormatError
 from codelex.ingest import WalkResult, list_files
 from codelex.lexical import WordIndex
 from codelex.persist.container import UntrustedIndexError
-from codelex.persist.layout import index_signature, probe_index
+from codelex.persist.layout import index_signature, make_private, probe_index
 from codelex.persist.listing import load_listing, save_listing
 from codelex.project.edits import apply_edit
 from codelex.project.refresh import content_skipped, diff, full_build, refresh
@@ -24,7 +24,8 @@ from codelex.project.results import RefreshReport
 from codelex.project.roots import refusal_reason
 from codelex.project.state import RootState
 
-__all__ = ["adopt_saved", "availability", "check", "close", "load_saved", "reload_if_changed", "start", "wait"]
+__all__ = ["adopt_saved", "availability", "check", "close", "load_saved", "reload_if_changed", "skipped_files", "start",
+           "wait"]
 
 log = logging.getLogger("codelex")
 
@@ -160,8 +161,25 @@ def check(state: RootState, index_dir, config: dict) -> dict:
     walk = list_files(state.root, max_files=opts.max_files, use_git=opts.use_git, admission=opts.admission)
     added, removed, stale = diff(index, {f.path: f for f in walk.files})
     out.update(indexed=len(index), stale=len(stale), added=len(added), removed=len(removed),
-               generated_at=index.metadata.get("generated_at"))
+               generated_at=index.metadata.get("generated_at"), skipped=skipped_files(walk, index, opts.max_bytes))
     return out
+
+
+#: What a file the settings admit but the index leaves out was skipped for, in words (``skipped_files``).
+SKIP_WORDS = {"binary": "binary content", "generated": "a generated-code header", "not-a-file": "not a regular file"}
+
+
+def skipped_files(walk: WalkResult, index: WordIndex, max_bytes: int | None) -> dict[str, str]:
+    """The files every rule but their size or content admits, by path, with why the index leaves them out:
+    over the size cap (the walk's, by name), or binary or generated content (found when last read)."""
+    out = {path: f"over max_bytes {max_bytes} ({size:,} bytes)" for path, size in walk.too_large.items()}
+    listed = {f.path for f in walk.files}
+    for path, entry in content_skipped(index).items():
+        if path in listed and path not in index and isinstance(entry, list) and entry:
+            reason = entry[-1]
+            out[path] = f"over max_bytes {max_bytes} when read" if reason == "too-large" else \
+                SKIP_WORDS.get(reason, str(reason))
+    return dict(sorted(out.items()))
 
 
 def load_saved(state: RootState) -> tuple[WordIndex | None, str | None]:
@@ -190,12 +208,14 @@ def load_saved(state: RootState) -> tuple[WordIndex | None, str | None]:
             log.warning("codelex: cannot read the saved index in %s (%s); rebuilding", directory, exc)
             return None, f"unreadable-index: {exc}"
         meta = index.metadata
-        if meta.get("max_files") != opts.max_files or meta.get("max_bytes") != opts.max_bytes \
+        # (another max_bytes needs no rebuild: the refresh lists with the new cap and reads what it admits)
+        if meta.get("max_files") != opts.max_files \
                 or meta.get("ignore", []) != list(opts.ignore) or meta.get("include", []) != list(opts.include) \
                 or meta.get("kinds") != (list(opts.kinds) if opts.kinds is not None else None):
             return None, "options-changed"
         state.saved_dir = directory
         state.disk_signature = index_signature(directory)
+        make_private(directory)  # (modes loosened since the save: owner-only again now, not at the next save)
         _expect_edits(state, index)
         return index, None
     return None, None

@@ -104,18 +104,6 @@ class Project(FileSearch, SymbolQueries, CodeSearch, LiveFreshness):
         (definitions and chunks) in the background, on worker processes.
         Either way, an outline, a symbol or a search hit's enclosing
         definition is read on demand when not known yet.
-    chunk_ranking : {"auto", "small", "build", "background", "off"}, default "auto"
-        :meth:`search` ranks files by their best chunk (the ranking
-        pipeline, :mod:`codelex.rank.pipeline`) once the structure is
-        complete and the chunks are indexed; until then, through the same
-        stages at file granularity.  ``"build"`` indexes the chunks on the
-        first search that needs them; ``"background"`` indexes them in the
-        background; ``"auto"``: ``build`` for a project of at most
-        :data:`~codelex.defaults.CHUNK_SEARCH_BUILD_FILES` files, else
-        ``background``; ``"small"`` (one-shot commands, which exit before a
-        background build would finish): ``build`` for a small project,
-        else file granularity; ``"off"``: always file granularity.
-
     Attributes
     ----------
     config : dict
@@ -150,7 +138,6 @@ class Project(FileSearch, SymbolQueries, CodeSearch, LiveFreshness):
         build_structure: bool = True,
         watch: bool = False,
         import_graph: bool | str = True,
-        chunk_ranking: str = "auto",
     ) -> None:
         from codelex.project.config import config_signature, load_config
 
@@ -169,9 +156,6 @@ class Project(FileSearch, SymbolQueries, CodeSearch, LiveFreshness):
         self.progress = progress
         self.debounce_ms = debounce_ms
         self.build_structure = bool(build_structure)
-        if chunk_ranking not in ("auto", "small", "build", "background", "off"):
-            raise ValueError(f"chunk_ranking must be auto, small, build, background or off, not {chunk_ranking!r}")
-        self.chunk_ranking = chunk_ranking
         self.watch = bool(watch)
         if import_graph not in (True, False, "saved"):
             raise ValueError(f"import_graph must be True, False or 'saved', not {import_graph!r}")
@@ -399,9 +383,12 @@ class Project(FileSearch, SymbolQueries, CodeSearch, LiveFreshness):
         dict
             ``indexed`` (files in the index; None without one), ``stale``,
             ``added`` and ``removed`` (file counts an open would refresh),
-            ``index_dir``, ``generated_at``, ``index_bytes`` (on disk), and
+            ``index_dir``, ``generated_at``, ``index_bytes`` (on disk),
             ``unreadable_dirs`` (candidate index locations that could not be
-            examined, with the reason) and ``config`` (:attr:`config`).
+            examined, with the reason), ``config`` (:attr:`config`) and
+            ``skipped``: the files every rule but their size or content
+            admits, with why the index leaves them out (``over max_bytes
+            524288 (600,000 bytes)``, ``binary content``...).
         """
         self._follow_config(start=False)
         return lifecycle.check(self._state, self.index_dir, self.config)

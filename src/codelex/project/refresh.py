@@ -70,6 +70,11 @@ def refresh(state: RootState, job: int, index: WordIndex, walk: WalkResult,
             progress: ProgressCallback | None) -> tuple[RefreshReport | None, str | None]:
     """Apply what changed on disk to ``index``; ``(None, reason)`` when a full build is due instead."""
     new = {f.path: f for f in walk.files}
+    if index.metadata.get("max_bytes", index.max_bytes) != state.options.max_bytes:
+        # Another cap: a file once read and found over the old one is judged again (the walk applied the new one).
+        index.metadata["content_skipped"] = {p: e for p, e in content_skipped(index).items()
+                                             if not (isinstance(e, list) and e[-1:] == ["too-large"])}
+    index.max_bytes = state.options.max_bytes  # (the settings' cap, which the walk applied: a raised one admits)
     added, removed, stale = diff(index, new)
     if (len(added) + len(removed)) / max(len(index), len(new), 1) > FILE_SET_CHURN:
         return None, "file-set-churn"
@@ -91,7 +96,9 @@ def refresh(state: RootState, job: int, index: WordIndex, walk: WalkResult,
     max_bytes = state.options.max_bytes
     for doc in read_files(state.root, to_read, max_bytes=max_bytes, skipped=read_skipped, progress=progress,
                           should_continue=lambda: state.build.current(job), on_skip=content_skips.__setitem__):
-        index.update(doc.path, doc.content, mtime_ns=doc.mtime_ns)
+        if not index.update(doc.path, doc.content, mtime_ns=doc.mtime_ns):  # (over the cap: never reported added)
+            read_skipped["too-large"] += 1
+            continue
         read_ok.add(doc.path)
         if doc.path in stale_set:
             report.refreshed += 1

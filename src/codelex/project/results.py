@@ -41,6 +41,10 @@ class SearchResult:
     coverage : Coverage
     generated_at : float or None
         Unix time at which the index was last built or refreshed.
+    pending : tuple of str
+        What the ranking would also read but is not known for the index's
+        files yet (``"import graph"``: its counts are being derived); empty
+        when the answer is the one every later query of the same files gets.
     """
 
     available: bool
@@ -50,6 +54,13 @@ class SearchResult:
     generated_at: float | None = None
     unavailable_reason: str | None = None
     hint: str | None = None
+    pending: tuple[str, ...] = ()
+
+    @property
+    def provisional(self) -> bool:
+        """Whether the ranking waits for something (:attr:`pending`): a later query of the same files may rank
+        them otherwise."""
+        return bool(self.pending)
 
     def to_dict(self) -> dict:
         """The original's wire shape (camelCase keys; optional keys only when set)."""
@@ -65,6 +76,9 @@ class SearchResult:
             out["unavailableReason"] = self.unavailable_reason
         if self.hint is not None:
             out["hint"] = self.hint
+        if self.pending:
+            out["provisional"] = True
+            out["pending"] = list(self.pending)
         return out
 
 

@@ -14,7 +14,6 @@ import logging
 import os
 from pathlib import Path
 
-from codelex.defaults import CHUNK_SEARCH_BUILD_FILES
 from codelex.errors import IndexFormatError
 from codelex.lexical import WordIndex
 from codelex.project import lifecycle
@@ -35,10 +34,11 @@ class FileSearch:
     root: Path
     progress: object
     build_structure: bool
-    chunk_ranking: str
     import_graph: bool | str
     _state: RootState
     _request: Request
+    #: ((index id, its file set version), the index, its Translations): see ranking_facts.
+    _translations: tuple | None = None
 
     def search(self, query: str, options: SearchOptions | None = None, **kwargs) -> SearchResult:
         """Rank files for ``query`` without ever waiting for a build.
@@ -47,6 +47,15 @@ class FileSearch:
         index is available the result says why; a refused root answers
         ``refused`` from the first call and never starts a build; after a
         failed build the same call starts a retry in the background.
+
+        With the ``code`` ranking, files rank through the ranking pipeline
+        (:mod:`codelex.rank.pipeline`) with what the project knows of them:
+        the names each defines (read for the content the index holds, a file
+        analyzed on the spot when the structure store has not caught up with
+        it), the import graph's counts and which documents are translations;
+        the same files give the same answer whatever background work has
+        finished.  An answer ranked before the import graph's counts for the
+        index's files are known says so (``provisional``, ``pending``).
 
         Raises
         ------
@@ -66,53 +75,62 @@ class FileSearch:
             if start:
                 self.open(wait=False)
             return SearchResult(False, query, [], Coverage(0, False), None, why, HINTS[why].format(reason=reason))
+        pending: tuple[str, ...] = ()
         start_graph = False
         if opts.centrality is None and "centrality" not in kwargs:
-            # The graph's counts, else (until this process's graph is ready) the ones the last one saved, if any.
-            prior = state.imports.prior(state, self.import_graph)
+            # The graph's counts for the index's files; until this process's graph or the saved counts stand
+            # for them, the saved ones (if any), and the answer says it is provisional.
+            prior, exact = state.imports.prior(state, self.import_graph)
             if prior is not None:
                 opts = dataclasses.replace(opts, centrality=prior)
+            if not exact:
+                pending = ("import graph",)
             start_graph = self.import_graph is True
         try:
-            return self._search_index(state, index, query, opts)
+            return self._search_index(state, index, query, opts, pending)
         finally:
             if start_graph:  # after this answer: the graph's build would compete with it
                 state.imports.ensure(state)
 
-    def _search_index(self, state: RootState, index: WordIndex, query: str, opts: SearchOptions) -> SearchResult:
+    def _search_index(self, state: RootState, index: WordIndex, query: str, opts: SearchOptions,
+                      pending: tuple[str, ...]) -> SearchResult:
         try:
             if opts.ranking == "code":
                 hits = self._pipeline_search(index, query, opts)
             else:  # classic: the original's formula, exactly
-                hits = index.search(query, opts)
+                hits, pending = index.search(query, opts), ()
         except IndexFormatError as exc:
             # A chunk this query read failed its digest (the index is checked as it is read): drop the
             # index, rebuild it in the background, and answer as while building.
             self._drop_corrupt(index, exc)
             return SearchResult(False, query, [], Coverage(0, False), None, "building", HINTS["building"])
         results = self._with_symbols(hits)
-        return SearchResult(True, query, results, Coverage(len(index), state.truncated), state.generated_at)
+        return SearchResult(True, query, results, Coverage(len(index), state.truncated), state.generated_at,
+                            pending=pending)
 
     def _pipeline_search(self, index: WordIndex, query: str, opts: SearchOptions) -> list:
-        """Files for ``query`` through the ranking pipeline: by their best chunk when the project's chunks are
-        at hand (:attr:`chunk_ranking`), else at file granularity (:func:`codelex.rank.search_files`)."""
+        """Files for ``query`` through the ranking pipeline (:func:`codelex.rank.search_files`), with the names
+        the files define (:meth:`~codelex.project.structure.StructureUpkeep.names_source`) when the project
+        reads structure, and the facts it knows of its files (:meth:`ranking_facts`)."""
         from codelex.rank import search_files
 
         state = self._state
-        mode = self.chunk_ranking
-        if mode in ("auto", "small"):
-            small = len(index) <= CHUNK_SEARCH_BUILD_FILES
-            mode = "build" if small else ("background" if mode == "auto" else "off")
-        chunks = names_of = None
-        if self.build_structure:
-            upkeep, directory = state.structure, state.structure_dir()
-            upkeep.load(directory)
-            if mode != "off":
-                chunks = state.code.ready_chunks(upkeep, index, build=mode == "build",
-                                                 index_ready=state.status == "ready")
-            names_of = upkeep.names_source(directory)
-        return search_files(index, query, opts, chunks=chunks, names_of=names_of,
-                            importers=opts.centrality or None)
+        names_of = state.structure.names_source(state.structure_dir(), index) if self.build_structure else None
+        return search_files(index, query, opts, names_of=names_of, facts=self.ranking_facts(index, opts.centrality))
+
+    def ranking_facts(self, index: WordIndex, importers=None):
+        """What the ranking pipeline's stages read of the project's files beyond their words: the importer
+        counts given, and which documents are translations into another language than the main one (derived
+        from the index's files once per set of files)."""
+        from codelex.rank.pipeline import FileFacts
+
+        key = (id(index), index.file_set_version)
+        held = self._translations
+        if held is None or held[0] != key or held[1] is not index:
+            from codelex.locales import Translations
+
+            held = self._translations = (key, index, Translations(index.files))
+        return FileFacts(importers=importers or None, translated=held[2])
 
     def _drop_corrupt(self, index: WordIndex, exc: Exception) -> None:
         state = self._state

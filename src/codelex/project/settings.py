@@ -135,6 +135,8 @@ def follow_config(state, request: Request, *, start: bool, wait: bool = False,
         if changed:
             state.options = options
             state.structure.max_bytes = state.code.max_bytes = options.max_bytes
+            if state.index is not None:  # (edits from now on: the new cap; the refresh below lists again)
+                state.index.max_bytes = options.max_bytes
         status = state.status
     if changed and start and status not in ("idle", "refused", "closed"):
         # A refresh of the index held: files now left out are removed, files now admitted are read.

@@ -72,7 +72,6 @@ class StructureUpkeep:
         self.stale: dict[str, Document | bytes | str | None] = {}  # path -> new content (None: read it from disk)
         self.drain_timer: threading.Timer | None = None
         self.saver = DebouncedSaver(save_dir_fn)  # the store's debounced save after edits
-        self.names_cache: tuple | None = None  # (store, its version, path -> defined names)
         self.drops_saved = 0  # the store's corruption drops a save was scheduled for
         self.begun = 0  # the last run begun (a run superseded by a newer one records no walk digest)
         # Edits that arrive while a build runs: analyzed again after it, so the build's read of the disk
@@ -291,32 +290,53 @@ class StructureUpkeep:
 
     # --- reads -------------------------------------------------------------------
 
-    def names_source(self, directory):
-        """What each file defines (``path -> frozenset of names``, None for an unknown file), from the store once
-        it is complete; None before (the ranking stages then leave the word index's ranking as it is)."""
+    def names_source(self, directory, index):
+        """``names_of(path)``: what a file of the word index ``index`` defines (a frozenset of names; None for a
+        file that cannot be read), always for the content the index holds: the store's record when it was read
+        from that content (same ``mtime_ns`` and size), else the file analyzed now (an edit not analyzed yet, a
+        file the background analysis has not reached), so that an answer never depends on how far that
+        analysis got."""
         self.load(directory)
-        store = self.index
-        if store is None or self.status == "building" or self.stale:
-            return None
-        with self.lock:
-            held = self.names_cache
-            if held is None or held[0] is not store or held[1] != store.version:
-                held = self.names_cache = (store, store.version, {})
-        cache = held[2]
+        cache: dict[tuple, frozenset | None] = {}
 
         def names_of(path: str):
-            found = cache.get(path, cache)
-            if found is not cache:
-                return found
             try:
-                structure = store.get(path)
-            except (KeyError, ValueError, IndexFormatError):
-                structure = None
-            found = cache[path] = None if structure is None else frozenset(d.name for d in structure.definitions)
-            self._after_read(store)
+                info = index.file_info(path)
+            except KeyError:
+                return None
+            key = (path, info.mtime_ns, info.size)
+            found = cache.get(key, cache)
+            if found is cache:
+                structure = self.structure_of(path, info.mtime_ns, info.size)
+                found = cache[key] = None if structure is None else frozenset(d.name for d in structure.definitions)
             return found
 
         return names_of
+
+    def structure_of(self, path: str, mtime_ns: int, size: int) -> FileStructure | None:
+        """The structure of ``path`` as read from the content of ``mtime_ns`` and ``size`` (what the word index
+        recorded): the store's when it was read from it, else the file analyzed now (None: it cannot be read)."""
+        if path in self.stale:
+            self._analyze_stale(path)
+        store = self.index
+        record = None
+        if store is not None:
+            try:
+                record = store.record(path)
+            except (KeyError, ValueError, IndexFormatError):
+                record = None
+            self._after_read(store)
+        if record is not None and (record.mtime_ns, record.size) == (mtime_ns, size):
+            return record.structure
+        if record is not None and mtime_ns < 0 and path not in self.stale:
+            return record.structure  # content an editor handed in: analyzed from those bytes by the edit's drain
+        doc = read_file(str(self.root), path, self.max_bytes)
+        if not isinstance(doc, Document):
+            return None
+        structure = analyze(path, doc.content)
+        if store is not None:
+            store.put(FileRecord(structure, content_hash(doc.content), doc.mtime_ns, doc.size))
+        return structure
 
     def structure(self, path: str, *, parse: bool = True) -> FileStructure | None:
         """The current structure of ``path``.

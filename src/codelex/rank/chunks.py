@@ -36,7 +36,7 @@ from codelex.lexical.doctable import DocTable
 from codelex.lexical.masks import search_mask
 from codelex.query.options import SearchOptions
 from codelex.rank.original import ChunkRow
-from codelex.rank.pipeline import QueryAnalysis, Units, rank_units
+from codelex.rank.pipeline import NO_FACTS, FileFacts, QueryAnalysis, Units, rank_units
 from codelex.structure import FileStructure, line_windows
 from codelex.text import scan_definitions
 
@@ -167,7 +167,7 @@ class ChunkLexicalIndex:
             self.counts[path] = len(rows)
 
     def pipeline_ranking(self, analysis: QueryAnalysis, depth: int, corpus: ChunkCorpus | None = None,
-                         allowed: np.ndarray | None = None, importers=None,
+                         allowed: np.ndarray | None = None, facts: FileFacts = NO_FACTS,
                          path_priors: bool = True) -> tuple[list[int], list[float]]:
         """``(rows, scores)``: the chunks the ranking pipeline ranks for ``analysis``, best first.
 
@@ -183,7 +183,7 @@ class ChunkLexicalIndex:
             keep = [i for i, r in enumerate(rows) if allowed[r]][:depth]
             rows, scores = [rows[i] for i in keep], [scores[i] for i in keep]
         ranked = rank_units(analysis, corpus.units, list(zip(rows, scores)),
-                            allowed=None if allowed is None else (lambda r: bool(allowed[r])), importers=importers,
+                            allowed=None if allowed is None else (lambda r: bool(allowed[r])), facts=facts,
                             path_priors=path_priors)
         return [r for r, _ in ranked], [s for _, s in ranked]
 

@@ -27,7 +27,7 @@ from codelex._native.dense import VectorIndex
 from codelex.query.parse import parse_query
 from codelex.rank.chunks import ChunkCorpus, ChunkLexicalIndex
 from codelex.rank.fusion import FUSIONS, Fusion, QueryRankings, fuse, fused_order
-from codelex.rank.pipeline import analyze_query
+from codelex.rank.pipeline import NO_FACTS, FileFacts, analyze_query
 from codelex.rank.original import ChunkMatrix, fuse_rankings, js_round4, select_from
 
 __all__ = ["HybridHit", "HybridResult", "HybridSearcher", "related_query"]
@@ -148,7 +148,7 @@ class HybridSearcher:
         scores = self._index.scores(query_vector)
         return np.lexsort((np.arange(scores.size), -scores)), scores
 
-    def _ranked(self, query: str, fusion: Fusion, allowed, query_vector=None, importers=None):
+    def _ranked(self, query: str, fusion: Fusion, allowed, query_vector=None, facts: FileFacts = NO_FACTS):
         """(fused rows, similarity by row for the vector-ranked ones, lexical rows, vector rows, bests)."""
         n = len(self.corpus)
         # (this searcher's corpus: per-edit upkeep may already have moved the shared index's on)
@@ -162,7 +162,7 @@ class HybridSearcher:
                     lex_rows, lex_scores = lex_rows[:fusion.depth], lex_scores[:fusion.depth]
         else:  # the ranking pipeline's (codelex.rank.pipeline)
             lex_rows, lex_scores = self.lexical.pipeline_ranking(analyze_query(query), PIPELINE_DEPTH, self.corpus,
-                                                                 allowed, importers)
+                                                                 allowed, facts)
         lexical_best = js_round4(lex_scores[0]) if lex_scores else 0.0
         if not self.complete:
             return np.asarray(lex_rows, dtype=np.int64), {}, lex_rows, [], 0.0, lexical_best
@@ -189,11 +189,11 @@ class HybridSearcher:
     def search(self, query: str, *, alternatives: Sequence[str] = (), fusion: str | Fusion = "adaptive",
                limit: int = HYBRID_LIMIT, per_file: int = HYBRID_PER_FILE,
                excerpt_lines: int = HYBRID_EXCERPT_LINES, total_lines: int = HYBRID_TOTAL_LINES,
-               allowed: np.ndarray | None = None, query_vector=None, importers=None) -> HybridResult:
+               allowed: np.ndarray | None = None, query_vector=None, facts: FileFacts = NO_FACTS) -> HybridResult:
         """The best chunks for ``query`` (and its alternative phrasings, fused with :func:`fuse_rankings`).
 
-        ``query_vector``, when given, stands for the embedding of ``query``; ``importers`` (file -> importing
-        files) feeds the ranking pipeline's centrality stage.
+        ``query_vector``, when given, stands for the embedding of ``query``; ``facts`` (importer counts,
+        translated documents) feeds the ranking pipeline's stages that read them.
         """
         fusion = FUSIONS[fusion] if isinstance(fusion, str) else fusion
         parsed = parse_query(query)  # inline filters (lang:, ext:, file:) judge a chunk by its file
@@ -211,7 +211,7 @@ class HybridSearcher:
         orders = []
         first = None
         for i, q in enumerate([query, *alternatives]):
-            ranked = self._ranked(q, fusion, allowed, query_vector if i == 0 else None, importers)
+            ranked = self._ranked(q, fusion, allowed, query_vector if i == 0 else None, facts)
             if i == 0:
                 first = ranked
             orders.append([int(r) for r in ranked[0]])

@@ -23,9 +23,15 @@ best candidate's lexical evidence, and multiply by what a path says:
                    log scale, against the most imported file's).
 ``coherence``      A file's best chunk gains by its other matching chunks
                    (chunks only).
-``path_kinds``     Test files, re-export hubs, compat/legacy/example copies,
+``path_kinds``     Test files, re-export hubs, compat/legacy copies,
                    declaration stubs and internal directories lose
                    (:func:`codelex.lexical.priors.path_kind_factor`).
+``auxiliary``      Examples, samples, demos, benchmarks and documentation
+                   snippets lose (:func:`~codelex.lexical.priors.auxiliary_factor`).
+``prose_files``    Prose documentation (the registry's prose kinds) loses:
+                   a code question's answer is the code it describes.
+``translations``   A document in a translation's other language than the
+                   project's main one loses more (:mod:`codelex.locales`).
 ``shadowing``      A file that shares its name with one in an ancestor
                    directory (a vendored or versioned copy) loses.
 ``saturation``     Each further chunk of an already ranked file counts half
@@ -59,21 +65,24 @@ from codelex.defaults import (
     PIPELINE_NAME_COVER,
     PIPELINE_NAME_ORDER_DECAY,
     PIPELINE_PATH_WORDS,
+    PIPELINE_PROSE,
     PIPELINE_RANK_SHARE,
     PIPELINE_SATURATION,
     PIPELINE_SHADOWED,
+    PIPELINE_TRANSLATION,
     PROSE_STOPWORDS,
     RRF_K,
 )
-from codelex.lexical.priors import path_kind_factor
+from codelex.languages import is_prose
+from codelex.lexical.priors import auxiliary_factor, path_kind_factor
 from codelex.text import split_identifier
 from codelex.text.tokenize import tokenize_line
 
-__all__ = ["STAGES", "QueryAnalysis", "Units", "analyze_query", "enabled", "rank_units", "stages_off"]
+__all__ = ["STAGES", "FileFacts", "QueryAnalysis", "Units", "analyze_query", "enabled", "rank_units", "stages_off"]
 
 #: The stages, in the order they apply.
 STAGES = ("prose_words", "definitions", "name_cover", "path_words", "centrality", "coherence", "path_kinds",
-          "shadowing", "saturation")
+          "auxiliary", "prose_files", "translations", "shadowing", "saturation")
 
 _off_lock = threading.Lock()
 _off: frozenset[str] = frozenset()
@@ -183,10 +192,34 @@ def analyze_query(terms: str) -> QueryAnalysis:
     capitalized = tuple(dict.fromkeys(w for w in words if w[:1].isupper()))
     content = [w.lower() for w in words if w.lower() not in PROSE_STOPWORDS]
     keywords = frozenset(w for w in content if len(w) > 2)
+    stemmed = [_word_stem(w) for w in content]
     compounds = frozenset([a + b for a, b in zip(content, content[1:])]
-                          + [a + b + c for a, b, c in zip(content, content[1:], content[2:])])
+                          + [a + b + c for a, b, c in zip(content, content[1:], content[2:])]
+                          + [a + b for a, b in zip(stemmed, stemmed[1:])]
+                          + [a + b + c for a, b, c in zip(stemmed, stemmed[1:], stemmed[2:])])
     return QueryAnalysis(q, "prose", lexical, tuple(ordered), position, capitalized, keywords, compounds,
                          frozenset(tokenize_line(lexical)))
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What a project knows of its files beyond their words, for the stages that read it.
+
+    Attributes
+    ----------
+    importers : mapping of str to int, optional
+        Importer counts (:meth:`codelex.graph.ImportGraph.prior_counts`): the centrality stage.
+    translated : callable, optional
+        ``translated(path)``: whether a document is written in a translation's other language than the
+        project's main one (:class:`codelex.locales.Translations`): the translations stage.
+    """
+
+    importers: Mapping[str, int] | None = None
+    translated: Callable[[str], bool] | None = None
+
+
+#: No facts: every stage that needs them is left out.
+NO_FACTS = FileFacts()
 
 
 # --- the units ranked ----------------------------------------------------------------------------------------
@@ -336,19 +369,41 @@ def _name_cover(q: QueryAnalysis, units: Units, score: dict[int, float]) -> None
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _path_words_of(path: str) -> tuple[str, frozenset[str], str, frozenset[str]]:
-    """``(stem, stem stems, bare stem, words)`` of a path: its name's and its directory's words, lower-cased
-    (cached: the same files come back query after query)."""
-    name = path.rsplit("/", 1)[-1].lower()
-    dot = name.rfind(".")
-    stem = name[:dot] if dot > 0 else name
+def _word_stem(word: str) -> str:
+    """A lower-case word's Snowball stem (``utility`` and ``utils``: ``util``), the word itself without
+    PyStemmer (a dependency)."""
+    stemmer = _stemmer()
+    return stemmer.stemWord(word) if stemmer is not None else word
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer():
+    try:
+        import Stemmer
+    except ImportError:
+        return None
+    return Stemmer.Stemmer("english")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _path_words_of(path: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[str]]:
+    """``(stem, stem forms, compacts, words)`` of a path: its name without the extension, the forms a query
+    word may take for it, the name's words run together (as written, and as word stems: ``ArrayUtils`` gives
+    ``arrayutils`` and ``arrayutil``, which a query's ``array utility`` makes too), and its name's and
+    directory's words, lower-cased (cached: the same files come back query after query)."""
+    base = path.rsplit("/", 1)[-1]
+    dot = base.rfind(".")
+    written = base[:dot] if dot > 0 else base
+    stem = written.lower()
     parent = path.rsplit("/", 2)[-2] if "/" in path else ""
-    parts = {stem, *(t.lower() for t in split_identifier(stem))}
+    words = [t.lower() for t in split_identifier(written)]
+    parts = {stem, *words}
     if parent:
         parts |= {parent.lower(), *(t.lower() for t in split_identifier(parent))}
     bare = stem.replace("_", "")
     stems = frozenset({stem, bare, stem.rstrip("s"), bare.rstrip("s")})
-    return stem, stems, stem.replace("_", "").replace("-", ""), frozenset(parts)
+    compact = frozenset({stem.replace("_", "").replace("-", ""), "".join(_word_stem(w) for w in words if w.isalpha())})
+    return stem, stems, compact, frozenset(parts)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -377,7 +432,7 @@ def _path_words(q: QueryAnalysis, units: Units, score: dict[int, float]) -> None
                     found += 1
                 if kw in stems:
                     found += 1
-            if compact in q.compounds:
+            if not compact.isdisjoint(q.compounds):
                 found += 1
             share = seen[path] = found / n
         if share >= 0.1:
@@ -444,19 +499,43 @@ def _most_imported(importers: Mapping[str, int]) -> int:
     return top
 
 
+def _path_factors(units: Units, score: dict[int, float], facts: FileFacts) -> None:
+    """What a path says of a unit's file: its kind, auxiliary code, prose, a translation (multipliers)."""
+    kinds, auxiliary, prose = enabled("path_kinds"), enabled("auxiliary"), enabled("prose_files")
+    translated = facts.translated if enabled("translations") else None
+    factors: dict[str, float] = {}
+    for u in score:
+        path = units.paths[u]
+        factor = factors.get(path)
+        if factor is None:
+            factor = 1.0
+            if kinds:
+                factor *= path_kind_factor(path, reexport=not units.defines_anything(path))
+            if auxiliary:
+                factor *= auxiliary_factor(path)
+            if is_prose(path):
+                if prose:
+                    factor *= PIPELINE_PROSE
+                if translated is not None and translated(path):
+                    factor *= PIPELINE_TRANSLATION
+            factors[path] = factor
+        score[u] *= factor
+
+
 def rank_units(q: QueryAnalysis, units: Units, candidates: Sequence[tuple[int, float]], *,
-               allowed: Callable[[int], bool] | None = None,
-               importers: Mapping[str, int] | None = None, path_priors: bool = True) -> list[tuple[int, float]]:
+               allowed: Callable[[int], bool] | None = None, facts: FileFacts = NO_FACTS,
+               path_priors: bool = True) -> list[tuple[int, float]]:
     """Rerank ``candidates`` (``(unit, lexical score)``, best first, as the native index ranked them).
 
     Returns every unit with evidence, best first (ties by unit), as
     ``(unit, score)``; with chunks, each further chunk of a file is already
     discounted (saturation).  ``allowed(unit)`` filters units the stages
-    add (the candidates are filtered already); ``importers`` maps a file to
-    how many files import it (:meth:`codelex.graph.ImportGraph.prior_counts`);
-    ``path_priors=False`` leaves out what a path says (path kinds, shadowing),
-    as a search without priors asks.
+    add (the candidates are filtered already); ``facts`` is what the project
+    knows of its files (importer counts, translations: :class:`FileFacts`);
+    ``path_priors=False`` leaves out what a path says (path kinds, auxiliary
+    code, prose, translations, shadowing), as a search without priors asks.
     """
+    importers = facts.importers
     score: dict[int, float] = {}
     if candidates:
         top = candidates[0][1] or 1.0
@@ -476,10 +555,8 @@ def rank_units(q: QueryAnalysis, units: Units, candidates: Sequence[tuple[int, f
         _path_words(q, units, score)
     if importers and enabled("centrality"):
         _centrality(units, score, importers)
-    if path_priors and enabled("path_kinds"):
-        for u in score:
-            path = units.paths[u]
-            score[u] *= path_kind_factor(path, reexport=not units.defines_anything(path))
+    if path_priors:
+        _path_factors(units, score, facts)
     if path_priors and enabled("shadowing"):
         shadowed = _shadowed(units.paths[u] for u in score)
         if shadowed:

@@ -27,7 +27,9 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-__all__ = ["ALL_LANGUAGES", "file_languages", "language_tag"]
+from codelex.languages import is_prose
+
+__all__ = ["ALL_LANGUAGES", "Translations", "file_languages", "language_tag"]
 
 #: The ``language`` argument that selects every language.
 ALL_LANGUAGES = "all"
@@ -103,3 +105,28 @@ def file_languages(paths: Iterable[str]) -> tuple[dict[str, str], str]:
     else:
         main = min(by_directory, key=lambda tag: (-by_directory[tag], tag != "", tag)) if by_directory else ""
     return languages, main
+
+
+class Translations:
+    """Which prose documents of a project are translations into another language than its main one.
+
+    A project's search ranks them below the rest (``translations`` stage of
+    :mod:`codelex.rank.pipeline`), so that the same page in ten languages
+    does not fill an answer; only prose documents (the registry's prose
+    kinds) are ever taken for translations, as :func:`file_languages` reads
+    them (a code directory named ``ts/`` beside ``ml/`` is no language).
+
+    Parameters
+    ----------
+    paths : iterable of str
+        The project's files (those that are not prose are left out).
+    """
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        languages, main = file_languages(p for p in paths if is_prose(p))
+        self.main = main
+        self.others = frozenset(p for p, language in languages.items() if language != main)
+
+    def __call__(self, path: str) -> bool:
+        """Whether ``path`` is a document in another language than the main one."""
+        return path in self.others
