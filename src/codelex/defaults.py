@@ -178,6 +178,13 @@ PIPELINE_AUXILIARY = 0.3
 PIPELINE_PROSE = 0.3
 #: ...and, on top, a document in a translation's other language than the project's main one.
 PIPELINE_TRANSLATION = 0.1
+#: A near-copy of a file ranked above it (codelex.rank.copies), among the first PIPELINE_COPY_DEPTH files...
+PIPELINE_COPY = 0.5
+PIPELINE_COPY_DEPTH = 30
+#: ...two files being near-copies when their token counts are within this ratio and their distinct lines
+#: overlap this much (Jaccard).
+COPY_LENGTH_RATIO = 0.8
+COPY_SIMILARITY = 0.7
 PIPELINE_DECLARATIONS = 0.7
 PIPELINE_INTERNAL = 0.8
 PIPELINE_SHADOWED = 0.8

@@ -250,3 +250,75 @@ def test_search_files_without_chunks_equals_a_fresh_index():
     assert [h.file for h in hits] == ["a/parse.py", "a/use.py"] and hits[0].start_line == 1
 
 
+
+
+# --- whole checkouts (issue 39) --------------------------------------------------------------------------
+
+
+def test_prose_auxiliary_code_and_translations_rank_below_the_code():
+    from codelex.locales import Translations
+
+    paths = ["docs/ja/guide/cache.md", "docs/en/guide/cache.md", "examples/cache_demo.py",
+             "benchmarks/bench_cache.py", "src/cache.py", "README.rst"]
+    units = Units(paths, [set()] * len(paths), chunks=False)
+    candidates = [(i, 10.0 - i * 0.01) for i in range(len(paths))]  # the code last, by a hair
+    facts = FileFacts(translated=Translations(paths))
+    q = analyze_query("how is the cache invalidated")
+    order = [units.paths[u] for u, _ in rank_units(q, units, candidates, facts=facts)]
+    assert order[0] == "src/cache.py"
+    assert order.index("docs/en/guide/cache.md") < order.index("docs/ja/guide/cache.md")  # main language first
+    for stage, moved in (("prose_files", "docs/en/guide/cache.md"), ("auxiliary", "examples/cache_demo.py")):
+        with stages_off(stage):
+            again = [units.paths[u] for u, _ in rank_units(q, units, candidates, facts=facts)]
+        assert again.index(moved) < order.index(moved), stage
+    with stages_off("translations"):
+        again = [units.paths[u] for u, _ in rank_units(q, units, candidates, facts=facts)]
+    assert again.index("docs/ja/guide/cache.md") < again.index("docs/en/guide/cache.md")
+    # Filtered to the documents (lang:md, a docs path), their order among themselves is the index's.
+    docs = Units(paths[:2], [set()] * 2, chunks=False)
+    assert [docs.paths[u] for u, _ in rank_units(q, docs, candidates[:2])] == paths[:2]
+
+
+def test_translations_are_prose_in_a_language_layout_only():
+    from codelex.locales import Translations
+
+    t = Translations(["docs/en/a.md", "docs/de/a.md", "docs/fr/a.rst", "src/ts/x.ts", "src/ml/y.py", "README.md",
+                      "site/index.md", "site/index.de.md"])
+    assert t.main == "en" and t.others == {"docs/de/a.md", "docs/fr/a.rst", "site/index.de.md"}
+    assert not t("src/ts/x.ts") and not t("README.md")
+
+
+def test_a_near_copy_of_a_better_ranked_file_gives_way():
+    from codelex.rank.copies import NearCopies, line_signature, similarity
+
+    body = "".join(f"def handler_{i}(request):\n    return respond(request, {i})\n\n" for i in range(30))
+    texts = {"docs_src/tutorial001.py": body, "docs_src/tutorial001_an.py": body.replace("request", "req", 2),
+             "app/handlers.py": body.replace("respond", "answer"), "app/other.py": "x = 1\n" * 60}
+    assert similarity(line_signature(texts["docs_src/tutorial001.py"].encode()),
+                      line_signature(texts["docs_src/tutorial001_an.py"].encode())) > 0.9
+    copies = NearCopies(lambda p: (len(texts[p].split()), 1, len(texts[p])), lambda p: texts[p].encode())
+    assert copies.same("docs_src/tutorial001.py", "docs_src/tutorial001_an.py")
+    assert not copies.same("docs_src/tutorial001.py", "app/handlers.py")  # half its lines differ
+    assert not copies.same("docs_src/tutorial001.py", "app/other.py")
+    paths = ["docs_src/tutorial001.py", "docs_src/tutorial001_an.py", "app/other.py"]
+    units = Units(paths, [set()] * 3, chunks=False)
+    candidates = [(0, 3.0), (1, 2.99), (2, 2.0)]
+    q = analyze_query("handler request")
+    facts = FileFacts(copies=copies)
+    with stages_off("auxiliary"):
+        order = [units.paths[u] for u, _ in rank_units(q, units, candidates, facts=facts)]
+        assert order == ["docs_src/tutorial001.py", "app/other.py", "docs_src/tutorial001_an.py"]
+        with stages_off("near_copies"):
+            assert [units.paths[u] for u, _ in rank_units(q, units, candidates, facts=facts)] == paths
+
+
+def test_a_file_that_defines_a_name_the_question_names_joins_the_candidates():
+    docs = [("lib/functor.scala", "trait Functor[F[_]] {\n  def map[A, B](fa: F[A])(f: A => B): F[B]\n}\n")]
+    docs += [(f"lib/use_{i}.scala", "// a Functor type class defines mapping over a context: Functor map\n" * 5)
+             for i in range(60)]
+    index = WordIndex.build(docs)
+    names = {p: frozenset({"Functor", "map"} if p == "lib/functor.scala" else set()) for p, _ in docs}
+    query = "how the Functor type class defines mapping over a context"
+    assert "lib/functor.scala" in [h.file for h in search_files(index, query, names_of=names.get)][:3]
+    with stages_off("definers"):
+        assert "lib/functor.scala" not in [h.file for h in search_files(index, query, names_of=names.get)][:3]

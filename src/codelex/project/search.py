@@ -39,6 +39,8 @@ class FileSearch:
     _request: Request
     #: ((index id, its file set version), the index, its Translations): see ranking_facts.
     _translations: tuple | None = None
+    #: Near-copy line signatures by (path, mtime_ns, size), kept across queries (see ranking_facts).
+    _copy_signatures: dict | None = None
 
     def search(self, query: str, options: SearchOptions | None = None, **kwargs) -> SearchResult:
         """Rank files for ``query`` without ever waiting for a build.
@@ -120,8 +122,11 @@ class FileSearch:
 
     def ranking_facts(self, index: WordIndex, importers=None):
         """What the ranking pipeline's stages read of the project's files beyond their words: the importer
-        counts given, and which documents are translations into another language than the main one (derived
-        from the index's files once per set of files)."""
+        counts given, which documents are translations into another language than the main one (derived from
+        the index's files once per set of files), and which files are near-copies of each other (their lines
+        read once per content, through the root's admission)."""
+        from codelex.ingest import Document
+        from codelex.rank.copies import NearCopies
         from codelex.rank.pipeline import FileFacts
 
         key = (id(index), index.file_set_version)
@@ -130,7 +135,23 @@ class FileSearch:
             from codelex.locales import Translations
 
             held = self._translations = (key, index, Translations(index.files))
-        return FileFacts(importers=importers or None, translated=held[2])
+        admission = self._state.options.admission
+
+        def info(path: str):
+            try:
+                found = index.file_info(path)
+            except KeyError:
+                return None
+            return found.tokens, found.mtime_ns, found.size
+
+        def read(path: str):
+            doc = admission.read(path)
+            return doc.content if isinstance(doc, Document) else None
+
+        if self._copy_signatures is None:
+            self._copy_signatures = {}
+        return FileFacts(importers=importers or None, translated=held[2],
+                         copies=NearCopies(info, read, self._copy_signatures))
 
     def _drop_corrupt(self, index: WordIndex, exc: Exception) -> None:
         state = self._state

@@ -14,6 +14,9 @@ best candidate's lexical evidence, and multiply by what a path says:
                    query, or an identifier inside a question: ``CamelCase``,
                    ``snake_case``, ``a::b``, a capitalised word the project
                    defines) gains; units that define it join the candidates.
+``definers``       At file granularity, the files the index ranks first for
+                   each such name alone join the candidates when they define
+                   it (:func:`codelex.rank.search.search_files`).
 ``name_cover``     A unit that defines a name made of every word of a prose
                    query (``read varint`` and ``ReadVarint``) gains.
 ``path_words``     A prose query's words in the file's name or directory (an
@@ -34,6 +37,9 @@ best candidate's lexical evidence, and multiply by what a path says:
                    project's main one loses more (:mod:`codelex.locales`).
 ``shadowing``      A file that shares its name with one in an ancestor
                    directory (a vendored or versioned copy) loses.
+``near_copies``    A file that is a near-copy of one ranked above it (the
+                   same text, give or take a few lines:
+                   :mod:`codelex.rank.copies`) loses (files only).
 ``saturation``     Each further chunk of an already ranked file counts half
                    again less (chunks only).
 =================  ========================================================
@@ -59,6 +65,8 @@ from dataclasses import dataclass
 from codelex.defaults import (
     PIPELINE_CENTRALITY,
     PIPELINE_COHERENCE,
+    PIPELINE_COPY,
+    PIPELINE_COPY_DEPTH,
     PIPELINE_DEF_STEM,
     PIPELINE_DEFINITION,
     PIPELINE_EMBEDDED_SHARE,
@@ -81,8 +89,8 @@ from codelex.text.tokenize import tokenize_line
 __all__ = ["STAGES", "FileFacts", "QueryAnalysis", "Units", "analyze_query", "enabled", "rank_units", "stages_off"]
 
 #: The stages, in the order they apply.
-STAGES = ("prose_words", "definitions", "name_cover", "path_words", "centrality", "coherence", "path_kinds",
-          "auxiliary", "prose_files", "translations", "shadowing", "saturation")
+STAGES = ("prose_words", "definitions", "definers", "name_cover", "path_words", "centrality", "coherence",
+          "path_kinds", "auxiliary", "prose_files", "translations", "shadowing", "near_copies", "saturation")
 
 _off_lock = threading.Lock()
 _off: frozenset[str] = frozenset()
@@ -212,10 +220,14 @@ class FileFacts:
     translated : callable, optional
         ``translated(path)``: whether a document is written in a translation's other language than the
         project's main one (:class:`codelex.locales.Translations`): the translations stage.
+    copies : NearCopies, optional
+        Which files are near-copies of each other (:class:`codelex.rank.copies.NearCopies`): the near_copies
+        stage.
     """
 
     importers: Mapping[str, int] | None = None
     translated: Callable[[str], bool] | None = None
+    copies: object = None
 
 
 #: No facts: every stage that needs them is left out.
@@ -499,6 +511,23 @@ def _most_imported(importers: Mapping[str, int]) -> int:
     return top
 
 
+def _near_copies(units: Units, ranked: list[tuple[int, float]], copies) -> list[tuple[int, float]]:
+    """Among the first :data:`PIPELINE_COPY_DEPTH` files, each near-copy of a file ranked above it (that is not a
+    copy itself) loses; the rest keep their places."""
+    kept: list[str] = []
+    out = []
+    for i, (u, s) in enumerate(ranked):
+        if i < PIPELINE_COPY_DEPTH:
+            path = units.paths[u]
+            if any(copies.same(k, path) for k in kept):
+                s *= PIPELINE_COPY
+            else:
+                kept.append(path)
+        out.append((u, s))
+    out.sort(key=lambda t: (-t[1], t[0]))
+    return out
+
+
 def _path_factors(units: Units, score: dict[int, float], facts: FileFacts) -> None:
     """What a path says of a unit's file: its kind, auxiliary code, prose, a translation (multipliers)."""
     kinds, auxiliary, prose = enabled("path_kinds"), enabled("auxiliary"), enabled("prose_files")
@@ -564,6 +593,8 @@ def rank_units(q: QueryAnalysis, units: Units, candidates: Sequence[tuple[int, f
                 if units.paths[u] in shadowed:
                     score[u] *= PIPELINE_SHADOWED
     ranked = sorted(score.items(), key=lambda t: (-t[1], t[0]))
+    if path_priors and not units.chunks and facts.copies is not None and enabled("near_copies"):
+        ranked = _near_copies(units, ranked, facts.copies)
     if not (units.chunks and enabled("saturation")):
         return ranked
     seen: dict[str, int] = defaultdict(int)

@@ -58,7 +58,7 @@ def search_files(index: WordIndex, query: str, options: SearchOptions | None = N
     candidates = dataclasses.replace(opts, limit=max(opts.limit, PIPELINE_DEPTH), centrality={})
     native = index.search(f"{filters} {analysis.lexical}".strip(), candidates)
     joined = _definers(index, analysis, filters, candidates, names_of, {h.file for h in native}) \
-        if enabled("definitions") else []
+        if enabled("definitions") and enabled("definers") else []
     hits = native + joined
     units = Units([h.file for h in hits], [names_of(h.file) for h in hits], chunks=False)
     out: list[Hit] = []
