@@ -3,6 +3,7 @@
     python benchmarks/pipeline_eval.py                      # every set, every engine, markdown tables
     python benchmarks/pipeline_eval.py --sets semble-dev --engines codelex-search,semble
     python benchmarks/pipeline_eval.py --ablate              # plus one row per pipeline stage switched off
+    python benchmarks/pipeline_eval.py --ablate translations,near_copies   # ...or per stage named
     python benchmarks/pipeline_eval.py --json out.json
 
 Engines (each through its public API, on the same corpora written to disk):
@@ -223,7 +224,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--engines", default=",".join(ENGINES))
-    ap.add_argument("--ablate", action="store_true", help="one codelex row per pipeline stage switched off")
+    ap.add_argument("--ablate", nargs="?", const="all", default=None, metavar="STAGES",
+                    help="one codelex row per pipeline stage switched off (every stage, or those named, comma-separated)")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     sets = load_sets(args.sets.split(","))
@@ -237,7 +239,7 @@ def main(argv=None) -> int:
     if args.ablate:
         from codelex.rank.pipeline import STAGES, stages_off
 
-        for stage in STAGES:
+        for stage in (STAGES if args.ablate == "all" else args.ablate.split(",")):
             with stages_off(stage):
                 for engine, by_set in run_codelex(sets, [e for e in engines if e.startswith("codelex")]).items():
                     runs[f"{engine} - {stage}"] = by_set

@@ -2,6 +2,7 @@
 
     python benchmarks/pipeline_latency.py --corpus stdlib     # native, file route, chunk route
     python benchmarks/pipeline_latency.py --corpus linux      # native, file route (chunks: --chunks)
+    python benchmarks/pipeline_latency.py --corpus linux --project   # Project.search as every surface answers
 
 Today's ``search`` before the pipeline was ``WordIndex.search`` (the code
 ranking, top 10).  The pipeline asks the index for PIPELINE_DEPTH candidates
@@ -46,11 +47,73 @@ def _times(fn, queries, passes=3):
     return out
 
 
+_FIRST_TOUCH = """
+import json, sys, time
+t0 = time.perf_counter()
+from codelex import Project
+t1 = time.perf_counter()
+p = Project(sys.argv[1], index_dir=sys.argv[2], import_graph="saved", max_bytes=None, use_git=False)
+p.open()
+t2 = time.perf_counter()
+r = p.search(sys.argv[3], limit=10)
+t3 = time.perf_counter()
+p.search(sys.argv[4], limit=10)
+t4 = time.perf_counter()
+p.close()
+print(json.dumps({"import": t1 - t0, "open": t2 - t1, "first": t3 - t2, "second": t4 - t3,
+                  "provisional": r.provisional}))
+"""
+
+
+def project_latency(corpus: str, queries_from) -> int:
+    """``Project.search`` as every surface answers it (names from the structure store, the import graph's
+    counts, translations, near-copies), warm, after a waited-for open of the corpus on disk; then a fresh
+    process's first and second query over the saved index (the first-touch cost)."""
+    import json
+    import subprocess
+
+    from corpus import BENCH_DIR
+
+    import os
+
+    root, files = materialize(corpus)
+    index_dir = BENCH_DIR / "latency-indexes" / corpus
+    extra = json.loads(os.environ.get("CODELEX_LATENCY_PROJECT", "{}"))  # (other Project arguments, to compare)
+    t = time.perf_counter()
+    with codelex.Project(root, index_dir=index_dir, max_bytes=None, use_git=False, **extra) as project:
+        project.open()
+        project.wait_structure()
+        print(f"# {corpus}: {len(project.index):,} files, opened (index, structure, graph) in "
+              f"{time.perf_counter() - t:.1f} s", file=sys.stderr)
+        docs = [(f, (root / f).read_bytes()) for f in files[:3000]] if corpus == "linux" else stdlib_corpus()
+        queries = queries_from(docs)
+        project.search(queries[0], limit=10)  # (a chunk ranking asked for builds its chunks here)
+        ts = _times(lambda q: project.search(q, limit=10), queries)
+    firsts = []
+    for q, q2 in zip(queries[:5], queries[5:10]):
+        out = subprocess.run([sys.executable, "-c", _FIRST_TOUCH, str(root), str(index_dir), q, q2],
+                             capture_output=True, text=True, check=True)
+        firsts.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    print(f"{len(queries)} queries x 3 passes, {corpus}, Project.search (warm, in-process)\n")
+    print("| | p50 (ms) | p95 (ms) | max (ms) |\n|---|--:|--:|--:|")
+    print(f"| warm search | {_pct(ts, 50):.3f} | {_pct(ts, 95):.3f} | {max(ts):.2f} |")
+    for key, label in (("open", "fresh process: open (load + stat check)"), ("first", "fresh process: first query"),
+                       ("second", "fresh process: second query")):
+        values = [f[key] * 1e3 for f in firsts]
+        print(f"| {label} | {_pct(values, 50):.1f} | {_pct(values, 95):.1f} | {max(values):.1f} |")
+    print(f"\n(first queries provisional: {sum(f['provisional'] for f in firsts)} of {len(firsts)})")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", default="stdlib", choices=("stdlib", "linux"))
     ap.add_argument("--chunks", action="store_true", help="also time the chunk route (default on for stdlib)")
+    ap.add_argument("--project", action="store_true",
+                    help="time Project.search (the corpus written to disk, opened and analyzed) instead")
     args = ap.parse_args(argv)
+    if args.project:
+        return project_latency(args.corpus, query_list)
     if args.corpus == "stdlib":
         docs = stdlib_corpus()
     else:

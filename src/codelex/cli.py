@@ -383,6 +383,7 @@ def _cmd_index(args) -> int:
             project.wait_structure()  # `index` is the build command: it finishes the structure too
         structure = project.structure_status
         structure_s = time.perf_counter() - structure_started
+        pending = project.settle_ranking()  # the import graph's counts for these files, saved for every surface
         if structure.get("save_error"):  # analyzed, but nothing on disk: a failure, as the word index's
             raise _Failure(f"{structure['save_error']}; the structure of the {len(project.index):,} files "
                            "indexed was not kept")
@@ -395,7 +396,7 @@ def _cmd_index(args) -> int:
             "reason": report.reason, "files": len(project.index), "refreshed": report.refreshed,
             "added": report.added, "dropped": report.dropped, "skipped": dict(report.skipped),
             "pruned_dirs": dict(report.pruned_dirs), "truncated": report.truncated, "seconds": elapsed,
-            "index_bytes": size, "structure": dict(structure, seconds=structure_s),
+            "index_bytes": size, "structure": dict(structure, seconds=structure_s), "pending": list(pending),
         }
         if args.json:
             summary["stale"] = info["stale"]
@@ -418,6 +419,9 @@ def _cmd_index(args) -> int:
                   f"({detail})")
         elif structure["status"] == "failed":
             print(f"structure: failed ({display_text(str(structure['reason']))})")
+        if pending:  # (a graph that took over GRAPH_WAIT_S: answers say they are provisional until it is there)
+            print(f"ranking: still deriving the {' and the '.join(pending)}; answers say they are provisional "
+                  "until it is saved")
     finally:
         project.close()
     return EXIT_FOUND

@@ -164,7 +164,7 @@ PIPELINE_NAME_COVER = 3.0
 #: made of adjacent query words count one more each)...
 PIPELINE_PATH_WORDS = 1.3
 #: ...a file that others import: this much for the most imported file, on a log scale of importer counts...
-PIPELINE_CENTRALITY = 0.2
+PIPELINE_CENTRALITY = 0.5
 #: ...and, to a file's best chunk, this share of its chunks' summed evidence over the best file's.
 PIPELINE_COHERENCE = 0.2
 #: Multipliers by path kind: test files, re-export hubs, compat/legacy copies, declaration stubs,
@@ -180,7 +180,7 @@ PIPELINE_PROSE = 0.3
 PIPELINE_TRANSLATION = 0.1
 #: A near-copy of a file ranked above it (codelex.rank.copies), among the first PIPELINE_COPY_DEPTH files...
 PIPELINE_COPY = 0.5
-PIPELINE_COPY_DEPTH = 30
+PIPELINE_COPY_DEPTH = 15
 #: ...two files being near-copies when their token counts are within this ratio and their distinct lines
 #: overlap this much (Jaccard).
 COPY_LENGTH_RATIO = 0.8

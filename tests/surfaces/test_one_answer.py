@@ -174,7 +174,14 @@ def test_every_surface_ranks_alike_right_after_codelex_index(checkout):
     r = _cli(["index", "--root", root], _env(runtime, served=False))
     assert r.returncode == 0, r.stderr
 
-    from codelex import Project
+    from codelex import Project, WordIndex
+    from codelex.graph.extract import EXTRACTION_RULES
+    from codelex.persist.graph import load_graph_counts
+
+    # `codelex index` leaves everything the ranking reads saved for these files: the import graph's counts too.
+    saved = WordIndex.load(root / ".codelex")
+    assert load_graph_counts(root / ".codelex", EXTRACTION_RULES)[1] == saved.files_digest()
+    del saved
 
     with Project(root) as project:
         project.open()

@@ -174,6 +174,16 @@ class FileSearch:
             out.append(hit.with_symbol(found.qualified_name, found.end_line) if found is not None else hit)
         return out
 
+    def settle_ranking(self) -> tuple[str, ...]:
+        """Derive now what the ranking reads beyond the words and is not yet known for the index's files (the
+        import graph's counts, saved for the next process); what is still pending after it (empty: every
+        answer over these files is final).  ``codelex index`` ends with this."""
+        state = self._state
+        if state.index is None or not self.import_graph:
+            return ()
+        _, exact = state.imports.prior(state, "saved")  # (derived and saved within GRAPH_WAIT_S when stale)
+        return () if exact else ("import graph",)
+
     # --- import graph ---------------------------------------------------------------
 
     def importers(self, path: str | os.PathLike[str], timeout: float | None = None) -> list[str]:

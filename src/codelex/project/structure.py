@@ -41,6 +41,8 @@ log = logging.getLogger("codelex")
 
 #: Edited files are analyzed again this long after the last edit (a burst of edits is analyzed once).
 STALE_DRAIN_S = 0.2
+#: The defined names of this many file contents are kept across searches (the oldest go first).
+NAMES_KEPT = 1 << 16
 
 
 def walk_digest(files: Sequence[SourceFile]) -> str:
@@ -73,6 +75,7 @@ class StructureUpkeep:
         self.drain_timer: threading.Timer | None = None
         self.saver = DebouncedSaver(save_dir_fn)  # the store's debounced save after edits
         self.drops_saved = 0  # the store's corruption drops a save was scheduled for
+        self.names_kept: dict[tuple, frozenset | None] = {}  # (path, mtime_ns, size) -> defined names
         self.begun = 0  # the last run begun (a run superseded by a newer one records no walk digest)
         # Edits that arrive while a build runs: analyzed again after it, so the build's read of the disk
         # never wins over a newer edit.
@@ -297,7 +300,8 @@ class StructureUpkeep:
         file the background analysis has not reached), so that an answer never depends on how far that
         analysis got."""
         self.load(directory)
-        cache: dict[tuple, frozenset | None] = {}
+        kept = self.names_kept  # (across queries: a content read at a known mtime has one set of names)
+        here: dict[tuple, frozenset | None] = {}
 
         def names_of(path: str):
             try:
@@ -305,38 +309,37 @@ class StructureUpkeep:
             except KeyError:
                 return None
             key = (path, info.mtime_ns, info.size)
+            cache = kept if info.mtime_ns >= 0 else here  # (content an editor handed in: this query only)
             found = cache.get(key, cache)
             if found is cache:
-                structure = self.structure_of(path, info.mtime_ns, info.size)
-                found = cache[key] = None if structure is None else frozenset(d.name for d in structure.definitions)
+                found = self.names_of(path, info.mtime_ns, info.size)
+                if len(cache) >= NAMES_KEPT:
+                    cache.pop(next(iter(cache)))
+                cache[key] = found
             return found
 
         return names_of
 
-    def structure_of(self, path: str, mtime_ns: int, size: int) -> FileStructure | None:
-        """The structure of ``path`` as read from the content of ``mtime_ns`` and ``size`` (what the word index
-        recorded): the store's when it was read from it, else the file analyzed now (None: it cannot be read)."""
+    def names_of(self, path: str, mtime_ns: int, size: int) -> frozenset[str] | None:
+        """The names ``path`` defines as read from the content of ``mtime_ns`` and ``size`` (what the word index
+        recorded): the store's when its structure was read from it, else the file analyzed now (None: it
+        cannot be read)."""
         if path in self.stale:
             self._analyze_stale(path)
         store = self.index
-        record = None
+        found = None
         if store is not None:
             try:
-                record = store.record(path)
+                found = store.names(path)
             except (KeyError, ValueError, IndexFormatError):
-                record = None
+                found = None
             self._after_read(store)
-        if record is not None and (record.mtime_ns, record.size) == (mtime_ns, size):
-            return record.structure
-        if record is not None and mtime_ns < 0 and path not in self.stale:
-            return record.structure  # content an editor handed in: analyzed from those bytes by the edit's drain
-        doc = read_file(str(self.root), path, self.max_bytes)
-        if not isinstance(doc, Document):
-            return None
-        structure = analyze(path, doc.content)
-        if store is not None:
-            store.put(FileRecord(structure, content_hash(doc.content), doc.mtime_ns, doc.size))
-        return structure
+        if found is not None and (found[0], found[1]) == (mtime_ns, size):
+            return found[2]
+        if found is not None and mtime_ns < 0 and path not in self.stale:
+            return found[2]  # content an editor handed in: analyzed from those bytes by the edit's drain
+        structure = self._analyze_now(path, store)
+        return None if structure is None else frozenset(d.name for d in structure.definitions)
 
     def structure(self, path: str, *, parse: bool = True) -> FileStructure | None:
         """The current structure of ``path``.
@@ -354,14 +357,16 @@ class StructureUpkeep:
             self._after_read(index)
         if record is not None:
             return record.structure
-        if not parse:
-            return None
+        return self._analyze_now(path, index) if parse else None
+
+    def _analyze_now(self, path: str, store: StructureIndex | None) -> FileStructure | None:
+        """``path`` read from disk and analyzed in this thread, its record put in ``store`` (None: unreadable)."""
         doc = read_file(str(self.root), path, self.max_bytes)
         if not isinstance(doc, Document):
             return None
         structure = analyze(path, doc.content)
-        if index is not None:
-            index.put(FileRecord(structure, content_hash(doc.content), doc.mtime_ns, doc.size))
+        if store is not None:
+            store.put(FileRecord(structure, content_hash(doc.content), doc.mtime_ns, doc.size))
         return structure
 
     def _after_read(self, index: StructureIndex) -> None:

@@ -15,28 +15,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from codelex.defaults import COPY_LENGTH_RATIO, COPY_SIMILARITY
 from codelex.languages import extname
 
 __all__ = ["NearCopies", "line_signature", "similarity"]
 
+#: Signatures and pair decisions kept across queries (the oldest go first past it).
+_KEPT = 8192
 
-def line_signature(content: bytes) -> np.ndarray:
-    """The sorted distinct xxh3-64 hashes of a text's non-blank lines, stripped of surrounding blanks."""
+
+def line_signature(content: bytes) -> frozenset[int]:
+    """The distinct xxh3-64 hashes of a text's non-blank lines, stripped of surrounding blanks."""
     import xxhash
 
-    hashes = {xxhash.xxh3_64_intdigest(line) for line in (raw.strip() for raw in content.splitlines()) if line}
-    return np.array(sorted(hashes), dtype=np.uint64)
+    return frozenset(xxhash.xxh3_64_intdigest(line) for line in (raw.strip() for raw in content.splitlines()) if line)
 
 
-def similarity(a: np.ndarray, b: np.ndarray) -> float:
+def similarity(a: frozenset[int], b: frozenset[int]) -> float:
     """The Jaccard similarity of two line signatures (0 when both are empty)."""
-    if not a.size and not b.size:
+    if not a and not b:
         return 0.0
-    shared = np.intersect1d(a, b, assume_unique=True).size
-    return shared / (a.size + b.size - shared)
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
 
 
 class NearCopies:
@@ -50,15 +50,16 @@ class NearCopies:
     read : callable
         ``read(path) -> bytes | None``: the file's content (None when it cannot be read).
     signatures : dict, optional
-        Where line signatures are kept, by ``(path, mtime_ns, size)``: one dict shared by the queries of a
-        project, so a file is read for this once per content.
+        Where line signatures (by ``(path, mtime_ns, size)``) and the decisions on pairs are kept: one dict
+        shared by the queries of a project, so a file is read for this once per content.
     """
 
     def __init__(self, info: Callable[[str], tuple[int, int, int] | None],
                  read: Callable[[str], bytes | None], signatures: dict | None = None) -> None:
         self._info = info
         self.read = read
-        self._signatures: dict[tuple, np.ndarray | None] = {} if signatures is None else signatures
+        # (path, mtime_ns, size) -> line signature, and (the two files' such keys) -> whether they are copies
+        self._signatures: dict[tuple, object] = {} if signatures is None else signatures
         self._infos: dict[str, tuple[int, int, int] | None] = {}
 
     def info(self, path: str) -> tuple[int, int, int] | None:
@@ -78,15 +79,22 @@ class NearCopies:
         short, long_ = sorted((ia[0], ib[0]))
         if long_ == 0 or short < COPY_LENGTH_RATIO * long_:
             return False
-        sa, sb = self._signature(a, ia), self._signature(b, ib)
-        return sa is not None and sb is not None and similarity(sa, sb) >= COPY_SIMILARITY
+        pair = (a, ia[1], ia[2], b, ib[1], ib[2]) if a < b else (b, ib[1], ib[2], a, ia[1], ia[2])
+        found = self._signatures.get(pair)
+        if found is None:
+            sa, sb = self._signature(a, ia), self._signature(b, ib)
+            found = self._signatures[pair] = sa is not None and sb is not None \
+                and min(len(sa), len(sb)) >= COPY_SIMILARITY * max(len(sa), len(sb)) \
+                and similarity(sa, sb) >= COPY_SIMILARITY
+        return found
 
-    def _signature(self, path: str, info: tuple[int, int, int]) -> np.ndarray | None:
+    def _signature(self, path: str, info: tuple[int, int, int]) -> frozenset[int] | None:
         key = (path, info[1], info[2])
         found = self._signatures.get(key, self)
         if found is self:
             content = self.read(path)
             found = self._signatures[key] = None if content is None else line_signature(content)
-            if len(self._signatures) > 4096:  # (bounded: a long-lived server's cache follows its queries)
-                self._signatures.pop(next(iter(self._signatures)))
+        if len(self._signatures) > _KEPT:  # (bounded: a long-lived server's cache follows its queries)
+            for key in list(self._signatures)[:len(self._signatures) - _KEPT]:
+                del self._signatures[key]
         return found

@@ -373,7 +373,11 @@ def _name_cover(q: QueryAnalysis, units: Units, score: dict[int, float]) -> None
         if not names:
             continue
         best = 0.0
-        for count, toks in _names_by_token(names).get(probe, ()):
+        # (a chunk's few names through a cached index by token; a file's hundreds one by one, each name's
+        # tokens cached: building an index of them would cost more than one query reads)
+        covering = _names_by_token(names).get(probe, ()) if units.chunks else \
+            ((len(toks), toks) for toks in map(_name_tokens, names) if probe in toks)
+        for count, toks in covering:
             if q.tokens <= toks:
                 best = max(best, len(q.tokens) / count)
         if best:

@@ -338,6 +338,28 @@ class StructureIndex:
             a = self._base.arrays
             return int(a["hash"][row]), int(a["mtime_ns"][row]), int(a["size"][row])
 
+    def names(self, path: str) -> tuple[int, int, frozenset[str]] | None:
+        """``(mtime_ns, size, the names the file defines)`` of what its structure was read from, decoding the
+        names only (a file of hundreds of definitions is not turned into objects); None when unknown."""
+        with self._lock:
+            if path in self._overlay or path in self._cache:
+                rec = self.record(path)
+                return None if rec is None else (rec.mtime_ns, rec.size,
+                                                  frozenset(d.name for d in rec.structure.definitions))
+            row = self._find(path)
+            if row is None:
+                return None
+            base = self._base
+            try:
+                base.check_row(row)
+            except IndexFormatError as exc:
+                self._drop(exc)
+                return None
+            a = base.arrays
+            d0, d1 = int(a["def_ptr"][row]), int(a["def_ptr"][row + 1])
+            return int(a["mtime_ns"][row]), int(a["size"][row]), frozenset(_strings(a["name_blob"], a["name_off"],
+                                                                                    d0, d1))
+
     def get(self, path: str) -> FileStructure | None:
         rec = self.record(path)
         return rec.structure if rec is not None else None
