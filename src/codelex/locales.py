@@ -115,18 +115,49 @@ class Translations:
     does not fill an answer; only prose documents (the registry's prose
     kinds) are ever taken for translations, as :func:`file_languages` reads
     them (a code directory named ``ts/`` beside ``ml/`` is no language).
+    The layout is read from the project's files the first time a document
+    whose path could be a translation is asked about (a tree whose answers
+    hold none never lists its files for it).
 
     Parameters
     ----------
-    paths : iterable of str
+    paths : iterable of str, or a callable returning one
         The project's files (those that are not prose are left out).
     """
 
-    def __init__(self, paths: Iterable[str]) -> None:
-        languages, main = file_languages(p for p in paths if is_prose(p))
-        self.main = main
-        self.others = frozenset(p for p, language in languages.items() if language != main)
+    def __init__(self, paths) -> None:
+        self._paths = paths
+        self._layout: tuple[str, frozenset[str]] | None = None
+
+    def _read(self) -> tuple[str, frozenset[str]]:
+        if self._layout is None:
+            paths = self._paths() if callable(self._paths) else self._paths
+            languages, main = file_languages(p for p in paths if is_prose(p))
+            self._layout = (main, frozenset(p for p, language in languages.items() if language != main))
+        return self._layout
+
+    @property
+    def main(self) -> str:
+        """The main language (``""``: the neutral documents'; see :func:`file_languages`)."""
+        return self._read()[0]
+
+    @property
+    def others(self) -> frozenset[str]:
+        """The documents in another language than the main one."""
+        return self._read()[1]
 
     def __call__(self, path: str) -> bool:
         """Whether ``path`` is a document in another language than the main one."""
-        return path in self.others
+        if not is_prose(path) or not _may_be_translated(path):
+            return False
+        return path in self._read()[1]
+
+
+def _may_be_translated(path: str) -> bool:
+    """Whether a path has a part that could make it a translation: a directory named as a language tag, or a
+    language suffix before its extension (``docs/de/x.md``, ``x.de.md``)."""
+    parts = path.split("/")
+    if any(language_tag(part) is not None for part in parts[:-1]):
+        return True
+    m = _SUFFIXED.match(parts[-1])
+    return m is not None and language_tag(m.group(2)) is not None

@@ -229,3 +229,32 @@ def test_an_older_store_is_refused(tmp_path):
                         version)
         with pytest.raises(IndexFormatError, match="version"):
             load_structure(tmp_path, lazy=True)
+
+
+def test_names_and_the_enclosing_definition_read_from_the_columns_are_the_decoded_structures():
+    """StructureIndex.names and .enclosing (a search's reads: one file's names or one definition, not the file's
+    every object) answer as the decoded FileStructure does, saved and loaded lazily or not."""
+    import tempfile
+
+    from codelex.persist.structure import load_structure
+    from codelex.structure import analyze
+    from codelex.structure.store import FileRecord, StructureIndex
+
+    files = {
+        "geo.py": b"class Shape:\n    def area(self):\n        return 0\n\n    class Inner:\n        def f(self):\n"
+                  b"            pass\n\n\ndef top():\n    return Shape()\n",
+        "lib.rs": b"struct P;\nimpl P {\n    fn new() -> Self { P }\n    fn get(&self) -> u8 { 1 }\n}\nfn main() {}\n",
+        "x.txt": b"no definitions here\n",
+    }
+    records = [FileRecord(analyze(p, c), hash(c), 7, len(c)) for p, c in files.items()]
+    with tempfile.TemporaryDirectory() as d:
+        StructureIndex(encode(records)).save(d)
+        for store in (StructureIndex(encode(records)), StructureIndex(load_structure(d, lazy=True))):
+            for rec in records:
+                s = rec.structure
+                assert store.names(s.path) == (7, rec.size, frozenset(x.name for x in s.definitions))
+                for line in range(0, s.lines + 2):
+                    want = s.enclosing(line)
+                    assert store.enclosing(s.path, line) == (7, rec.size, want.qualified_name if want else None,
+                                                             want.end_line if want else 0), (s.path, line)
+            assert store.names("nope.py") is None and store.enclosing("nope.py", 1) is None

@@ -106,7 +106,7 @@ class FileSearch:
             # index, rebuild it in the background, and answer as while building.
             self._drop_corrupt(index, exc)
             return SearchResult(False, query, [], Coverage(0, False), None, "building", HINTS["building"])
-        results = self._with_symbols(hits)
+        results = self._with_symbols(index, hits)
         return SearchResult(True, query, results, Coverage(len(index), state.truncated), state.generated_at,
                             pending=pending)
 
@@ -134,7 +134,7 @@ class FileSearch:
         if held is None or held[0] != key or held[1] is not index:
             from codelex.locales import Translations
 
-            held = self._translations = (key, index, Translations(index.files))
+            held = self._translations = (key, index, Translations(lambda: index.files))
         admission = self._state.options.admission
 
         def info(path: str):
@@ -163,15 +163,20 @@ class FileSearch:
         lifecycle.start(state, full=True, wait_for_it=False, reason="corrupt-index", supersede=True,
                         progress=self.progress, structure=self.build_structure)
 
-    def _with_symbols(self, hits: list) -> list:
-        """Each hit named by the definition that encloses its best line (``end_line`` becomes its end)."""
+    def _with_symbols(self, index: WordIndex, hits: list) -> list:
+        """Each hit named by the definition that encloses its best line (``end_line`` becomes its end), read for
+        the content the index holds (:meth:`~codelex.project.structure.StructureUpkeep.enclosing`)."""
         upkeep = self._state.structure
         upkeep.load(self._state.structure_dir())
         out = []
         for hit in hits:
-            structure = upkeep.structure(hit.file)
-            found = structure.enclosing(hit.start_line) if structure is not None else None
-            out.append(hit.with_symbol(found.qualified_name, found.end_line) if found is not None else hit)
+            try:
+                info = index.file_info(hit.file)
+            except KeyError:
+                out.append(hit)
+                continue
+            found = upkeep.enclosing(hit.file, hit.start_line, info.mtime_ns, info.size)
+            out.append(hit.with_symbol(*found) if found is not None and found[0] is not None else hit)
         return out
 
     def settle_ranking(self) -> tuple[str, ...]:

@@ -324,22 +324,43 @@ class StructureUpkeep:
         """The names ``path`` defines as read from the content of ``mtime_ns`` and ``size`` (what the word index
         recorded): the store's when its structure was read from it, else the file analyzed now (None: it
         cannot be read)."""
+        return self._current(path, mtime_ns, size, lambda store: store.names(path),
+                             lambda structure: frozenset(d.name for d in structure.definitions))
+
+    def enclosing(self, path: str, line: int, mtime_ns: int, size: int) -> tuple[str | None, int] | None:
+        """``(qualified name, end line)`` of the innermost definition holding ``line`` of ``path`` as read from
+        the content of ``mtime_ns`` and ``size`` (name None outside every definition), as :meth:`names_of`
+        reads it; None when the file cannot be read."""
+        def from_structure(structure: FileStructure):
+            found = structure.enclosing(line)
+            return (None, 0) if found is None else (found.qualified_name, found.end_line)
+
+        def from_store(store: StructureIndex):
+            found = store.enclosing(path, line)
+            return None if found is None else (found[0], found[1], found[2:])
+
+        return self._current(path, mtime_ns, size, from_store, from_structure)
+
+    def _current(self, path: str, mtime_ns: int, size: int, from_store, from_structure):
+        """What ``from_store(store)`` reads of ``path`` (``(mtime_ns, size, what)``) when the store's record was
+        read from the content of ``mtime_ns`` and ``size``, else ``from_structure`` of the file analyzed now
+        (an edit not analyzed yet, a file the background analysis has not reached); None: unreadable."""
         if path in self.stale:
             self._analyze_stale(path)
         store = self.index
         found = None
         if store is not None:
             try:
-                found = store.names(path)
+                found = from_store(store)
             except (KeyError, ValueError, IndexFormatError):
                 found = None
             self._after_read(store)
-        if found is not None and (found[0], found[1]) == (mtime_ns, size):
+        if found is not None and ((found[0], found[1]) == (mtime_ns, size)
+                                  or (mtime_ns < 0 and path not in self.stale)):
+            # (mtime -1: content an editor handed in, analyzed from those bytes by the edit's drain)
             return found[2]
-        if found is not None and mtime_ns < 0 and path not in self.stale:
-            return found[2]  # content an editor handed in: analyzed from those bytes by the edit's drain
         structure = self._analyze_now(path, store)
-        return None if structure is None else frozenset(d.name for d in structure.definitions)
+        return None if structure is None else from_structure(structure)
 
     def structure(self, path: str, *, parse: bool = True) -> FileStructure | None:
         """The current structure of ``path``.

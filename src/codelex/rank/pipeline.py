@@ -353,17 +353,6 @@ def _definitions(q: QueryAnalysis, units: Units, score: dict[int, float], allowe
                     score[u] = e
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _names_by_token(names: frozenset[str]) -> dict[str, tuple[tuple[int, frozenset[str]], ...]]:
-    """A unit's names by the tokens they hold: token -> ((token count, tokens) of each name holding it)."""
-    out: dict[str, list] = defaultdict(list)
-    for n in names:
-        toks = _name_tokens(n)
-        for t in toks:
-            out[t].append((len(toks), toks))
-    return {t: tuple(v) for t, v in out.items()}
-
-
 def _name_cover(q: QueryAnalysis, units: Units, score: dict[int, float]) -> None:
     if q.kind != "prose" or not q.tokens:
         return
@@ -373,13 +362,13 @@ def _name_cover(q: QueryAnalysis, units: Units, score: dict[int, float]) -> None
         if not names:
             continue
         best = 0.0
-        # (a chunk's few names through a cached index by token; a file's hundreds one by one, each name's
-        # tokens cached: building an index of them would cost more than one query reads)
-        covering = _names_by_token(names).get(probe, ()) if units.chunks else \
-            ((len(toks), toks) for toks in map(_name_tokens, names) if probe in toks)
-        for count, toks in covering:
-            if q.tokens <= toks:
-                best = max(best, len(q.tokens) / count)
+        for name in names:
+            # An ASCII name's tokens are pieces of it, lower-cased: most names fail this at once (a header's
+            # thousands of names cost a pass of string searches, not their tokenization).
+            if probe in name.lower() or not name.isascii():
+                toks = _name_tokens(name)
+                if probe in toks and q.tokens <= toks:
+                    best = max(best, len(q.tokens) / len(toks))
         if best:
             score[u] += PIPELINE_NAME_COVER * best
 

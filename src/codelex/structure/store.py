@@ -360,6 +360,48 @@ class StructureIndex:
             return int(a["mtime_ns"][row]), int(a["size"][row]), frozenset(_strings(a["name_blob"], a["name_off"],
                                                                                     d0, d1))
 
+    def enclosing(self, path: str, line: int) -> tuple[int, int, str | None, int] | None:
+        """``(mtime_ns, size, qualified name, end line)`` of the innermost definition whose span holds ``line``
+        (as :meth:`FileStructure.enclosing`; name None and end 0 outside every definition), read from the
+        columns of that file alone; None when the file is unknown."""
+        with self._lock:
+            if path in self._overlay or path in self._cache:
+                rec = self.record(path)
+                if rec is None:
+                    return None
+                found = rec.structure.enclosing(line)
+                return (rec.mtime_ns, rec.size, None if found is None else found.qualified_name,
+                        0 if found is None else found.end_line)
+            row = self._find(path)
+            if row is None:
+                return None
+            base = self._base
+            try:
+                base.check_row(row)
+            except IndexFormatError as exc:
+                self._drop(exc)
+                return None
+            a = base.arrays
+            d0, d1 = int(a["def_ptr"][row]), int(a["def_ptr"][row + 1])
+            mtime, size = int(a["mtime_ns"][row]), int(a["size"][row])
+            holds = np.flatnonzero((a["outer"][d0:d1] <= line) & (a["end"][d0:d1] >= line))
+            if not holds.size:
+                return mtime, size, None, 0
+            starts = a["start"][d0:d1][holds]
+            best = int(holds[np.flatnonzero(starts == starts.max())[-1]])  # (a later one of equal start wins)
+            names = _strings(a["name_blob"], a["name_off"], d0, d1)
+            quals = _strings(a["qual_blob"], a["qual_off"], d0, d1)
+            parents = a["parent"][d0:d1].tolist()
+            grammar = int(a["grammar"][row])
+            sep = _separator(GRAMMARS[grammar] if grammar < len(GRAMMARS) else None)
+            chain, i = [], best
+            while i >= 0 and not quals[i] and len(chain) <= d1 - d0:
+                chain.append(names[i])
+                parent = parents[i]
+                i = parent if -1 <= parent < i else -1  # (a parent precedes its children)
+            qualified = sep.join(([quals[i]] if i >= 0 else []) + chain[::-1])
+            return mtime, size, qualified, int(a["end"][d0 + best])
+
     def get(self, path: str) -> FileStructure | None:
         rec = self.record(path)
         return rec.structure if rec is not None else None
