@@ -86,8 +86,9 @@ def counting_embedder():
 
 def _write_two_equal_files(root):
     (root / "lib").mkdir(parents=True)
-    (root / "lib/alpha.py").write_text("def parse_config(): pass\n")
-    (root / "lib/beta.py").write_text("def parse_config(): pass\n")
+    # (equal scores, yet no near-copies of each other: their second lines differ)
+    (root / "lib/alpha.py").write_text("def parse_config(): pass\n# first variant here\n")
+    (root / "lib/beta.py").write_text("def parse_config(): pass\n# second variant here\n")
     for i in range(3):
         (root / f"app{i}").mkdir()
         (root / f"app{i}/main.py").write_text("from lib import beta\n")
