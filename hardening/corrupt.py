@@ -7,7 +7,7 @@ Usage::
 
 Members: the word index (``index.clx``), the structure store
 (``structure.clx``), an embedding store (``embeddings/*.clx``), the listing
-and import-graph caches (``listing.clx``, ``graph.clx``) and the docs store
+and import-graph caches (``listing.clx``, ``graph.clx``, ``graph-counts.clx``) and the docs store
 (``docs.clx``).  For each, every truncation length and one flipped bit in
 every byte (sampled above 8 KiB) is tried against its loader: the outcome
 is *detected* (a named error, or None/empty for a cache: it is rebuilt),
@@ -57,6 +57,12 @@ def make_fixture(root: Path) -> Path:
         project.open()
         project.wait_structure()
         project.importers("src/app.py", timeout=60)
+        from codelex.graph.extract import EXTRACTION_RULES
+        from codelex.persist.graph import save_graph_counts
+
+        # (the counts alone, as a process that followed edits saves them)
+        save_graph_counts({"src/app.py": 3, "src/db.py": 1}, EXTRACTION_RULES, root / ".codelex",
+                          project.index.files_digest())
     DocsIndex.for_project(root)
     rng = np.random.default_rng(3)
     keys = np.unique(rng.integers(0, 2**62, size=300, dtype=np.int64)).astype(np.uint64)
@@ -85,7 +91,7 @@ def loaders(root: Path, directory: Path) -> dict:
     from codelex.graph.extract import EXTRACTION_RULES
     from codelex.persist.docs import load_docs
     from codelex.persist.embeddings import embeddings_file, load_embeddings
-    from codelex.persist.graph import load_graph_prior, load_graph_refs
+    from codelex.persist.graph import COUNTS_FILE, load_graph_counts, load_graph_prior, load_graph_refs
     from codelex.persist.listing import load_listing
     from codelex.persist.structure import load_structure
 
@@ -126,6 +132,8 @@ def loaders(root: Path, directory: Path) -> dict:
         "listing.clx": (directory / "listing.clx", lambda d: _none_or(load_listing(d))),
         "graph.clx": (directory / "graph.clx", graph_refs),
         "graph.clx (prior)": (directory / "graph.clx", graph_prior),
+        "graph-counts.clx": (directory / COUNTS_FILE,
+                             lambda d: _none_or(load_graph_counts(d, EXTRACTION_RULES, COUNTS_FILE))),
         "docs.clx": (directory / "docs.clx", docs),
         "docs.clx (store)": (directory / "docs.clx", lambda d: _none_or(load_docs(d))),
     }

@@ -107,6 +107,10 @@ def file_languages(paths: Iterable[str]) -> tuple[dict[str, str], str]:
     return languages, main
 
 
+#: Fewer documents than this in other languages than the main one are taken for no translation at all.
+MIN_TRANSLATED = 3
+
+
 class Translations:
     """Which prose documents of a project are translations into another language than its main one.
 
@@ -133,7 +137,10 @@ class Translations:
         if self._layout is None:
             paths = self._paths() if callable(self._paths) else self._paths
             languages, main = file_languages(p for p in paths if is_prose(p))
-            self._layout = (main, frozenset(p for p, language in languages.items() if language != main))
+            others = frozenset(p for p, language in languages.items() if language != main)
+            # (a couple of READMEs in code directories named like languages, ``ts/`` and ``ml/``, are no
+            # translations: a translated documentation has a few pages at least)
+            self._layout = (main, others if len(others) >= MIN_TRANSLATED else frozenset())
         return self._layout
 
     @property

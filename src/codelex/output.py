@@ -145,8 +145,9 @@ def hit_entry(hit, where: Where) -> dict:
 
 def provisional_note(pending: Sequence[str]) -> str:
     """What a provisional answer says of itself: what its ranking waits for."""
-    return (f"Provisional ranking: the {' and the '.join(pending)} of the indexed files "
-            f"{'is' if len(pending) == 1 else 'are'} being built; a later query may rank these files otherwise.")
+    from codelex.project.results import pending_note
+
+    return pending_note(pending)
 
 
 def search_lines(result, fmt: str, where: Where, *, query: str, tokens: Sequence[str] = (),

@@ -43,8 +43,8 @@ def test_corruption_of_every_member_is_detected():
 
     rows = corrupt.run_loaders(seed=1, limit=150)
     assert {r["member"] for r in rows} == {"index.clx", "structure.clx", "structure.clx (lazy)", "embeddings",
-                                           "listing.clx", "graph.clx", "graph.clx (prior)", "docs.clx",
-                                           "docs.clx (store)"}
+                                           "listing.clx", "graph.clx", "graph.clx (prior)", "graph-counts.clx",
+                                           "docs.clx", "docs.clx (store)"}
     for r in rows:
         assert r["wrong"] == 0 and r["crashed"] == 0, r
     for r in corrupt.run_project(2, seed=1):

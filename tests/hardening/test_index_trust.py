@@ -276,7 +276,8 @@ def test_a_forged_structure_store_never_reaches_outline(tmp_path):
 def test_forged_listing_graph_embeddings_and_docs_caches_are_refused(tmp_path):
     from codelex.docs import DocsIndex
     from codelex.persist.embeddings import load_embeddings, save_embeddings
-    from codelex.persist.graph import load_graph_prior, load_graph_refs, save_graph_refs
+    from codelex.persist.graph import (COUNTS_FILE, load_graph_counts, load_graph_prior, load_graph_refs,
+                                       save_graph_counts, save_graph_refs)
     from codelex.persist.listing import load_listing, save_listing
 
     root = _built(tmp_path)
@@ -291,11 +292,13 @@ def test_forged_listing_graph_embeddings_and_docs_caches_are_refused(tmp_path):
     with attacker():
         save_listing(record, directory)
         save_graph_refs({"a.py": (1, 2, [["python", "os", 0, []]])}, "rules", directory, {"a.py": 3})
+        save_graph_counts({"a.py": 9}, "rules", directory, "f1:forged")
         save_embeddings(directory, "model", keys, vectors)
         (directory / "docs.clx").unlink()  # (an unchanged tree's store is not rewritten: force it)
         DocsIndex.for_project(root)
     assert load_listing(directory) is None
     assert load_graph_refs(directory, "rules") is None and load_graph_prior(directory, "rules") is None
+    assert load_graph_counts(directory, "rules", COUNTS_FILE) is None
     with pytest.raises(UntrustedIndexError):
         load_embeddings(directory, "model")
     from codelex.persist.docs import load_docs

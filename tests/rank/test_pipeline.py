@@ -262,7 +262,8 @@ def test_prose_auxiliary_code_and_translations_rank_below_the_code():
              "benchmarks/bench_cache.py", "src/cache.py", "README.rst"]
     units = Units(paths, [set()] * len(paths), chunks=False)
     candidates = [(i, 10.0 - i * 0.01) for i in range(len(paths))]  # the code last, by a hair
-    facts = FileFacts(translated=Translations(paths))
+    pages = [f"docs/{lang}/guide/{page}.md" for lang in ("en", "ja") for page in ("intro", "setup")]
+    facts = FileFacts(translated=Translations(paths + pages))
     q = analyze_query("how is the cache invalidated")
     order = [units.paths[u] for u, _ in rank_units(q, units, candidates, facts=facts)]
     assert order[0] == "src/cache.py"
@@ -286,6 +287,9 @@ def test_translations_are_prose_in_a_language_layout_only():
                       "site/index.md", "site/index.de.md"])
     assert t.main == "en" and t.others == {"docs/de/a.md", "docs/fr/a.rst", "site/index.de.md"}
     assert not t("src/ts/x.ts") and not t("README.md")
+    # Two READMEs in code directories named like languages are no translated documentation.
+    code = Translations(["src/ts/README.md", "src/ml/README.md", "src/ts/x.ts", "README.md"])
+    assert not code("src/ts/README.md") and not code("src/ml/README.md")
 
 
 def test_a_near_copy_of_a_better_ranked_file_gives_way():

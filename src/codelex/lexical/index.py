@@ -404,12 +404,13 @@ class WordIndex:
         and saved apart from it (the import graph's counts) records it, and is believed only while the
         index still has it.  Saved with the index (read back from a file this user wrote, not recomputed).
         """
+        edits = self._edits  # (read first: an edit meanwhile makes the next call compute again)
         cached = self._files_digest
-        if cached is not None and cached[0] == self._edits:
+        if cached is not None and cached[0] == edits:
             return cached[1]
         table = self.file_table()
         digest = files_digest([t[0] for t in table], [t[1] for t in table], [t[2] for t in table])
-        self._files_digest = (self._edits, digest)
+        self._files_digest = (edits, digest)
         return digest
 
     @property

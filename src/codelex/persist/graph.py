@@ -25,7 +25,13 @@ import numpy as np
 from codelex.errors import IndexFormatError
 from codelex.persist.container import decode_items, encode_items, read_container, write_container
 
-__all__ = ["GRAPH_FILE", "load_graph_counts", "load_graph_prior", "load_graph_refs", "save_graph_refs"]
+__all__ = ["COUNTS_FILE", "GRAPH_FILE", "load_graph_counts", "load_graph_prior", "load_graph_refs", "save_graph_counts",
+           "save_graph_refs"]
+
+#: The counts alone, as a process that followed edits last derived them (small: written after each burst of
+#: edits, where the references' cache is rewritten only by a build).
+COUNTS_FILE = "graph-counts.clx"
+_COUNT_ARRAYS = {"path_blob": "|u1", "path_off": "<u8", "prior": "<i4"}
 
 #: The longest ``covers`` a header may hold (anything else reads as none).
 _MAX_COVERS = 96
@@ -67,19 +73,40 @@ def save_graph_refs(entries: dict[str, tuple[int, int, list]], rules: str, direc
     write_container(Path(directory), GRAPH_FILE, arrays, _ARRAYS, meta, FORMAT_VERSION)
 
 
+def save_graph_counts(counts: dict[str, int], rules: str, directory: str | os.PathLike[str], covers: str) -> None:
+    """Write the prior counts alone (files counted at least once) with the files digest they were derived for,
+    atomically, to ``COUNTS_FILE``.
+
+    Raises
+    ------
+    OSError
+        When it cannot be written.
+    """
+    paths = sorted(p for p, n in counts.items() if n > 0)
+    path_blob, path_off = encode_items([p.encode("utf-8", "surrogateescape") for p in paths])
+    arrays = {"path_blob": path_blob, "path_off": path_off,
+              "prior": np.array([min(counts[p], 2**31 - 1) for p in paths], dtype=np.int32)}
+    write_container(Path(directory), COUNTS_FILE, arrays, _COUNT_ARRAYS,
+                    {"format": FORMAT + "-counts", "rules": rules, "covers": covers}, FORMAT_VERSION)
+
+
 def load_graph_prior(directory: str | os.PathLike[str], rules: str) -> dict[str, int] | None:
     """The prior counts saved with the references (files counted at least once), or None."""
     found = load_graph_counts(directory, rules)
     return None if found is None else found[0]
 
 
-def load_graph_counts(directory: str | os.PathLike[str], rules: str) -> tuple[dict[str, int], str | None] | None:
-    """``(prior counts, covers)``: the counts saved with the references (files counted at least once) and the
-    files digest of the word index they were derived for (None: not recorded); None without a usable cache."""
+def load_graph_counts(directory: str | os.PathLike[str], rules: str,
+                      name: str = GRAPH_FILE) -> tuple[dict[str, int], str | None] | None:
+    """``(prior counts, covers)``: the counts saved with the references (``GRAPH_FILE``, the default) or alone
+    (``COUNTS_FILE``), files counted at least once, and the files digest of the word index they were derived
+    for (None: not recorded); None without a usable file."""
     try:
-        # (mapped; the references are neither read nor checked: nothing here depends on them)
-        c = read_container(Path(directory) / GRAPH_FILE, _ARRAYS, FORMAT, FORMAT_VERSION,
-                           lazy=frozenset({"ref_blob", "ref_off"}))
+        if name == COUNTS_FILE:
+            c = read_container(Path(directory) / COUNTS_FILE, _COUNT_ARRAYS, FORMAT + "-counts", FORMAT_VERSION)
+        else:  # (mapped; the references are neither read nor checked: nothing here depends on them)
+            c = read_container(Path(directory) / GRAPH_FILE, _ARRAYS, FORMAT, FORMAT_VERSION,
+                               lazy=frozenset({"ref_blob", "ref_off"}))
         if c.header.get("rules") != rules:
             return None
         a = c.arrays

@@ -19,7 +19,7 @@ from pathlib import Path
 from codelex.defaults import DEFAULT_EMBED_LIMIT, DEFAULT_FUSION, EMBEDDER_ENV
 from codelex.project import lifecycle
 from codelex.project.edits import relative_path
-from codelex.project.results import HINTS, CodeResult
+from codelex.project.results import HINTS, CodeResult, pending_note
 from codelex.project.settings import Request, follow_config
 from codelex.project.state import RootState
 from codelex.query.options import SearchOptions
@@ -33,6 +33,14 @@ RELATED_SYNC_WAIT_S = 2.0
 #: While a project's chunks are prepared, code_search ranks the chunks of this many of the word index's
 #: best files for the query (twice its limit when that is more): a few files' analyses, not the tree's.
 EARLY_FILES = 16
+
+
+def _noting(result, pending: tuple[str, ...]):
+    """``result`` with a provisional ranking said in its hint (``pending``: what it is not ranked with yet)."""
+    if not pending:
+        return result
+    note = pending_note(pending)
+    return dataclasses.replace(result, hint=f"{result.hint} {note}" if result.hint else note)
 
 
 def _within_budget(result, total_lines: int | None) -> CodeResult:
@@ -270,15 +278,17 @@ class CodeSearch:
             return _within_budget(self._early_code_search(ready, query, alternatives, opts, **how), total_lines)
         # Picked with no shared budget, then cut to it (_within_budget): the same hits, and the count of those
         # the budget left out.
+        facts, pending = self._code_facts(ready.index)
         result = ready.searcher.search(query, alternatives=alternatives, allowed=_allowed(ready.corpus, opts),
-                                       facts=self._code_facts(ready.index), **how)
-        return _within_budget(ready.annotated(result), total_lines)
+                                       facts=facts, **how)
+        return _within_budget(_noting(ready.annotated(result), pending), total_lines)
 
     def _code_facts(self, index):
-        """What the ranking pipeline reads of the project's files for chunks, as for files (the import graph's
-        counts, translations: see :meth:`~codelex.project.search.FileSearch.ranking_facts`)."""
-        prior, _ = self._state.imports.prior(self._state, self.import_graph)
-        return self.ranking_facts(index, prior)
+        """``(facts, pending)``: what the ranking pipeline reads of the project's files for chunks, as for files
+        (the import graph's counts, translations: see :meth:`~codelex.project.search.FileSearch.ranking_facts`),
+        and what of it is not known for the index's files yet."""
+        prior, exact = self._state.imports.prior(self._state, self.import_graph)
+        return self.ranking_facts(index, prior), () if exact else ("import graph",)
 
     def _code_config(self, fusion: str | None) -> tuple[dict, str]:
         """The configuration followed and read, and the fusion asked for, else configured (ValueError: unknown)."""
@@ -401,7 +411,8 @@ class CodeSearch:
         wanted = dataclasses.replace(opts, limit=min(max(EARLY_FILES, 2 * how["limit"]), 100))
         paths = [h.file for q in (query, *alternatives) for h in ready.index.search(q, wanted)]
         searcher = self._state.code.provisional(paths, structure_for)
-        result = searcher.search(query, alternatives=alternatives, facts=self._code_facts(ready.index), **how)
+        facts, pending = self._code_facts(ready.index)
+        result = _noting(searcher.search(query, alternatives=alternatives, facts=facts, **how), pending)
         hint = (f"the chunks of this project are being prepared in the background ({ready.preparing}): a lexical "
                 f"ranking of the chunks of the {len(searcher.corpus.file_rows)} best-matching files until then")
         if ready.loading:

@@ -34,15 +34,15 @@ class GraphUpkeep:
         self.job = Job(f"building the import graph of {root}", lock=lock)
         self.lock = self.job.lock
         self.graph = None  # the ImportGraph, once built
+        self.graph_index = None  # the WordIndex it was built for (and has followed per edit since)
         self.info: dict = {}  # the last build's seconds and files reused
         self.backlog: list[tuple[str, object]] = []  # (file, content or None) edited while the graph was built
         # Set by a handle that ranks with the graph: a full build then extracts import references from the
         # contents it reads anyway, and the graph's build takes them as (index, {path: (mtime_ns, refs)}).
         self.wanted = False
         self.seed: tuple | None = None
-        # (index directory, CentralityMap | None, whether a cache was found, the file's signature, covers),
-        # read from graph.clx
-        self.saved: tuple | None = None
+        # file name -> (index directory, the file's signature, CentralityMap | None, covers): the saved counts
+        self.saved: dict[str, tuple] = {}
         # The cache's debounced save after edits, and what it saves (made at the first edit: see schedule_save).
         self.saver: DebouncedSaver | None = None
         self.target: _GraphCache | None = None
@@ -82,52 +82,57 @@ class GraphUpkeep:
         """
         if not mode:
             return None, True
-        graph = self.graph
-        if graph is not None:
-            return graph.centrality_map(), True
         index = state.index
-        counts, covers = self.saved_counts(state)
-        if index is not None and covers is not None and covers == index.files_digest():
+        graph = self.graph
+        if graph is not None and index is not None and index is self.graph_index:
+            # (a refresh under way changes the index outside per-edit upkeep: the graph follows after it publishes)
+            return graph.centrality_map(), state.status != "building"
+        digest = index.files_digest() if index is not None else None
+        counts, covers = self.saved_counts(state, digest)
+        if digest is not None and covers == digest:
             return counts, True
-        if mode == "saved" and index is not None and self.job.state != "failed":
+        # (without a saved index there is nowhere to keep derived counts: each command would derive them again)
+        if mode == "saved" and index is not None and state.saved_dir is not None and self.job.state != "failed":
             graph = self.wait(state, GRAPH_WAIT_S)
             if graph is not None:
                 return graph.centrality_map(), True
         return counts, False
 
     def saved_prior(self, state):
-        """The centrality prior saved with the graph cache, as a ``CentralityMap`` (None without one)."""
+        """The centrality prior saved beside the index, as a ``CentralityMap`` (None without one)."""
         return self.saved_counts(state)[0]
 
-    def saved_counts(self, state) -> tuple[object, str | None]:
-        """``(CentralityMap or None, covers)`` saved with the graph cache (read again when the file changed)."""
+    def saved_counts(self, state, want: str | None = None) -> tuple[object, str | None]:
+        """``(CentralityMap or None, covers)`` saved beside the index: those whose ``covers`` is ``want`` (the
+        counts alone a process saved after edits, or those of the graph cache a build saved), else the graph
+        cache's.  Each file is read again only when it changed."""
         directory = state.saved_dir
         if directory is None:
             return None, None
-        from codelex.persist.graph import GRAPH_FILE
+        from codelex.persist.graph import COUNTS_FILE, GRAPH_FILE
+
+        alone, cache = self._saved_file(directory, COUNTS_FILE), self._saved_file(directory, GRAPH_FILE)
+        if want is not None and alone[1] == want:
+            return alone
+        return cache if cache[1] is not None or cache[0] is not None else alone
+
+    def _saved_file(self, directory, name: str) -> tuple[object, str | None]:
+        from codelex.graph.extract import EXTRACTION_RULES
+        from codelex.persist.graph import load_graph_counts
 
         try:
-            st = (directory / GRAPH_FILE).stat()
+            st = (directory / name).stat()
             signature = (st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
             signature = None
-        held = self.saved
-        if held is None or held[0] != directory or held[3] != signature:
-            from codelex.graph.extract import EXTRACTION_RULES
-            from codelex.persist.graph import load_graph_counts
+        held = self.saved.get(name)
+        if held is None or held[0] != directory or held[1] != signature:
             from codelex.query import CentralityMap
 
-            found = load_graph_counts(directory, EXTRACTION_RULES) if signature is not None else None
+            found = load_graph_counts(directory, EXTRACTION_RULES, name) if signature is not None else None
             counts, covers = found if found is not None else (None, None)
-            held = (directory, CentralityMap(counts) if counts else None, found is not None, signature, covers)
-            self.saved = held
-        return held[1], held[4]
-
-    def saved_any(self, state) -> bool:
-        """Whether a process saved the counts (a graph cache of this user's, even one with no import edge)."""
-        self.saved_counts(state)
-        held = self.saved
-        return held is not None and held[0] == state.saved_dir and held[2]
+            held = self.saved[name] = (directory, signature, CentralityMap(counts) if counts else None, covers)
+        return held[2], held[3]
 
     # --- the job -----------------------------------------------------------------------
 
@@ -150,7 +155,7 @@ class GraphUpkeep:
         """The files changed outside per-edit upkeep (a build or refresh published): derive the graph again
         on next need (a build under way for the old index stops at its next read)."""
         with self.lock:
-            self.graph, self.info = None, {}
+            self.graph, self.graph_index, self.info = None, None, {}
             self.job.error = None
             self.job.cancel(state="idle")
 
@@ -242,8 +247,9 @@ class GraphUpkeep:
         if not self._publish(generation, state, index, graph, started, reused):
             return
         refs = graph.references()
+        digest = index.files_digest()
         if from_cache < len(refs) or len(cached) != len(refs) \
-                or self.saved_counts(state)[1] != index.files_digest():  # (new extractions, files came or went)
+                or self.saved_counts(state, digest)[1] != digest:  # (new extractions, files came or went)
             self.save_current(state, directory)
 
     @staticmethod
@@ -265,40 +271,65 @@ class GraphUpkeep:
                 else:
                     graph.remove(rel)
             self.backlog.clear()
-            self.graph = graph
+            self.graph, self.graph_index = graph, index
             self.info = {"seconds": time.perf_counter() - started, "reused": reused}
             self.job.finish(generation, "ready")
             return True
 
-    def _save(self, directory, graph, table: dict, covers: str | None) -> None:
-        """Write the graph cache: each file's references with its signature, the prior counts, ``covers``."""
+    def save_current(self, state, directory) -> None:
+        """Save the cache as the graph and the index are now (after a build, or an edit's debounced save): one
+        save at a time, each of the state when it writes, so the last one written is the newest.
+
+        Nothing is saved while a build or refresh changes the index outside per-edit upkeep (the graph is
+        then derived again after it publishes), nor for a graph of another index than the root's: the cache
+        pairs each file's references with the signature the index holds for it, which is right only while
+        the graph followed every change of that index.
+        """
         from codelex.graph.extract import EXTRACTION_RULES
         from codelex.persist.graph import save_graph_refs
 
         if directory is None:
             return
-        refs = graph.references()
-        entries = {p: (table[p][0], table[p][1], r) for p, r in refs.items() if p in table and table[p][0] >= 0}
-        try:
-            save_graph_refs(entries, EXTRACTION_RULES, directory, graph.prior_counts(), covers)
-        except OSError as exc:  # a cache: the next process extracts again
-            log.info("codelex: could not save the import graph cache in %s: %s", directory, exc)
-
-    def save_current(self, state, directory) -> None:
-        """Save the cache as the graph and the index are now (after a build, or an edit's debounced save): one
-        save at a time, each of the state when it writes, so the last one written is the newest."""
         with self.save_lock:
-            with state.edit_lock:  # the graph and the index as the last edit left them both
+            with state.edit_lock:  # the graph and the index as the last edit left them both, read whole here
                 graph, index = self.graph, state.index
-                if graph is None or index is None:
+                if graph is None or index is None or index is not self.graph_index or state.status == "building":
                     return
                 table = {path: (mtime, size) for path, mtime, size in index.file_table()}
                 covers = self._covers(state, index, graph)
-            self._save(directory, graph, table, covers)
+                entries = {p: (table[p][0], table[p][1], r) for p, r in graph.references().items()
+                           if p in table and table[p][0] >= 0}
+                counts = graph.prior_counts()
+            try:
+                save_graph_refs(entries, EXTRACTION_RULES, directory, counts, covers)
+            except OSError as exc:  # a cache: the next process extracts again
+                log.info("codelex: could not save the import graph cache in %s: %s", directory, exc)
+
+    def save_counts(self, state, directory) -> None:
+        """Save the counts alone with the index's files digest (an edit's debounced save: a small file, where the
+        references' cache, which a build rewrites, is as large as the tree's imports)."""
+        from codelex.graph.extract import EXTRACTION_RULES
+        from codelex.persist.graph import save_graph_counts
+
+        if directory is None:
+            return
+        with self.save_lock:
+            with state.edit_lock:  # the graph and the index as the last edit left them both
+                graph, index = self.graph, state.index
+                if graph is None or index is None or index is not self.graph_index or state.status == "building":
+                    return
+                covers = self._covers(state, index, graph)
+                counts = graph.prior_counts()
+            if covers is None:
+                return
+            try:
+                save_graph_counts(counts, EXTRACTION_RULES, directory, covers)
+            except OSError as exc:  # the next process derives them again
+                log.info("codelex: could not save the import graph's counts in %s: %s", directory, exc)
 
     def schedule_save(self, state, debounce_ms: float | None) -> None:
-        """After an edit the graph followed: save its cache (the counts with the index's new files digest) once
-        the edits pause, as the index is saved, so a later process ranks as this one does."""
+        """After an edit the graph followed: save its counts with the index's new files digest once the edits
+        pause, as the index is saved, so a later process ranks as this one does."""
         with self.lock:
             if self.graph is None or self.job.closed:
                 return
@@ -315,4 +346,4 @@ class _GraphCache:
         self.upkeep, self.state = upkeep, state
 
     def save(self, directory) -> None:
-        self.upkeep.save_current(self.state, directory)
+        self.upkeep.save_counts(self.state, directory)

@@ -308,6 +308,7 @@ def reload_if_changed(state: RootState) -> bool:
         state.truncated = bool(index.metadata.get("truncated"))
         state.generated_at = index.metadata.get("generated_at")
         state.disk_signature = signature
+        state.imports.drop()  # (another process's files: the graph is derived again, or its saved counts taken)
     state.saver.cancel()
     _expect_edits(state, index)
     return True

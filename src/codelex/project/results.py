@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from codelex.lexical import Hit
 from codelex.rank import HybridResult
 
-__all__ = ["HINTS", "CodeResult", "Coverage", "RefreshReport", "SearchResult"]
+__all__ = ["HINTS", "CodeResult", "Coverage", "RefreshReport", "SearchResult", "pending_note"]
 
 #: Why a query could not be answered, and what to do (``unavailable_reason`` -> hint).
 HINTS = {
@@ -17,6 +17,12 @@ HINTS = {
     "refused": "codelex refused to index this directory for safety: {reason}. Open a project directory instead.",
     "last-build-failed": "The last codelex index build failed: {reason}. A retry is now running in the background.",
 }
+
+
+def pending_note(pending) -> str:
+    """What an answer ranked before everything it reads is known says of itself (``pending``: what is not)."""
+    return (f"Provisional ranking: the {' and the '.join(pending)} of the indexed files "
+            f"{'is' if len(pending) == 1 else 'are'} not known yet; a later query may rank these files otherwise.")
 
 
 @dataclass(frozen=True)

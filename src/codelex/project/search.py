@@ -99,8 +99,8 @@ class FileSearch:
         try:
             if opts.ranking == "code":
                 hits = self._pipeline_search(index, query, opts)
-            else:  # classic: the original's formula, exactly
-                hits, pending = index.search(query, opts), ()
+            else:  # classic: the original's formula, exactly (its centrality prior the same counts)
+                hits = index.search(query, opts)
         except IndexFormatError as exc:
             # A chunk this query read failed its digest (the index is checked as it is read): drop the
             # index, rebuild it in the background, and answer as while building.

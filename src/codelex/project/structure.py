@@ -45,6 +45,17 @@ STALE_DRAIN_S = 0.2
 NAMES_KEPT = 1 << 16
 
 
+def _evict(cache: dict, limit: int) -> None:
+    """Drop the oldest entries of ``cache`` until one more fits under ``limit`` (safe against another thread
+    doing the same: a search in the server's other connection)."""
+    while len(cache) >= limit:
+        try:
+            cache.pop(next(iter(cache)), None)
+        except (StopIteration, RuntimeError):  # (emptied, or changed under the iteration: try again or stop)
+            if not cache:
+                return
+
+
 def walk_digest(files: Sequence[SourceFile]) -> str:
     """A digest of a walk's files (paths, sizes and mtimes, in the walk's order): equal digests, equal walks."""
     paths = [f.path for f in files]
@@ -312,20 +323,15 @@ class StructureUpkeep:
             cache = kept if info.mtime_ns >= 0 else here  # (content an editor handed in: this query only)
             found = cache.get(key, cache)
             if found is cache:
-                found = self.names_of(path, info.mtime_ns, info.size)
-                if len(cache) >= NAMES_KEPT:
-                    cache.pop(next(iter(cache)))
-                cache[key] = found
+                found, read_as_indexed = self._current(
+                    path, info.mtime_ns, info.size, lambda store: store.names(path),
+                    lambda structure: frozenset(d.name for d in structure.definitions))
+                if read_as_indexed:  # (the disk moved past the index: that reading is not kept for this key)
+                    _evict(cache, NAMES_KEPT)
+                    cache[key] = found
             return found
 
         return names_of
-
-    def names_of(self, path: str, mtime_ns: int, size: int) -> frozenset[str] | None:
-        """The names ``path`` defines as read from the content of ``mtime_ns`` and ``size`` (what the word index
-        recorded): the store's when its structure was read from it, else the file analyzed now (None: it
-        cannot be read)."""
-        return self._current(path, mtime_ns, size, lambda store: store.names(path),
-                             lambda structure: frozenset(d.name for d in structure.definitions))
 
     def enclosing(self, path: str, line: int, mtime_ns: int, size: int) -> tuple[str | None, int] | None:
         """``(qualified name, end line)`` of the innermost definition holding ``line`` of ``path`` as read from
@@ -339,12 +345,13 @@ class StructureUpkeep:
             found = store.enclosing(path, line)
             return None if found is None else (found[0], found[1], found[2:])
 
-        return self._current(path, mtime_ns, size, from_store, from_structure)
+        return self._current(path, mtime_ns, size, from_store, from_structure)[0]
 
-    def _current(self, path: str, mtime_ns: int, size: int, from_store, from_structure):
-        """What ``from_store(store)`` reads of ``path`` (``(mtime_ns, size, what)``) when the store's record was
-        read from the content of ``mtime_ns`` and ``size``, else ``from_structure`` of the file analyzed now
-        (an edit not analyzed yet, a file the background analysis has not reached); None: unreadable."""
+    def _current(self, path: str, mtime_ns: int, size: int, from_store, from_structure) -> tuple[object, bool]:
+        """``(what, read as indexed)``: what ``from_store(store)`` reads of ``path`` (``(mtime_ns, size, what)``)
+        when the store's record was read from the content of ``mtime_ns`` and ``size``, else ``from_structure``
+        of the file analyzed now (an edit not analyzed yet, a file the background analysis has not reached;
+        None: unreadable), and whether that was the content of ``mtime_ns`` and ``size`` indeed."""
         if path in self.stale:
             self._analyze_stale(path)
         store = self.index
@@ -358,9 +365,12 @@ class StructureUpkeep:
         if found is not None and ((found[0], found[1]) == (mtime_ns, size)
                                   or (mtime_ns < 0 and path not in self.stale)):
             # (mtime -1: content an editor handed in, analyzed from those bytes by the edit's drain)
-            return found[2]
-        structure = self._analyze_now(path, store)
-        return None if structure is None else from_structure(structure)
+            return found[2], True
+        analyzed = self._analyze_now(path, store)
+        if analyzed is None:
+            return None, False
+        structure, read = analyzed
+        return from_structure(structure), (read.mtime_ns, read.size) == (mtime_ns, size)
 
     def structure(self, path: str, *, parse: bool = True) -> FileStructure | None:
         """The current structure of ``path``.
@@ -378,17 +388,19 @@ class StructureUpkeep:
             self._after_read(index)
         if record is not None:
             return record.structure
-        return self._analyze_now(path, index) if parse else None
+        analyzed = self._analyze_now(path, index) if parse else None
+        return None if analyzed is None else analyzed[0]
 
-    def _analyze_now(self, path: str, store: StructureIndex | None) -> FileStructure | None:
-        """``path`` read from disk and analyzed in this thread, its record put in ``store`` (None: unreadable)."""
+    def _analyze_now(self, path: str, store: StructureIndex | None) -> tuple[FileStructure, Document] | None:
+        """``path`` read from disk and analyzed in this thread, its record put in ``store``: ``(structure, the
+        document read)``, None when it cannot be read."""
         doc = read_file(str(self.root), path, self.max_bytes)
         if not isinstance(doc, Document):
             return None
         structure = analyze(path, doc.content)
         if store is not None:
             store.put(FileRecord(structure, content_hash(doc.content), doc.mtime_ns, doc.size))
-        return structure
+        return structure, doc
 
     def _after_read(self, index: StructureIndex) -> None:
         """A read found the saved store corrupt (and dropped it): save the store, so that the file on disk, which

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from codelex.defaults import COPY_LENGTH_RATIO, COPY_SIMILARITY
 from codelex.languages import extname
 
@@ -24,19 +26,21 @@ __all__ = ["NearCopies", "line_signature", "similarity"]
 _KEPT = 8192
 
 
-def line_signature(content: bytes) -> frozenset[int]:
-    """The distinct xxh3-64 hashes of a text's non-blank lines, stripped of surrounding blanks."""
+def line_signature(content: bytes) -> np.ndarray:
+    """The sorted distinct xxh3-64 hashes of a text's non-blank lines, stripped of surrounding blanks (8 bytes
+    a distinct line: a cache of many large files stays small)."""
     import xxhash
 
-    return frozenset(xxhash.xxh3_64_intdigest(line) for line in (raw.strip() for raw in content.splitlines()) if line)
+    hashes = {xxhash.xxh3_64_intdigest(line) for line in (raw.strip() for raw in content.splitlines()) if line}
+    return np.fromiter(sorted(hashes), dtype=np.uint64, count=len(hashes))
 
 
-def similarity(a: frozenset[int], b: frozenset[int]) -> float:
+def similarity(a: np.ndarray, b: np.ndarray) -> float:
     """The Jaccard similarity of two line signatures (0 when both are empty)."""
-    if not a and not b:
+    if not a.size and not b.size:
         return 0.0
-    shared = len(a & b)
-    return shared / (len(a) + len(b) - shared)
+    shared = int(np.intersect1d(a, b, assume_unique=True).size)
+    return shared / (a.size + b.size - shared)
 
 
 class NearCopies:
@@ -61,6 +65,7 @@ class NearCopies:
         # (path, mtime_ns, size) -> line signature, and (the two files' such keys) -> whether they are copies
         self._signatures: dict[tuple, object] = {} if signatures is None else signatures
         self._infos: dict[str, tuple[int, int, int] | None] = {}
+        self._here: dict[tuple, object] = {}  # (what this query alone may keep)
 
     def info(self, path: str) -> tuple[int, int, int] | None:
         """``(tokens, mtime_ns, size)`` of an indexed file (asked of the index once per path)."""
@@ -80,21 +85,35 @@ class NearCopies:
         if long_ == 0 or short < COPY_LENGTH_RATIO * long_:
             return False
         pair = (a, ia[1], ia[2], b, ib[1], ib[2]) if a < b else (b, ib[1], ib[2], a, ia[1], ia[2])
-        found = self._signatures.get(pair)
+        kept = self._signatures if ia[1] >= 0 and ib[1] >= 0 else self._here
+        found = kept.get(pair)
         if found is None:
             sa, sb = self._signature(a, ia), self._signature(b, ib)
-            found = self._signatures[pair] = sa is not None and sb is not None \
-                and min(len(sa), len(sb)) >= COPY_SIMILARITY * max(len(sa), len(sb)) \
+            found = sa is not None and sb is not None \
+                and min(sa.size, sb.size) >= COPY_SIMILARITY * max(sa.size, sb.size) \
                 and similarity(sa, sb) >= COPY_SIMILARITY
+            _keep(kept, pair, found)
         return found
 
-    def _signature(self, path: str, info: tuple[int, int, int]) -> frozenset[int] | None:
+    def _signature(self, path: str, info: tuple[int, int, int]) -> np.ndarray | None:
         key = (path, info[1], info[2])
-        found = self._signatures.get(key, self)
+        # (content an editor handed in has no mtime: its lines, read from disk, count for this query only)
+        kept = self._signatures if info[1] >= 0 else self._here
+        found = kept.get(key, self)
         if found is self:
             content = self.read(path)
-            found = self._signatures[key] = None if content is None else line_signature(content)
-        if len(self._signatures) > _KEPT:  # (bounded: a long-lived server's cache follows its queries)
-            for key in list(self._signatures)[:len(self._signatures) - _KEPT]:
-                del self._signatures[key]
+            found = None if content is None else line_signature(content)
+            _keep(kept, key, found)
         return found
+
+
+def _keep(cache: dict, key, value) -> None:
+    """``cache[key] = value``, the oldest entries dropped past :data:`_KEPT` (safe against another thread doing
+    the same: a search in the server's other connection)."""
+    while len(cache) >= _KEPT:
+        try:
+            cache.pop(next(iter(cache)), None)
+        except (StopIteration, RuntimeError):
+            if not cache:
+                break
+    cache[key] = value
