@@ -225,6 +225,28 @@ def concat(snapshots: list[StructureSnapshot]) -> StructureSnapshot:
     return StructureSnapshot(out)
 
 
+def _enclosing_in(a: dict, row: int, d0: int, d1: int, line: int) -> tuple[str | None, int]:
+    """``(qualified name, end line)`` of the innermost of file ``row``'s definitions (``d0:d1`` of the columns
+    ``a``) whose span holds ``line``, as :meth:`FileStructure.enclosing` (a later one of equal start wins);
+    ``(None, 0)`` outside every definition.  Only that definition's chain of names is decoded."""
+    holds = np.flatnonzero((a["outer"][d0:d1] <= line) & (a["end"][d0:d1] >= line))
+    if not holds.size:
+        return None, 0
+    starts = a["start"][d0:d1][holds]
+    best = int(holds[np.flatnonzero(starts == starts.max())[-1]])
+    names = _strings(a["name_blob"], a["name_off"], d0, d1)
+    quals = _strings(a["qual_blob"], a["qual_off"], d0, d1)
+    parents = a["parent"][d0:d1].tolist()
+    grammar = int(a["grammar"][row])
+    sep = _separator(GRAMMARS[grammar] if grammar < len(GRAMMARS) else None)
+    chain, i = [], best
+    while i >= 0 and not quals[i] and len(chain) <= d1 - d0:  # (a qualified name is stored where not derived)
+        chain.append(names[i])
+        parent = parents[i]
+        i = parent if -1 <= parent < i else -1  # (a parent precedes its children)
+    return sep.join(([quals[i]] if i >= 0 else []) + chain[::-1]), int(a["end"][d0 + best])
+
+
 class StructureIndex:
     """Per-file structures: a columnar base plus the files changed since (thread-safe).
 
@@ -341,37 +363,30 @@ class StructureIndex:
     def names(self, path: str) -> tuple[int, int, frozenset[str]] | None:
         """``(mtime_ns, size, the names the file defines)`` of what its structure was read from, decoding the
         names only (a file of hundreds of definitions is not turned into objects); None when unknown."""
-        with self._lock:
-            if path in self._overlay or path in self._cache:
-                rec = self.record(path)
-                return None if rec is None else (rec.mtime_ns, rec.size,
-                                                  frozenset(d.name for d in rec.structure.definitions))
-            row = self._find(path)
-            if row is None:
-                return None
-            base = self._base
-            try:
-                base.check_row(row)
-            except IndexFormatError as exc:
-                self._drop(exc)
-                return None
-            a = base.arrays
-            d0, d1 = int(a["def_ptr"][row]), int(a["def_ptr"][row + 1])
-            return int(a["mtime_ns"][row]), int(a["size"][row]), frozenset(_strings(a["name_blob"], a["name_off"],
-                                                                                    d0, d1))
+        def from_columns(a, row: int, d0: int, d1: int) -> frozenset[str]:
+            return frozenset(_strings(a["name_blob"], a["name_off"], d0, d1))
+
+        return self._read_file(path, lambda s: frozenset(d.name for d in s.definitions), from_columns)
 
     def enclosing(self, path: str, line: int) -> tuple[int, int, str | None, int] | None:
         """``(mtime_ns, size, qualified name, end line)`` of the innermost definition whose span holds ``line``
         (as :meth:`FileStructure.enclosing`; name None and end 0 outside every definition), read from the
         columns of that file alone; None when the file is unknown."""
+        def from_structure(structure: FileStructure) -> tuple[str | None, int]:
+            found = structure.enclosing(line)
+            return (None, 0) if found is None else (found.qualified_name, found.end_line)
+
+        found = self._read_file(path, from_structure, lambda a, row, d0, d1: _enclosing_in(a, row, d0, d1, line))
+        return None if found is None else (found[0], found[1], *found[2])
+
+    def _read_file(self, path: str, from_structure, from_columns) -> tuple | None:
+        """``(mtime_ns, size, what)``: ``from_structure`` of a file changed since the base (or decoded already),
+        else ``from_columns(arrays, row, first definition, end)`` of its base rows, checked first; None when
+        unknown (or its rows fail their checks: the base is dropped)."""
         with self._lock:
             if path in self._overlay or path in self._cache:
                 rec = self.record(path)
-                if rec is None:
-                    return None
-                found = rec.structure.enclosing(line)
-                return (rec.mtime_ns, rec.size, None if found is None else found.qualified_name,
-                        0 if found is None else found.end_line)
+                return None if rec is None else (rec.mtime_ns, rec.size, from_structure(rec.structure))
             row = self._find(path)
             if row is None:
                 return None
@@ -383,24 +398,7 @@ class StructureIndex:
                 return None
             a = base.arrays
             d0, d1 = int(a["def_ptr"][row]), int(a["def_ptr"][row + 1])
-            mtime, size = int(a["mtime_ns"][row]), int(a["size"][row])
-            holds = np.flatnonzero((a["outer"][d0:d1] <= line) & (a["end"][d0:d1] >= line))
-            if not holds.size:
-                return mtime, size, None, 0
-            starts = a["start"][d0:d1][holds]
-            best = int(holds[np.flatnonzero(starts == starts.max())[-1]])  # (a later one of equal start wins)
-            names = _strings(a["name_blob"], a["name_off"], d0, d1)
-            quals = _strings(a["qual_blob"], a["qual_off"], d0, d1)
-            parents = a["parent"][d0:d1].tolist()
-            grammar = int(a["grammar"][row])
-            sep = _separator(GRAMMARS[grammar] if grammar < len(GRAMMARS) else None)
-            chain, i = [], best
-            while i >= 0 and not quals[i] and len(chain) <= d1 - d0:
-                chain.append(names[i])
-                parent = parents[i]
-                i = parent if -1 <= parent < i else -1  # (a parent precedes its children)
-            qualified = sep.join(([quals[i]] if i >= 0 else []) + chain[::-1])
-            return mtime, size, qualified, int(a["end"][d0 + best])
+            return int(a["mtime_ns"][row]), int(a["size"][row]), from_columns(a, row, d0, d1)
 
     def get(self, path: str) -> FileStructure | None:
         rec = self.record(path)
