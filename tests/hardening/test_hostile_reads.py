@@ -174,3 +174,65 @@ def test_nothing_outside_or_non_regular_is_ever_opened(tmp_path, monkeypatch, pa
             os.close(fd)
         for t in writers:
             t.join(5)
+
+
+@pytest.mark.timeout(120)
+def test_search_reads_no_file_through_a_link_nor_a_fifo(tmp_path):
+    """Issue 39: search reads files for the ranking (the names of a file the structure has not caught up with,
+    the lines of candidate near-copies): an indexed file now behind a symlinked directory, or now a FIFO, is
+    refused through the admission's safe read, never opened (a writer waiting on the FIFO stays blocked)."""
+    root = tmp_path / "repo"
+    (root / "linkdir").mkdir(parents=True)
+    text = "def secret_value():\n    return 'inside'\n" + "".join(f"# note {i}\n" for i in range(30))
+    (root / "linkdir/secret.py").write_text(text)
+    (root / "copy.py").write_text(text)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    woken = []
+
+    def writer(fifo: Path) -> None:
+        fd = os.open(fifo, os.O_WRONLY)  # blocks until a reader opens the FIFO
+        woken.append(fifo)
+        os.close(fd)
+
+    with Project(root, import_graph=False) as project:
+        project.open()
+        assert project.wait_structure(60)
+        shutil.rmtree(root / "linkdir")
+        os.mkfifo(outside / "secret.py")
+        os.symlink(outside, root / "linkdir")
+        (root / "copy.py").unlink()
+        os.mkfifo(root / "copy.py")
+        writers = [threading.Thread(target=writer, args=(f,), daemon=True) for f in (outside / "secret.py",
+                                                                                      root / "copy.py")]
+        for t in writers:
+            t.start()
+        try:
+            hits = _bounded(lambda: project.search("secret value", limit=10).results)
+            assert {h.file for h in hits} == {"linkdir/secret.py", "copy.py"}  # (the index's, until refreshed)
+            for t in writers:
+                t.join(0.3)
+            assert woken == []
+        finally:
+            for fifo in (outside / "secret.py", root / "copy.py"):
+                fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+                os.close(fd)
+
+
+def test_tightening_an_index_directory_never_follows_a_link_in_it(tmp_path):
+    """Issue 39: an index directory's loosened modes are made owner-only on open; a link planted in it to a file
+    elsewhere leaves that file's mode alone."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "app.py").write_text("def app():\n    return 1\n")
+    elsewhere = tmp_path / "shared.txt"
+    elsewhere.write_text("not codelex's")
+    elsewhere.chmod(0o644)
+    with Project(root, import_graph=False) as project:
+        project.open()
+    os.symlink(elsewhere, root / ".codelex" / "planted.clx")
+    (root / ".codelex" / "index.clx").chmod(0o644)
+    with Project(root, import_graph=False) as project:
+        project.open()
+    assert (root / ".codelex" / "index.clx").stat().st_mode & 0o077 == 0
+    assert elsewhere.stat().st_mode & 0o777 == 0o644
