@@ -248,9 +248,9 @@ def _cmd_search(args) -> int:
                   f"{(opened - started) * 1e3:.0f} ms, query {(searched - opened) * 1e3:.2f} ms",
                   file=sys.stderr)
         if result.provisional and not args.quiet:
-            from codelex.output import provisional_note
+            from codelex.project.results import pending_note
 
-            print(f"codelex: {provisional_note(result.pending)}", file=sys.stderr)
+            print(f"codelex: {pending_note(result.pending)}", file=sys.stderr)
         if pool is None:
             _let_structure_finish(project)
     finally:

@@ -143,13 +143,6 @@ def hit_entry(hit, where: Where) -> dict:
     return entry
 
 
-def provisional_note(pending: Sequence[str]) -> str:
-    """What a provisional answer says of itself: what its ranking waits for."""
-    from codelex.project.results import pending_note
-
-    return pending_note(pending)
-
-
 def search_lines(result, fmt: str, where: Where, *, query: str, tokens: Sequence[str] = (),
                  style: Style | None = None) -> Iterator[str]:
     """The lines (without line breaks) that print ``result`` (a :class:`~codelex.project.SearchResult`) in the
@@ -313,7 +306,9 @@ def mcp_search_answer(result, root: str, echo: str, *, staleness: str | None = N
     if staleness:
         lines.extend(["", staleness])
     if result.provisional:
-        lines.extend(["", provisional_note(result.pending)])
+        from codelex.project.results import pending_note
+
+        lines.extend(["", pending_note(result.pending)])
     capped = " (capped — results may be incomplete)" if result.coverage.truncated else ""
     lines.append(f"Index covers {result.coverage.files} files{capped}.")
     lines.extend(mcp_page_lines(next_cursor, page_note))

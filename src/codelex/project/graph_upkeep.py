@@ -7,7 +7,7 @@ signature (``graph.clx``) are not read again.  It is built on first need (a
 search, :meth:`codelex.Project.importers`), or by ``open(wait=True)``, which
 waits for it so that the first query ranks with it; per edit, the edited
 file's references are extracted again.  Until it is ready, search ranks with
-the importer counts the last process saved (:meth:`GraphUpkeep.centrality`).
+the importer counts saved beside the index while they stand for its files (:meth:`GraphUpkeep.prior`).
 """
 
 from __future__ import annotations
@@ -64,11 +64,6 @@ class GraphUpkeep:
             return {"state": "building"}
         return dict(info, state="failed", error=error) if error else dict(info, state="off")
 
-    def centrality(self, state, saved_only: bool = False):
-        """The importer counts search ranks with: the graph's, else the last saved ones (None without any)."""
-        graph = None if saved_only else self.graph
-        return graph.centrality_map() if graph is not None else self.saved_prior(state)
-
     def prior(self, state, mode) -> tuple[object, bool]:
         """``(counts, exact)``: the importer counts a project of ``import_graph=mode`` ranks with now (None: no
         centrality prior), and whether they are those of the index's files as they are.
@@ -97,10 +92,6 @@ class GraphUpkeep:
             if graph is not None:
                 return graph.centrality_map(), True
         return counts, False
-
-    def saved_prior(self, state):
-        """The centrality prior saved beside the index, as a ``CentralityMap`` (None without one)."""
-        return self.saved_counts(state)[0]
 
     def saved_counts(self, state, want: str | None = None) -> tuple[object, str | None]:
         """``(CentralityMap or None, covers)`` saved beside the index: those whose ``covers`` is ``want`` (the
