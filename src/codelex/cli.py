@@ -13,17 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from codelex.defaults import FILTER_KEYS, SHARD_FILTER_KEY
+from codelex.cli_parser import PLACEHOLDERS, build_parser, protect_negations
+from codelex.defaults import EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NONE
 
 __all__ = ["main"]
 
-EXIT_FOUND, EXIT_NONE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _style(args):
@@ -291,19 +290,11 @@ def _pooled(args, pool):
     return project
 
 
-def _human_bytes(n: int | None) -> str:
-    if n is None:
-        return "—"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return str(n)
-
-
 def _verify_saved(project) -> int:
     """``codelex index --verify``: every checksum of every saved file in the index directory, now, and that
     this user wrote each (a committed or copied file's checksums match whatever it holds: it is reported)."""
+    from codelex.output import human_bytes
+
     from codelex.defaults import INDEX_FILE
     from codelex.errors import IndexFormatError
     from codelex.persist.container import verify_container_file
@@ -326,40 +317,12 @@ def _verify_saved(project) -> int:
         except (IndexFormatError, OSError) as exc:
             raise _Failure(f"{display_path(str(file))}: {exc}") from None
         total += file.stat().st_size
-    print(f"verified {len(files)} file{'s' if len(files) != 1 else ''} ({_human_bytes(total)}) in "
+    print(f"verified {len(files)} file{'s' if len(files) != 1 else ''} ({human_bytes(total)}) in "
           f"{time.perf_counter() - started:.2f} s: {display_path(str(directory))}")
     return EXIT_FOUND
 
 
-#: What a full build's reason (codelex.project.RefreshReport.reason) means, for people.
-_BUILD_REASONS = {
-    "no-index": "no saved index yet",
-    "requested": "rebuild requested",
-    "untrusted-index": "the saved index was not written by this user",
-    "file-set-churn": "too many files added or removed since the last index",
-    "stale-document-churn": "too many files changed since the last index",
-    "options-changed": "the index settings changed",
-}
-
-
-def _build_phrase(mode: str, reason: str | None) -> str:
-    """``index``'s account of what it did: "updated", or "built from scratch: <why>"."""
-    from codelex.render import display_text  # (lazily, as the CLI's other renderers)
-
-    if mode != "full":
-        return "updated" if mode == "incremental" else display_text(mode)
-    if not reason:
-        return "built from scratch"
-    key, _, detail = reason.partition(": ")
-    if key == "unreadable-index":  # (its detail can quote what a saved file held: escaped, as everything printed)
-        return f"built from scratch: the saved index could not be read ({display_text(detail)})"
-    return f"built from scratch: {_BUILD_REASONS.get(reason, display_text(reason))}"
-
-
 def _cmd_index(args) -> int:
-    from codelex.defaults import INDEX_FILE
-    from codelex.render import display_path, display_text
-
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     project = _open_project(args, progress)
     if args.verify:
@@ -374,104 +337,66 @@ def _cmd_index(args) -> int:
             progress.clear()
         if project.status != "ready":
             raise _Failure(f"indexing {project.root} {project.status}: {project.status_reason}")
-        elapsed = time.perf_counter() - started
-        report = project.last_report
-        if report is not None and report.save_error is not None:  # built, but nothing on disk: a failure
-            raise _Failure(f"{report.save_error}; the {len(project.index):,} files indexed were not kept")
-        structure_started = time.perf_counter()
-        if not args.no_structure:
-            project.wait_structure()  # `index` is the build command: it finishes the structure too
-        structure = project.structure_status
-        structure_s = time.perf_counter() - structure_started
-        pending = project.settle_ranking()  # the import graph's counts for these files, saved for every surface
-        if structure.get("save_error"):  # analyzed, but nothing on disk: a failure, as the word index's
-            raise _Failure(f"{structure['save_error']}; the structure of the {len(project.index):,} files "
-                           "indexed was not kept")
-        info = project.check() if args.json else None
-        index_file = project.index_dir / INDEX_FILE
-        size = index_file.stat().st_size if index_file.is_file() else None
-        summary = {
-            "root": display_path(str(project.root)), "index_dir": display_path(str(project.index_dir)),
-            "mode": report.mode,
-            "reason": report.reason, "files": len(project.index), "refreshed": report.refreshed,
-            "added": report.added, "dropped": report.dropped, "skipped": dict(report.skipped),
-            "pruned_dirs": dict(report.pruned_dirs), "truncated": report.truncated, "seconds": elapsed,
-            "index_bytes": size, "structure": dict(structure, seconds=structure_s), "pending": list(pending),
-        }
-        if args.json:
-            summary["stale"] = info["stale"]
-            json.dump(summary, sys.stdout)
-            sys.stdout.write("\n")
-            return EXIT_FOUND
-        how = _build_phrase(report.mode, report.reason)
-        print(f"{summary['files']:,} files indexed in {elapsed:.2f} s ({how}); "
-              f"{report.refreshed:,} refreshed, {report.added:,} added, {report.dropped:,} dropped")
-        skipped = ", ".join(f"{k} {v:,}" for k, v in sorted(report.skipped.items())) or "none"
-        print(f"skipped: {skipped}")
-        if report.pruned_dirs:
-            print("directories pruned: " + ", ".join(f"{k} {v:,}" for k, v in sorted(report.pruned_dirs.items())))
-        print(f"index: {display_path(str(project.index_dir))} ({_human_bytes(size)})")
-        if structure["status"] == "ready":
-            counts = {k: v for k, v in structure["stats"].items() if k in ("parsed", "no-grammar", "unavailable",
-                                                                            "parse-failed", "timeout")}
-            detail = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items())) or "nothing changed"
-            print(f"structure: {structure['stats'].get('analyzed', 0):,} files analyzed in {structure_s:.2f} s "
-                  f"({detail})")
-        elif structure["status"] == "failed":
-            print(f"structure: failed ({display_text(str(structure['reason']))})")
-        if pending:  # (a graph that took over GRAPH_WAIT_S: answers say they are provisional until it is there)
-            print(f"ranking: still deriving the {' and the '.join(pending)}; answers say they are provisional "
-                  "until it is saved")
+        summary = _index_summary(args, project, time.perf_counter() - started)
     finally:
         project.close()
+    if args.json:
+        json.dump(summary, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        from codelex.output import index_lines
+
+        _write(index_lines(summary))
     return EXIT_FOUND
 
 
+def _index_summary(args, project, elapsed: float) -> dict:
+    """What ``codelex index`` did, as its JSON summary: the build, then the structure finished and the ranking's
+    counts settled (each a failure when what it made could not be saved)."""
+    from codelex.defaults import INDEX_FILE
+    from codelex.output import report_data
+    from codelex.render import display_path
+
+    report = project.last_report
+    if report is not None and report.save_error is not None:  # built, but nothing on disk: a failure
+        raise _Failure(f"{report.save_error}; the {len(project.index):,} files indexed were not kept")
+    structure_started = time.perf_counter()
+    if not args.no_structure:
+        project.wait_structure()  # `index` is the build command: it finishes the structure too
+    structure = project.structure_status
+    structure_s = time.perf_counter() - structure_started
+    pending = project.settle_ranking()  # the import graph's counts for these files, saved for every surface
+    if structure.get("save_error"):  # analyzed, but nothing on disk: a failure, as the word index's
+        raise _Failure(f"{structure['save_error']}; the structure of the {len(project.index):,} files "
+                       "indexed was not kept")
+    index_file = project.index_dir / INDEX_FILE
+    summary = {
+        "root": display_path(str(project.root)), "index_dir": display_path(str(project.index_dir)),
+        "mode": report.mode, "reason": report.reason, "files": len(project.index), "refreshed": report.refreshed,
+        "added": report.added, "dropped": report.dropped, "skipped": dict(report.skipped),
+        "pruned_dirs": dict(report.pruned_dirs), "truncated": report.truncated, "seconds": elapsed,
+        "index_bytes": index_file.stat().st_size if index_file.is_file() else None,
+        "structure": dict(structure, seconds=structure_s), "pending": list(pending), "report": report_data(report),
+    }
+    if args.json:
+        summary["stale"] = project.check()["stale"]
+    return summary
+
+
 def _cmd_status(args) -> int:
-    from codelex.render import display_path, format_age
+    from codelex.output import check_data, status_lines
 
     project = _open_project(args)
     try:
         info = project.check()
     finally:
         project.close()
-    unreadable = {display_path(d): why for d, why in info["unreadable_dirs"].items()}
     if args.json:
-        json.dump(dict(info, root=display_path(str(project.root)), index_dir=display_path(info["index_dir"]),
-                       unreadable_dirs=unreadable,
-                       skipped={display_path(p): why for p, why in (info.get("skipped") or {}).items()}), sys.stdout)
+        json.dump(check_data(info, str(project.root)), sys.stdout)
         sys.stdout.write("\n")
-        return EXIT_FOUND if info["indexed"] is not None else EXIT_NONE
-    print(f"root:  {display_path(str(project.root))}")
-    print(f"index: {display_path(info['index_dir'])} ({_human_bytes(info['index_bytes'])})")
-    print("config: " + _config_line(info["config"]))
-    print("freshness: " + _freshness_line(project.root))
-    for directory, why in unreadable.items():
-        print(f"skipped index location: {directory} ({why})")
-    if info["indexed"] is None:
-        print("no index yet: `codelex index` builds one")
-        return EXIT_NONE
-    when = info["generated_at"]
-    age = f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(when))} ({format_age(time.time() - when)} ago)" \
-        if when else "unknown"
-    print(f"built: {age}")
-    print(f"files: {info['indexed']:,}")
-    changes = info["stale"] + info["added"] + info["removed"]
-    if changes:
-        print(f"stale: {info['stale']:,} changed, {info['added']:,} new, {info['removed']:,} removed "
-              f"(the next search or `codelex index` refreshes them)")
     else:
-        print("fresh: no file changed since the index was built")
-    skipped = info.get("skipped") or {}
-    for path, why in list(skipped.items())[:STATUS_SKIPPED_SHOWN]:
-        print(f"skipped: {display_path(path)} ({why})")
-    if len(skipped) > STATUS_SKIPPED_SHOWN:
-        print(f"skipped: {len(skipped) - STATUS_SKIPPED_SHOWN:,} more (`codelex status --json` lists them all)")
-    return EXIT_FOUND
-
-
-#: ``codelex status`` names at most this many skipped files (``--json`` has them all).
-STATUS_SKIPPED_SHOWN = 20
+        _write(status_lines(info, str(project.root), _freshness_line(project.root)))
+    return EXIT_FOUND if info["indexed"] is not None else EXIT_NONE
 
 
 def _freshness_line(root: Path) -> str:
@@ -493,25 +418,6 @@ def _freshness_line(root: Path) -> str:
             return f"checked by stat at each command (the codelex server, pid {answer.get('pid')}, has not " \
                    f"opened this root yet)"
     return "checked by stat at each command (no codelex server running)"
-
-
-def _config_line(config: dict) -> str:
-    """The effective settings on one line, with the files they came from."""
-    from codelex.render import display_path, display_text
-
-    parts = [f"max_bytes {config['max_bytes'] if config['max_bytes'] is not None else 'none'}",
-             f"max_files {config['max_files'] if config['max_files'] is not None else 'none'}"]
-    for key in ("ignore", "include"):
-        if config.get(key):
-            parts.append(f"{key} {', '.join(display_text(p) for p in config[key])}")
-    if config.get("languages") is not None:
-        parts.append("languages " + ", ".join(config["languages"]))
-    for key in ("embedder", "fusion"):
-        if key in config:
-            parts.append(f"{key} {display_text(config[key])}")
-    sources = config.get("sources")
-    where = f" (from {', '.join(display_path(s) for s in sources)})" if sources else " (defaults)"
-    return "; ".join(parts) + where
 
 
 def _cmd_docs(args) -> int:
@@ -800,6 +706,8 @@ def _cluster_connect(args, *, start_local: bool):
 
 
 def _cmd_cluster_index(args) -> int:
+    from codelex.output import human_bytes
+
     from codelex.cluster.build import build_cluster, parse_units
     from codelex.render import display_text
 
@@ -812,7 +720,7 @@ def _cmd_cluster_index(args) -> int:
             line = f"codelex: warning: {event.detail}"
         elif event.kind in ("built", "unchanged"):
             r = event.record
-            line = f"{head}: {event.kind}, {r.files:,} files, {_human_bytes(r.shard_bytes)}"
+            line = f"{head}: {event.kind}, {r.files:,} files, {human_bytes(r.shard_bytes)}"
             if event.kind == "built":
                 line += f" in {r.seconds:.2f} s"
         elif event.kind == "retry":
@@ -835,7 +743,7 @@ def _cmd_cluster_index(args) -> int:
         size = sum(r.shard_bytes for r in report.records.values())
         print(f"{len(report.built)} built, {len(report.unchanged)} unchanged, {len(report.failed)} failed in "
               f"{report.seconds:.2f} s; manifest generation {report.generation}: {len(report.records)} shards, "
-              f"{files:,} files, {_human_bytes(size)}")
+              f"{files:,} files, {human_bytes(size)}")
         for name, why in sorted(report.failed.items()):
             print(f"failed: {name}: {display_text(why)}")
     return EXIT_FOUND if report.ok else EXIT_NONE
@@ -857,6 +765,8 @@ def _ray_failures(command):
 
 
 def _cmd_cluster_serve(args) -> int:
+    from codelex.output import human_bytes
+
     from codelex.cluster.serve import start_coordinator, stop_coordinator
     from codelex.render import display_text
 
@@ -892,8 +802,8 @@ def _cmd_cluster_serve(args) -> int:
         print(f"  http: {status['http']}?q=QUERY")
     for a in status["actors"]:
         state = f"error: {display_text(a['error'])}" if a["error"] else \
-            f"pid {a['pid']}, rss {_human_bytes(a['rss_bytes'])}"
-        print(f"  actor {a['slot']}: {len(a['shards'])} shards, {_human_bytes(a['shard_bytes'])} ({state}): "
+            f"pid {a['pid']}, rss {human_bytes(a['rss_bytes'])}"
+        print(f"  actor {a['slot']}: {len(a['shards'])} shards, {human_bytes(a['shard_bytes'])} ({state}): "
               + ", ".join(a["shards"]))
     for name, why in sorted(status["errors"].items()):
         print(f"  not loaded: {name}: {display_text(why)}")
@@ -932,263 +842,6 @@ def _cmd_cluster_search(args) -> int:
     return EXIT_FOUND if answer["results"] else EXIT_NONE
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with usage errors as one line on stderr (exit status 2), like every other error."""
-
-    def error(self, message: str):  # type: ignore[override]
-        from codelex.render import display_text
-
-        for placeholder, original in _PLACEHOLDERS.items():
-            message = message.replace(placeholder, original)
-        self.exit(EXIT_ERROR, f"codelex: {display_text(message)} (see `{self.prog} --help`)\n")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
-    return value
-
-
-# A query argument that is only a negated filter (``-file:test``) is the
-# query, not an option: argparse would take it for an unknown flag.
-_NEGATED_FILTER = re.compile(r"-(?:" + "|".join((*FILTER_KEYS, SHARD_FILTER_KEY)) + r"):", re.IGNORECASE)
-_QUERY_COMMANDS = ("search", "docs", "code")
-
-
-def _protect_negations(argv: list[str]) -> tuple[list[str], dict[str, str]]:
-    """Replace query arguments that start with ``-KEY:`` by placeholders argparse takes as positional."""
-    if not any(a in _QUERY_COMMANDS for a in argv):
-        return argv, {}
-    out, originals = [], {}
-    for i, arg in enumerate(argv):
-        if _NEGATED_FILTER.match(arg) and (i == 0 or argv[i - 1] not in _VALUE_OPTIONS) and "--" not in argv[:i]:
-            placeholder = f"\x00query{len(originals)}"
-            originals[placeholder] = arg
-            out.append(placeholder)
-        else:
-            out.append(arg)
-    return out, originals
-
-
-_PLACEHOLDERS: dict[str, str] = {}  # placeholder -> original argument, for error messages
-
-# Options that take a value (an argument right after one of these is its value, never a query).
-_VALUE_OPTIONS = frozenset({"--root", "--max-bytes", "-n", "--limit", "--lang", "--path", "--color", "--alt",
-                            "--embedder", "--fusion", "--per-file", "--lines", "--address", "--store",
-                            "--deadline", "--name", "--actors", "--actor-cpus", "--http",
-                            "--http-host"})
-
-
-def _add_color(parser: argparse.ArgumentParser) -> None:
-    """``--color auto|always|never``, for a command that prints a listing (:func:`codelex.output.use_colour`)."""
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
-
-
-def _parser() -> argparse.ArgumentParser:
-    from codelex.defaults import DEFAULT_MAX_BYTES, DEFAULT_RANKING, RANKINGS, VERSION
-
-    parser = _Parser(
-        prog="codelex",
-        description="Rank the files of a codebase for a query (identifier-aware BM25, kept fresh on disk).",
-    )
-    parser.add_argument("--version", action="version", version=f"codelex {VERSION}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    common = _Parser(add_help=False)
-    common.add_argument("--root", default=None,
-                        help="the project directory (default: the nearest directory up from here holding an "
-                             "index, else the git work tree's root, else .)")
-    common.add_argument("--max-bytes", type=int, default=None, metavar="N",
-                        help=f"skip files larger than N bytes (default: the project's max_bytes setting, else "
-                             f"{DEFAULT_MAX_BYTES})")
-    # Accepted after the command too; SUPPRESS keeps a --debug given before it.
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
-
-    s = sub.add_parser("search", parents=[common], help="rank files for a query",
-                       description="Rank files for QUERY. Inline filters: lang:KIND, file:TEXT (a substring of "
-                                   "the path), path:GLOB (a glob, or a directory and all under it), ext:EXT, "
-                                   "negated with a leading '-' (-path:tests).")
-    s.add_argument("query")
-    s.add_argument("-n", "--limit", type=_positive_int, default=10, help="number of results (default: 10)")
-    s.add_argument("--lang", help="only files of this kind (see codelex.KINDS)")
-    s.add_argument("--path", action="append", metavar="GLOB", help="only paths matching GLOB (repeatable)")
-    out = s.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print one JSON document")
-    out.add_argument("--jsonl", action="store_true", help="print one JSON object per hit, one per line")
-    out.add_argument("-l", "--files-only", action="store_true", help="print only the paths, one per line")
-    out.add_argument("--vimgrep", action="store_true", help="print path:line:column:text, one hit per line")
-    s.add_argument("-w", "--whole-project", action="store_true",
-                   help="from a subdirectory, search the whole project (default: that subtree only)")
-    s.add_argument("--no-priors", action="store_true",
-                   help="do not demote tests, vendored code and docs, nor boost much-imported files")
-    s.add_argument("--no-import-graph", action="store_true",
-                   help="do not boost files that many others import (the centrality prior)")
-    s.add_argument("--ranking", choices=RANKINGS, default=DEFAULT_RANKING,
-                   help="code: BM25F over bodies, paths and definitions (default); classic: BM25 over bodies")
-    _add_color(s)
-    s.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
-    s.set_defaults(func=_cmd_search)
-
-    i = sub.add_parser("index", parents=[common], help="build or refresh the index and summarize it")
-    i.add_argument("--rebuild", action="store_true", help="build from scratch")
-    i.add_argument("--no-structure", action="store_true",
-                   help="do not wait for the structure (definitions, chunks) to be analyzed")
-    i.add_argument("--json", action="store_true")
-    i.add_argument("--verify", action="store_true",
-                   help="check every checksum of the saved index now (loading checks large arrays lazily)")
-    i.set_defaults(func=_cmd_index)
-
-    st = sub.add_parser("status", parents=[common], help="where the index is, its age, whether it is stale")
-    st.add_argument("--json", action="store_true")
-    st.set_defaults(func=_cmd_status)
-
-    d = sub.add_parser("docs", parents=[common], help="rank documentation sections for a question",
-                       description="Rank the sections of the project's documentation (.md, .mdx, .rst, docs/*.txt).")
-    d.add_argument("query")
-    d.add_argument("-n", "--limit", type=_positive_int, default=5, help="number of sections (default: 5)")
-    d.add_argument("--path", action="append", metavar="GLOB",
-                   help="only documents matching this glob or under this directory (repeatable)")
-    d.add_argument("--lang", metavar="TAG",
-                   help="only documents in this language (e.g. de, pt-br) and neutral ones; 'all' for every "
-                        "language (default: the project's main language when its docs have translations)")
-    d.add_argument("--json", action="store_true")
-    _add_color(d)
-    d.add_argument("-q", "--quiet", action="store_true")
-    d.set_defaults(func=_cmd_docs)
-
-    o = sub.add_parser("outline", parents=[common], help="the definitions of a file, nested",
-                       description="List the definitions of FILE (functions, methods, classes, types, constants) "
-                                   "with their kinds and line spans.")
-    o.add_argument("file", metavar="FILE")
-    o.add_argument("--json", action="store_true")
-    _add_color(o)
-    o.set_defaults(func=_cmd_outline)
-
-    sh = sub.add_parser("show", parents=[common], help="the source of one definition, with line numbers",
-                        description="Print the source of SYMBOL in FILE (a qualified name such as Outer.method, "
-                                    "or a bare name), decorators and doc comment included.")
-    sh.add_argument("target", metavar="FILE:SYMBOL")
-    sh.add_argument("--line", type=_positive_int, help="pick one of several definitions of the same name")
-    _add_color(sh)
-    sh.set_defaults(func=_cmd_show)
-
-    c = sub.add_parser("code", parents=[common], help="function-sized chunks for a query (hybrid: vectors + words)",
-                       description="Rank the project's chunks (functions, methods, classes) for QUERY by fusing an "
-                                   "embedding ranking with the lexical one. Until every chunk is embedded the "
-                                   "answer is lexical; --wait embeds them first, with a progress bar.")
-    c.add_argument("query")
-    c.add_argument("-n", "--limit", type=_positive_int, default=8, help="number of chunks (default: 8)")
-    c.add_argument("--per-file", type=_positive_int, default=2, help="chunks per file (default: 2)")
-    c.add_argument("--lines", type=_positive_int, default=400, help="lines in all excerpts (default: 400)")
-    c.add_argument("--alt", action="append", metavar="PHRASE", help="another phrasing of the query (repeatable)")
-    c.add_argument("--embedder", metavar="SPEC", help="minilm (default), minilm-int8, onnx:PATH, st:PATH or model2vec:PATH")
-    c.add_argument("--lexical", action="store_true", help="no embeddings: the lexical ranking only")
-    c.add_argument("--fusion", choices=("adaptive", "shape", "original"), default=None,
-                   help="adaptive: weights by the query and by what both rankings show (default); shape: by the "
-                        "query alone; original: the seed's 0.7/0.3 over every chunk")
-    c.add_argument("--wait", action="store_true", help="embed every chunk first")
-    c.add_argument("--lang", help="only files of this kind (see codelex.KINDS)")
-    c.add_argument("--path", action="append", metavar="GLOB", help="only paths matching GLOB (repeatable)")
-    c.add_argument("--json", action="store_true", help="print one JSON document")
-    _add_color(c)
-    c.add_argument("-q", "--quiet", action="store_true",
-                   help="no summary line nor progress bar on stderr (the model libraries' bars included)")
-    c.set_defaults(func=_cmd_code)
-
-    r = sub.add_parser("related", parents=[common], help="the chunks most like the one at FILE:LINE",
-                       description="The chunks nearest in embedding space to the chunk at FILE:LINE "
-                                   "(same language unless --any-language).")
-    r.add_argument("target", metavar="FILE:LINE")
-    r.add_argument("-n", "--limit", type=_positive_int, default=8)
-    r.add_argument("--embedder", metavar="SPEC")
-    r.add_argument("--any-language", action="store_true")
-    r.add_argument("--wait", action="store_true", help="embed every chunk first")
-    r.add_argument("--json", action="store_true")
-    _add_color(r)
-    r.add_argument("-q", "--quiet", action="store_true", help="no progress bars (the model libraries' included)")
-    r.set_defaults(func=_cmd_related)
-
-    sv = sub.add_parser("serve", help="keep warm, watched indexes for one-shot commands (started on demand)",
-                        description="A per-user background server: `codelex search`, `code` and `related` talk to "
-                                    "it over a Unix socket (owner-only) and fall back to working in-process when it "
-                                    "is absent. "
-                                    "Started on demand; exits when idle. CODELEX_NO_SERVER=1 disables it.")
-    sv.add_argument("--idle-timeout", type=float, default=900.0, metavar="S",
-                    help="exit after S seconds without a request (default: 900)")
-    sv.add_argument("--stop", action="store_true", help="ask the running server to exit")
-    sv.add_argument("--status", action="store_true", help="print the running server's pid and roots")
-    sv.set_defaults(func=_cmd_serve)
-
-    cl = sub.add_parser("cluster", help="build and serve sharded indexes on Ray (pip install 'codelex[ray]')",
-                        description="One shard per repository or subtree, built as Ray tasks into a shard store "
-                                    "(an fsspec URL: a directory, NFS, s3://...), served by Ray actors.")
-    csub = cl.add_subparsers(dest="cluster_command", metavar="COMMAND", required=True)
-    ray_opts = _Parser(add_help=False)
-    ray_opts.add_argument("--address", default=None,
-                          help="the Ray cluster (auto, host:6379, ray://host:10001; default $RAY_ADDRESS)")
-    ray_opts.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
-    ci = csub.add_parser("index", parents=[ray_opts], help="build one shard per unit as Ray tasks",
-                         description="Build a shard per UNIT ([NAME=]PATH or a git URL on shared storage) into "
-                                     "--store, skipping units whose content did not change. Exit 0 when every "
-                                     "unit is in the store, 1 when some failed (named), 2 on bad input.")
-    ci.add_argument("units", nargs="+", metavar="UNIT")
-    ci.add_argument("--store", required=True, metavar="URL", help="where shards go (every worker must reach it)")
-    ci.add_argument("--retries", type=int, default=2, help="attempts after the first for a failed unit (default: 2)")
-    ci.add_argument("--unit-timeout", type=float, default=6 * 3600.0, metavar="S",
-                    help="cancel a unit's attempt after S seconds (default: 6 h)")
-    ci.add_argument("--cpus-per-unit", type=_positive_int, default=1, metavar="N")
-    ci.add_argument("--num-cpus", type=_positive_int, default=None, metavar="N",
-                    help="CPUs of the private local Ray started when no cluster is given")
-    ci.add_argument("--force", action="store_true", help="rebuild every unit, changed or not")
-    ci.add_argument("--prune", action="store_true", help="drop the manifest's units not named here")
-    ci.add_argument("--json", action="store_true")
-    ci.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
-    ci.set_defaults(func=_cmd_cluster_index)
-    cs = csub.add_parser("serve", parents=[ray_opts], help="load a store's shards into Ray actors (or reload)",
-                         description="Start a detached coordinator that loads the shards of --store into actors "
-                                     "(placed by size) on a running Ray cluster; run again to follow a new "
-                                     "manifest (changed shards are replaced while serving).")
-    cs.add_argument("--store", metavar="URL", help="the shard store built by `codelex cluster index`")
-    cs.add_argument("--actors", type=_positive_int, default=2, help="holder actors (default: 2)")
-    cs.add_argument("--actor-cpus", type=float, default=0.0, metavar="N",
-                    help="CPUs each actor reserves (default: 0, so builds still run beside it)")
-    cs.add_argument("--name", default="codelex-coordinator", help="the coordinator's name (several stores)")
-    cs.add_argument("--http", type=int, default=None, metavar="PORT",
-                    help="also answer GET /search?q=QUERY on PORT (0: any free port)")
-    cs.add_argument("--http-host", default="127.0.0.1", metavar="HOST",
-                    help="the address the HTTP endpoint listens on (default: 127.0.0.1; it has no authentication)")
-    cs.add_argument("--stop", action="store_true", help="stop the coordinator and its actors")
-    cs.add_argument("--status", action="store_true", help="print the coordinator's shards and actors")
-    cs.add_argument("--json", action="store_true")
-    cs.set_defaults(func=_ray_failures(_cmd_cluster_serve))
-    cq = csub.add_parser("search", parents=[ray_opts], help="rank the served shards' files for QUERY",
-                         description="Fan QUERY out to the served shards with the collection's statistics; a "
-                                     "shard that does not answer within --deadline is named as missing. "
-                                     "repo:NAME selects shards.")
-    cq.add_argument("query")
-    cq.add_argument("-n", "--limit", type=_positive_int, default=10)
-    cq.add_argument("--deadline", type=float, default=5.0, metavar="S", help="seconds (default: 5)")
-    cq.add_argument("--ranking", choices=RANKINGS, default=DEFAULT_RANKING)
-    cq.add_argument("--name", default="codelex-coordinator")
-    cq.add_argument("--json", action="store_true")
-    cq.add_argument("-q", "--quiet", action="store_true")
-    cq.set_defaults(func=_ray_failures(_cmd_cluster_search))
-
-    m = sub.add_parser("mcp", help="run the MCP server on stdio",
-                       description="Serve the project of the current directory, and the roots named with --root "
-                                   "(or $CODELEX_MCP_ROOTS, os.pathsep-separated), to an MCP client on stdio; a "
-                                   "tool's cwd must lie inside one of them.")
-    m.add_argument("--root", action="append", metavar="DIR",
-                   help="another project to serve (repeatable)")
-    m.set_defaults(func=_cmd_mcp)
-    return parser
-
-
 def _interrupt_again(hook_args, previous=sys.unraisablehook) -> None:
     """A ctrl-c that lands in a callback Python cannot raise from (a weakref or ``__del__``): deliver it
     again to the main thread, where the command's own handler reports it, instead of a printed traceback."""
@@ -1209,10 +862,10 @@ def main(argv: Sequence[str] | None = None, *, served_tried: bool = False) -> in
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError):
             pass
-    parser = _parser()
+    parser = build_parser()
     raw_argv = list(sys.argv[1:] if argv is None else argv)
-    argv, originals = _protect_negations(list(raw_argv))
-    _PLACEHOLDERS.update(originals)
+    argv, originals = protect_negations(list(raw_argv))
+    PLACEHOLDERS.update(originals)
     args = parser.parse_args(argv)
     if originals and isinstance(getattr(args, "query", None), str):
         args.query = originals.get(args.query, args.query)
@@ -1248,9 +901,9 @@ def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool, stderr_
     """
     global _SERVED_PARSER
     if _SERVED_PARSER is None:  # (built once: argparse takes about 2 ms to build it, half a request's time)
-        _SERVED_PARSER = _parser()
+        _SERVED_PARSER = build_parser()
     parser = _SERVED_PARSER
-    argv, originals = _protect_negations(list(argv))
+    argv, originals = protect_negations(list(argv))
     args = parser.parse_args(argv)
     if originals and isinstance(getattr(args, "query", None), str):
         args.query = originals.get(args.query, args.query)
@@ -1270,11 +923,25 @@ def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool, stderr_
     return _dispatch(args)
 
 
+#: What each command of :func:`codelex.cli_parser.build_parser` runs (its ``func``).
+COMMANDS = {
+    "search": _cmd_search, "index": _cmd_index, "status": _cmd_status, "docs": _cmd_docs, "outline": _cmd_outline,
+    "show": _cmd_show, "code": _cmd_code, "related": _cmd_related, "serve": _cmd_serve, "mcp": _cmd_mcp,
+    "cluster_index": _cmd_cluster_index, "cluster_serve": _ray_failures(_cmd_cluster_serve),
+    "cluster_search": _ray_failures(_cmd_cluster_search),
+}
+
+
+def _parser():
+    """The command line's parser (:func:`codelex.cli_parser.build_parser`)."""
+    return build_parser()
+
+
 def _dispatch(args) -> int:
     from codelex.errors import CodelexError
 
     try:
-        return args.func(args)
+        return COMMANDS[args.func](args)
     except KeyboardInterrupt:
         print("\ncodelex: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

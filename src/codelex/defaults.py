@@ -13,6 +13,9 @@ WINDOWS = os.name == "nt"
 #: The package version (the build reads it from here; ``codelex.__version__`` re-exports it).
 VERSION = "0.1.0"
 
+#: The command line's exit statuses, as grep's: results found, none, an error (one line on stderr), Ctrl-C.
+EXIT_FOUND, EXIT_NONE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
 # --- tokenization -----------------------------------------------------------------
 
 #: Tokens dropped by the tokenizer (the original's 44 words); the native table is generated from this.

@@ -97,11 +97,14 @@ from codelex.output import (
     mcp_related_answer,
     mcp_search_answer,
     mcp_source_answer,
+    mcp_status_answer,
+    report_data,
     mcp_unavailable_answer,
     wired,
 )
 from codelex.mcp_schemas import OUTPUT_SCHEMAS
 from codelex.project import Project, refusal_reason
+from codelex.project.readiness import READINESS, project_status
 from codelex.project.pool import ProjectPool
 from codelex.query import SearchOptions
 from codelex.render import display_path, display_text, echo_query, error_text, format_age, wire_text
@@ -330,7 +333,7 @@ def symbol_search_answer(project: Project, query: str, limit=None, paths=None, l
     if isinstance(paths, str):
         paths = [paths]
     project.reload_if_changed()
-    if project.watch and not project.watching and project.watch_status["state"] == "off":
+    if project.service.watch and not project.watching and project.watch_status["state"] == "off":
         project.start_watching()  # (an index adopted from another process arrives without open())
     state_before = project.status
     if project.index is None and state_before in ("idle", "failed"):
@@ -359,7 +362,7 @@ def symbol_search_answer(project: Project, query: str, limit=None, paths=None, l
                      f"background (or run `codelex index`).")
         if project.status == "ready":
             project.open(wait=False)  # refresh in the background; this answer uses the current index
-    graph_ready = project.import_graph and project.graph_status["state"] == "ready"
+    graph_ready = project.service.import_graph and project.graph_status["state"] == "ready"
     importers = (lambda file: len(project.importers(file, timeout=0))) if graph_ready else None  # how central
     snippet = _bounded(snippet_lines, MCP_SNIPPET_LINES, 1, MCP_MAX_SNIPPET_LINES)
     return mcp_search_answer(result, str(project.root), echo, staleness=staleness, importers=importers,
@@ -494,10 +497,6 @@ def find_related_answer(project: Project, path, line, limit=None) -> Answer:
     return mcp_related_answer(result, rel, int(line))
 
 
-#: How long ``index_status`` lets an idle definitions store start once the index is there (it starts at once).
-_STRUCTURE_SETTLE_S = 1.0
-
-
 def _seconds(wait) -> float:
     """``index_status``'s ``wait``: a finite number of seconds, clamped to 0..MCP_MAX_WAIT_S; anything else 0."""
     if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not math.isfinite(wait):
@@ -505,56 +504,13 @@ def _seconds(wait) -> float:
     return max(0.0, min(float(wait), MCP_MAX_WAIT_S))
 
 
-#: What ``index_status`` can wait for (``wait_for``): each includes the ones before it.
-WAIT_FOR = ("index", "structure", "embeddings")
-#: How often ``index_status`` looks again while it waits for the embeddings (each look is a one-result search).
-_VECTOR_POLL_S = 0.25
-#: The start of a code search's hint when its ranking cannot become hybrid by waiting (no usable model; the
-#: embedding cap reached): :meth:`codelex.Project.code_search`'s words.
-_NOT_BY_WAITING = ("lexical ranking only", "vectors cover")
-
-
-def _await_vectors(project: Project, left) -> tuple[bool, str | None]:
-    """Wait (within ``left()`` seconds) until ``code_search`` ranks by embeddings as well: ``(ready, why_not)``,
-    ``why_not`` saying why waiting cannot make it so (no usable model, an embedding error, the cap).
-
-    Asking is what starts the work (the chunks, the model's load, the embedding: in the background, as the
-    first code_search does); each look is a one-result search, every :data:`_VECTOR_POLL_S` seconds.
-    """
-    from codelex.errors import CodelexError
-
-    looked = False
-    while True:
-        # (a probe restarts a failed embedding, clearing its error: the error of the last start is read first)
-        error = project.embedding_status()["error"] if looked else None
-        if error:
-            return False, display_text(error)
-        looked = True
-        try:
-            probe = project.code_search("index status", limit=1, excerpt_lines=1, total_lines=1)
-        except (ValueError, TypeError, CodelexError, OSError) as exc:
-            return False, error_text(exc)
-        if probe.mode == "hybrid":
-            return True, None
-        error = project.embedding_status()["error"]
-        if error:
-            return False, display_text(error)
-        if probe.available and probe.hint and probe.hint.startswith(_NOT_BY_WAITING) \
-                and not project.embedding_status()["running"]:
-            return False, display_text(probe.hint)
-        if left() <= 0:
-            return False, None
-        time.sleep(min(_VECTOR_POLL_S, left()))
-
-
 def index_status_answer(project: Project, wait=None, wait_for=None) -> Answer:
     """The ``index_status`` reply: what is indexed and how fresh, and how far the definitions, the import graph
     and the embeddings are; after waiting up to ``wait`` seconds for them to be ready.
 
-    ``wait_for`` names what to wait for (:data:`WAIT_FOR`, each including the ones before it): ``index``, the
-    word index; ``structure``, the definitions too; ``embeddings``, until ``code_search`` ranks by embeddings
-    (starting the work if nothing has, and answering at once when it cannot be done by waiting).  Omitted: the
-    index, the definitions and an embedding already running.  The data's ``ready`` says whether it is.
+    ``wait_for`` names what to wait for (:data:`~codelex.project.readiness.READINESS`, each including the ones
+    before it: see :meth:`codelex.Project.wait_until`).  Omitted: the index, the definitions and an embedding
+    already running.  The data's ``ready`` says whether it is.
 
     A project not opened yet starts building in the background, as a search would: asking is the first step.
 
@@ -563,90 +519,18 @@ def index_status_answer(project: Project, wait=None, wait_for=None) -> Answer:
     ToolError
         For an unknown ``wait_for``.
     """
-    if wait_for is not None and wait_for not in WAIT_FOR:
-        raise ToolError(f"`wait_for` must be one of {', '.join(WAIT_FOR)}.")
+    if wait_for is not None and wait_for not in READINESS:
+        raise ToolError(f"`wait_for` must be one of {', '.join(READINESS)}.")
     project.reload_if_changed()
     if project.index is None and project.status in ("idle", "failed"):
         project.open(wait=False)
     began = time.monotonic()
-    deadline = began + _seconds(wait)
-    left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731 (the budget the waits share)
-    vectors_ready, vectors_blocked = False, None
-    if left():
-        project.wait(left())
-        if wait_for != "index":
-            # The definitions' build begins just after the index is published: a moment idle is not "done".
-            settle = time.monotonic() + min(left(), _STRUCTURE_SETTLE_S)
-            while project.structure_status["status"] == "idle" and time.monotonic() < settle:
-                time.sleep(0.02)
-            project.wait_structure(left())
-        if wait_for is None:
-            project.wait_embeddings(left())
-        elif wait_for == "embeddings" and project.index is not None:
-            vectors_ready, vectors_blocked = _await_vectors(project, left)
+    seconds = _seconds(wait)
+    readiness = project.wait_until(wait_for or "structure", seconds)
+    if wait_for is None and seconds:
+        project.wait_embeddings(max(0.0, seconds - (time.monotonic() - began)))
     waited = time.monotonic() - began
-    watch = project.watch_status
-    structure = project.structure_status
-    graph = project.graph_status
-    embedding = project.embedding_status()
-    coverage = project.coverage
-    generated = project.generated_at
-    age = None if generated is None else max(0.0, time.time() - generated)
-    data = {
-        "root": display_path(str(project.root)),
-        "status": project.status,
-        "files": coverage.files,
-        "truncated": coverage.truncated,
-        "ageSeconds": None if age is None else round(age, 1),
-        "watching": project.watching,
-        "structure": structure["status"],
-        "importGraph": graph["state"],
-        "embedding": {"embedded": embedding["embedded"], "chunks": embedding["chunks"],
-                      "running": embedding["running"], "error": embedding["error"]},
-    }
-    if vectors_blocked:
-        data["embedding"]["unavailable"] = vectors_blocked
-    index_ready = project.index is not None and project.status == "ready"
-    structure_ready = index_ready and structure["status"] == "ready"
-    data["waitedFor"] = wait_for or "default"
-    data["ready"] = {"index": index_ready, "structure": structure_ready,
-                     "embeddings": structure_ready and vectors_ready}.get(wait_for, structure_ready)
-    data["waitedSeconds"] = round(waited, 2)
-    if project.status_reason:
-        data["reason"] = display_text(project.status_reason)
-    lines = [f"Project {data['root']}: {data['status']}" + (f" ({data['reason']})" if "reason" in data else "")
-             + "."]
-    if project.index is None:
-        lines.append("Index: none yet (building in the background; call again, or pass `wait`).")
-    else:
-        capped = " (capped: raise max_files to index the rest)" if coverage.truncated else ""
-        fresh = ("kept fresh by a file watcher" if project.watching
-                 else f"watcher {watch['state']}{': ' + display_text(watch['reason']) if watch.get('reason') else ''}"
-                      "; refreshed when ten minutes old")
-        when = f"built {format_age(age)} ago" if age is not None else "not yet built"
-        lines.append(f"Index: {coverage.files:,} files{capped}, {when}, {fresh}.")
-    lines.append(f"Definitions (file_outline, read_symbol): {structure['status']}"
-                 + (f" ({display_text(structure['reason'])})" if structure.get("reason") else "") + ".")
-    lines.append(f"Import graph: {graph['state']}.")
-    done, total = embedding["embedded"], embedding["chunks"]
-    if vectors_ready:
-        vectors = f"ready ({embedding['embedded']:,} of {embedding['chunks']:,} chunks): code_search is hybrid"
-    elif embedding["error"]:
-        vectors = f"unavailable ({display_text(embedding['error'])}): code_search and find_related rank lexically"
-    elif vectors_blocked:
-        vectors = f"cannot become ready by waiting ({vectors_blocked}): code_search ranks lexically"
-    elif total and done >= total:
-        vectors = f"complete ({total:,} chunks): code_search is hybrid"
-    elif embedding["running"] or total:
-        vectors = (f"{done:,} of {total:,} chunks{' (running)' if embedding['running'] else ''}: code_search is "
-                   "lexical until complete; pass `wait` to wait for it")
-    else:
-        vectors = "not started: the first code_search or find_related starts them in the background"
-    lines.append(f"Embeddings: {vectors}.")
-    if wait_for is not None:
-        lines.append(f"Waited {waited:.1f} s for {wait_for}: " + ("ready." if data["ready"] else
-                     "not ready yet (call again with `wait`)." if not vectors_blocked else "cannot be by waiting."))
-    return "\n".join(lines), data
+    return mcp_status_answer(project_status(project), readiness, wait_for, waited)
 
 
 @dataclasses.dataclass
@@ -666,18 +550,6 @@ class _Reindex:
 #: The last build ``reindex`` started, per project root (what a second call while it runs reports).
 _reindexes: dict[Path, _Reindex] = {}
 _reindexes_lock = threading.Lock()
-#: How often ``reindex`` looks for its build's report while it waits (the report follows the index's save).
-_REPORT_POLL_S = 0.02
-
-
-def _report_data(report) -> dict:
-    skipped = sum(report.skipped.values())
-    unchanged = report.reused if report.mode == "incremental" else 0
-    return {"mode": report.mode, "reason": report.reason, "files": report.files, "added": report.added,
-            "updated": report.refreshed, "removed": report.dropped, "unchanged": max(0, unchanged),
-            "seconds": round(report.seconds, 3), "saved": report.saved,
-            "saveError": display_text(report.save_error) if report.save_error else None,
-            "truncated": report.truncated, **({"skipped": skipped} if skipped else {})}
 
 
 def _report_text(root: str, data: dict) -> str:
@@ -729,16 +601,11 @@ def reindex_answer(project: Project, full=None, wait=None) -> Answer:
             earlier = _reindexes.get(project.root)
             run = earlier if earlier is not None and earlier.before is project.last_report else None
     before = run.before if run is not None else project.last_report
-    deadline = began + seconds
-    left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731
     # Until a build's report replaces the one from before this call (the report follows the save, which follows
     # publication), or the time is up; through another caller's build started meanwhile too, so that a call
     # never says it waited when it did not.
-    while left() and project.last_report is before and project.status != "failed":
-        if project.status == "building":
-            project.wait(min(left(), 1.0))
-        else:
-            time.sleep(min(_REPORT_POLL_S, left()))
+    project.service.wait_build_until(lambda: project.last_report is not before or project.status == "failed",
+                                     max(0.0, began + seconds - time.monotonic()))
     if project.status == "failed":
         raise ToolError(f"Reindexing {shown} failed: {display_text(project.status_reason or 'unknown error')}. "
                         "index_status says more; a later call retries.")
@@ -752,7 +619,7 @@ def reindex_answer(project: Project, full=None, wait=None) -> Answer:
         since = f", started {time.monotonic() - run.began:.1f} s ago by reindex" if run is not None else ""
         lines.append(f"A build of {shown} was already running{since}: not started again.")
     if finished:
-        data["report"] = _report_data(report)
+        data["report"] = report_data(report)
         lines.append(_report_text(shown, data["report"]))
     else:
         if run is not None:
@@ -986,225 +853,232 @@ def _instructions(served: str) -> str:
     )
 
 
+#: The tools, in the order ``tools/list`` gives them: (name, title, description, annotations, function).
+_TOOLS: list[tuple[str, str, str, ToolAnnotations, object]] = []
+
+
+def _tool(name: str, title: str, description: str, annotations: ToolAnnotations = _READS):
+    """Declare the function as the tool ``name``; :func:`build_server` publishes it with :data:`OUTPUT_SCHEMAS`'
+    schema of its answers.  (Adding a tool: its answer function above, its schema in ``mcp_schemas``, and one
+    function here.)"""
+    def register(fn):
+        _TOOLS.append((name, title, description, annotations, fn))
+        return fn
+    return register
+
+
+@_tool(
+    name="symbol_search",
+    title="Search files by identifiers and words",
+    description=(
+        "Find the files of a project most relevant to a query (identifiers, words, or both), best first, with "
+        "the best-matching line of each and the definition around it. The first call on a project starts "
+        "building its index in the background and says so; later calls answer in milliseconds."
+    ),
+)
+def symbol_search(
+    query: _text(_QUERY_HELP),
+    cwd: _Cwd = None,
+    limit: _count(f"How many files (default {DEFAULT_LIMIT}).") = None,
+    paths: _Paths = None,
+    lang: _Lang = None,
+    ranking: _choice(f"'{RANKINGS[0]}' (default: BM25F over the body, the path and the names a file defines) "
+                     "or 'classic' (BM25 over file bodies only).", RANKINGS) = None,
+    snippet_lines: _count(f"Lines shown per file around its best-matching line (default {MCP_SNIPPET_LINES}: "
+                          "the line alone; more add a `snippet` to each result).", MCP_MAX_SNIPPET_LINES) = None,
+    cursor: _Cursor = None,
+) -> CallToolResult:
+    return _reply(symbol_search_answer, cwd, query, limit=limit, paths=paths, lang=lang, ranking=ranking,
+                  cursor=cursor, snippet_lines=snippet_lines)
+
+@_tool(
+    name="docs_search",
+    title="Search documentation sections",
+    description=(
+        "Find the sections of a project's documentation (.md, .mdx, .rst, docs/*.txt) that answer a question, "
+        "best first, with each one's anchor (as the rendered site links it: Markdown {#id} attributes, Sphinx "
+        "ids) and a snippet; translations stay out unless asked for (`language`). Use symbol_search or "
+        "code_search for code."
+    ),
+)
+def docs_search(
+    query: _text("The question, or words the sections should hold."),
+    cwd: _Cwd = None,
+    limit: _count(f"How many sections (default {MCP_DOCS_LIMIT}).") = None,
+    paths: _Paths = None,
+    language: _DocsLanguage = None,
+    cursor: _Cursor = None,
+) -> CallToolResult:
+    try:
+        project = _project_for(cwd)  # the same checks on cwd as symbol_search
+        text, data = docs_search_answer(project.root, query, limit, cursor=cursor, paths=paths,
+                                        language=language)
+    except ToolError as exc:
+        return _result(str(exc), error=True)
+    return _result(text, data=data)
+
+@_tool(
+    name="file_outline",
+    title="Outline a file's definitions",
+    description=(
+        "List the definitions (functions, methods, classes, types, constants) of one file of the project, "
+        "nested, with their kinds, line spans and signatures. Use it after a search to see what a file "
+        "holds, then read_symbol to read one definition."
+    ),
+)
+def file_outline(path: _Path, cwd: _Cwd = None) -> CallToolResult:
+    return _reply(file_outline_answer, cwd, path)
+
+@_tool(
+    name="read_symbol",
+    title="Read one definition's source",
+    description=(
+        "Read the exact source of one definition of a file (with its decorators and doc comment). An "
+        "ambiguous name lists its candidates (pass `line` to pick one); an unknown one names the nearest."
+    ),
+)
+def read_symbol(
+    path: _Path,
+    symbol: _text("The definition's name: qualified (Outer.method, Type::fn) or bare, as file_outline or a "
+                  "search result names it."),
+    cwd: _Cwd = None,
+    line: _PickLine = None,
+) -> CallToolResult:
+    return _reply(read_symbol_answer, cwd, path, symbol, line)
+
+@_tool(
+    name="code_search",
+    title="Search code by behaviour or identifier",
+    description=(
+        "Find the functions, methods and classes of a project that answer a query, as excerpts, best first: "
+        "an embedding ranking fused with the lexical one, so both a description of behaviour and an exact "
+        "identifier work. Until the project's chunks are embedded (in the background) the answer is lexical "
+        "and says how far embedding is."
+    ),
+)
+def code_search(
+    query: _text("What the code does, in words, or an identifier."),
+    cwd: _Cwd = None,
+    limit: _count(f"How many chunks (default {HYBRID_LIMIT}).") = None,
+    alternatives: _optional(list[str], _STRINGS, "Other phrasings of the query (synonyms, likely "
+                            "identifiers); each is ranked and the rankings fused.") = None,
+    paths: _Paths = None,
+    lang: _Lang = None,
+    fusion: _choice(f"How the embedding and lexical rankings are fused: '{DEFAULT_FUSION}' (default, weighs "
+                    "each by its evidence), 'shape' (by the query's shape), 'original' (fixed 0.7/0.3), "
+                    "'vector' (the embedding ranking first).", _fusions()) = None,
+    lines: _count(f"The page's excerpts' lines in all (default {HYBRID_TOTAL_LINES}), allocated by rank; an "
+                  "answer this budget cut says so (and its `nextCursor` continues after it).",
+                  MCP_MAX_TOTAL_LINES) = None,
+    excerpt_lines: _count(f"Lines per excerpt at most (default {HYBRID_EXCERPT_LINES}); a longer chunk shows its "
+                          "first lines and is marked truncated.", MCP_MAX_EXCERPT_LINES) = None,
+    cursor: _Cursor = None,
+) -> CallToolResult:
+    return _reply(code_search_answer, cwd, query, limit, alternatives, paths, lang, fusion, lines, cursor,
+                  excerpt_lines)
+
+@_tool(
+    name="find_related",
+    title="Find code like this",
+    description=(
+        "Find the chunks of a project most similar (in embedding space) to the function or block at a file "
+        "and line: look-alike implementations, duplicates, other handlers of the same kind. Same language "
+        "only; until the project is embedded, related by shared identifiers (said so)."
+    ),
+)
+def find_related(
+    path: _Path,
+    line: _Line,
+    cwd: _Cwd = None,
+    limit: _count(f"How many chunks (default {HYBRID_LIMIT}).") = None,
+) -> CallToolResult:
+    return _reply(find_related_answer, cwd, path, line, limit)
+
+@_tool(
+    name="index_status",
+    title="What is indexed, and how fresh",
+    description=(
+        "Say what a project's indexes hold and how ready they are: the files indexed and how fresh, whether a "
+        "watcher keeps them fresh, and whether definitions (file_outline, read_symbol), the import graph and "
+        "the embeddings (code_search, find_related) are ready. Pass `wait` to wait for them, and `wait_for` "
+        "to say which (e.g. 'embeddings' before relying on code_search's embedding ranking). The first call on "
+        "a project starts its index."
+    ),
+)
+def index_status(
+    cwd: _Cwd = None,
+    wait: _optional(float, {"type": "number", "minimum": 0, "maximum": MCP_MAX_WAIT_S},
+                    f"Seconds to wait, at most {MCP_MAX_WAIT_S}, before answering (default 0: answer at once); "
+                    "the answer comes as soon as what `wait_for` names is ready.") = None,
+    wait_for: _choice("What `wait` waits for, each including the ones before it: 'index' (the files, for "
+                      "symbol_search and text_search), 'structure' (definitions, for file_outline and "
+                      "read_symbol), 'embeddings' (until code_search ranks by embeddings: starts them if "
+                      "nothing has, answers at once when waiting cannot help, e.g. no model installed). "
+                      "Default: the index, the definitions and an embedding already running.", READINESS) = None,
+) -> CallToolResult:
+    return _reply(index_status_answer, cwd, wait, wait_for)
+
+@_tool(
+    name="reindex",
+    title="Bring the index up to date now",
+    description=(
+        "Bring a project's index up to date with the files on disk now: list the tree again and apply the "
+        "files added, changed and removed (or, with `full`, rebuild it from scratch). For after changes the "
+        "file watcher cannot see (a branch switch on another machine's mount, a watcher that could not "
+        "start). The build runs in the background, one at a time per project: the answer says what changed "
+        "when it finishes within `wait` seconds, else that it is running (a second call while it runs "
+        "starts nothing and reports its progress). Definitions and embeddings follow in the background."
+    ),
+    annotations=_REINDEXES,
+)
+def reindex(
+    cwd: _Cwd = None,
+    full: _optional(bool, {"type": "boolean"}, "Rebuild the index from scratch instead of applying what "
+                                              "changed (default false).") = None,
+    wait: _optional(float, {"type": "number", "minimum": 0, "maximum": MCP_MAX_WAIT_S},
+                    f"Seconds to wait for the build, at most {MCP_MAX_WAIT_S} (default {MCP_REINDEX_WAIT_S}; "
+                    "0: answer at once).") = None,
+) -> CallToolResult:
+    return _reply(reindex_answer, cwd, full, wait)
+
+@_tool(
+    name="text_search",
+    title="Find an exact string or regex",
+    description=(
+        "Find the lines of a project's indexed files that hold an exact string (or, with `regex`, match a "
+        "regular expression: RE2 syntax, no backreferences or lookaround), as path:line:column: text, in "
+        "path order. For when you know the text: an error message, a key, every use of a name to rename. "
+        "Bounded: at most `limit` lines and a couple of seconds, and it says when it stopped early."
+    ),
+)
+def text_search(
+    pattern: _text("The exact text to find (or, with `regex`, an RE2 regular expression); one line at most."),
+    regex: _optional(bool, {"type": "boolean"}, "Treat `pattern` as a regular expression (default false: "
+                                               "the literal string).") = None,
+    ignore_case: _optional(bool, {"type": "boolean"}, "Match regardless of case (default false).") = None,
+    cwd: _Cwd = None,
+    limit: _count(f"How many matching lines (default {TEXT_SEARCH_LIMIT}).") = None,
+    context: _optional(float, {"type": "integer", "minimum": 0, "maximum": TEXT_SEARCH_MAX_CONTEXT},
+                       "Lines to show before and after each match (default 0).") = None,
+    paths: _Paths = None,
+    lang: _Lang = None,
+    cursor: _Cursor = None,
+) -> CallToolResult:
+    return _reply(text_search_answer, cwd, pattern, regex, ignore_case, limit, context, paths, lang, cursor)
+
+
 def build_server(roots: list[Path] | None = None) -> MCPServer:
     """The server with its tools (not yet running), serving ``roots`` (default: :func:`serve_roots`'s)."""
     global _roots
     _roots = list(serve_roots()[0] if roots is None else roots)
     served = ", ".join(display_path(str(r)) for r in _roots) or "none (started outside a project)"
     tools: list[Tool] = []
-
-    def tool(name: str, title: str, description: str, annotations: ToolAnnotations = _READS):
-        """Register the function as the tool ``name``, its answers published as :data:`OUTPUT_SCHEMAS` says."""
-        def register(fn):
-            made = Tool.from_function(fn, name=name, title=title, description=description, annotations=annotations,
-                                      structured_output=False)  # (the function builds its CallToolResult)
-            made.fn_metadata.output_schema = OUTPUT_SCHEMAS[name]  # published with the tool, checked by clients
-            tools.append(made)
-            return fn
-        return register
-
-
-    @tool(
-        name="symbol_search",
-        title="Search files by identifiers and words",
-        description=(
-            "Find the files of a project most relevant to a query (identifiers, words, or both), best first, with "
-            "the best-matching line of each and the definition around it. The first call on a project starts "
-            "building its index in the background and says so; later calls answer in milliseconds."
-        ),
-    )
-    def symbol_search(
-        query: _text(_QUERY_HELP),
-        cwd: _Cwd = None,
-        limit: _count(f"How many files (default {DEFAULT_LIMIT}).") = None,
-        paths: _Paths = None,
-        lang: _Lang = None,
-        ranking: _choice(f"'{RANKINGS[0]}' (default: BM25F over the body, the path and the names a file defines) "
-                         "or 'classic' (BM25 over file bodies only).", RANKINGS) = None,
-        snippet_lines: _count(f"Lines shown per file around its best-matching line (default {MCP_SNIPPET_LINES}: "
-                              "the line alone; more add a `snippet` to each result).", MCP_MAX_SNIPPET_LINES) = None,
-        cursor: _Cursor = None,
-    ) -> CallToolResult:
-        return _reply(symbol_search_answer, cwd, query, limit=limit, paths=paths, lang=lang, ranking=ranking,
-                      cursor=cursor, snippet_lines=snippet_lines)
-
-    @tool(
-        name="docs_search",
-        title="Search documentation sections",
-        description=(
-            "Find the sections of a project's documentation (.md, .mdx, .rst, docs/*.txt) that answer a question, "
-            "best first, with each one's anchor (as the rendered site links it: Markdown {#id} attributes, Sphinx "
-            "ids) and a snippet; translations stay out unless asked for (`language`). Use symbol_search or "
-            "code_search for code."
-        ),
-    )
-    def docs_search(
-        query: _text("The question, or words the sections should hold."),
-        cwd: _Cwd = None,
-        limit: _count(f"How many sections (default {MCP_DOCS_LIMIT}).") = None,
-        paths: _Paths = None,
-        language: _DocsLanguage = None,
-        cursor: _Cursor = None,
-    ) -> CallToolResult:
-        try:
-            project = _project_for(cwd)  # the same checks on cwd as symbol_search
-            text, data = docs_search_answer(project.root, query, limit, cursor=cursor, paths=paths,
-                                            language=language)
-        except ToolError as exc:
-            return _result(str(exc), error=True)
-        return _result(text, data=data)
-
-    @tool(
-        name="file_outline",
-        title="Outline a file's definitions",
-        description=(
-            "List the definitions (functions, methods, classes, types, constants) of one file of the project, "
-            "nested, with their kinds, line spans and signatures. Use it after a search to see what a file "
-            "holds, then read_symbol to read one definition."
-        ),
-    )
-    def file_outline(path: _Path, cwd: _Cwd = None) -> CallToolResult:
-        return _reply(file_outline_answer, cwd, path)
-
-    @tool(
-        name="read_symbol",
-        title="Read one definition's source",
-        description=(
-            "Read the exact source of one definition of a file (with its decorators and doc comment). An "
-            "ambiguous name lists its candidates (pass `line` to pick one); an unknown one names the nearest."
-        ),
-    )
-    def read_symbol(
-        path: _Path,
-        symbol: _text("The definition's name: qualified (Outer.method, Type::fn) or bare, as file_outline or a "
-                      "search result names it."),
-        cwd: _Cwd = None,
-        line: _PickLine = None,
-    ) -> CallToolResult:
-        return _reply(read_symbol_answer, cwd, path, symbol, line)
-
-    @tool(
-        name="code_search",
-        title="Search code by behaviour or identifier",
-        description=(
-            "Find the functions, methods and classes of a project that answer a query, as excerpts, best first: "
-            "an embedding ranking fused with the lexical one, so both a description of behaviour and an exact "
-            "identifier work. Until the project's chunks are embedded (in the background) the answer is lexical "
-            "and says how far embedding is."
-        ),
-    )
-    def code_search(
-        query: _text("What the code does, in words, or an identifier."),
-        cwd: _Cwd = None,
-        limit: _count(f"How many chunks (default {HYBRID_LIMIT}).") = None,
-        alternatives: _optional(list[str], _STRINGS, "Other phrasings of the query (synonyms, likely "
-                                "identifiers); each is ranked and the rankings fused.") = None,
-        paths: _Paths = None,
-        lang: _Lang = None,
-        fusion: _choice(f"How the embedding and lexical rankings are fused: '{DEFAULT_FUSION}' (default, weighs "
-                        "each by its evidence), 'shape' (by the query's shape), 'original' (fixed 0.7/0.3), "
-                        "'vector' (the embedding ranking first).", _fusions()) = None,
-        lines: _count(f"The page's excerpts' lines in all (default {HYBRID_TOTAL_LINES}), allocated by rank; an "
-                      "answer this budget cut says so (and its `nextCursor` continues after it).",
-                      MCP_MAX_TOTAL_LINES) = None,
-        excerpt_lines: _count(f"Lines per excerpt at most (default {HYBRID_EXCERPT_LINES}); a longer chunk shows its "
-                              "first lines and is marked truncated.", MCP_MAX_EXCERPT_LINES) = None,
-        cursor: _Cursor = None,
-    ) -> CallToolResult:
-        return _reply(code_search_answer, cwd, query, limit, alternatives, paths, lang, fusion, lines, cursor,
-                      excerpt_lines)
-
-    @tool(
-        name="find_related",
-        title="Find code like this",
-        description=(
-            "Find the chunks of a project most similar (in embedding space) to the function or block at a file "
-            "and line: look-alike implementations, duplicates, other handlers of the same kind. Same language "
-            "only; until the project is embedded, related by shared identifiers (said so)."
-        ),
-    )
-    def find_related(
-        path: _Path,
-        line: _Line,
-        cwd: _Cwd = None,
-        limit: _count(f"How many chunks (default {HYBRID_LIMIT}).") = None,
-    ) -> CallToolResult:
-        return _reply(find_related_answer, cwd, path, line, limit)
-
-    @tool(
-        name="index_status",
-        title="What is indexed, and how fresh",
-        description=(
-            "Say what a project's indexes hold and how ready they are: the files indexed and how fresh, whether a "
-            "watcher keeps them fresh, and whether definitions (file_outline, read_symbol), the import graph and "
-            "the embeddings (code_search, find_related) are ready. Pass `wait` to wait for them, and `wait_for` "
-            "to say which (e.g. 'embeddings' before relying on code_search's embedding ranking). The first call on "
-            "a project starts its index."
-        ),
-    )
-    def index_status(
-        cwd: _Cwd = None,
-        wait: _optional(float, {"type": "number", "minimum": 0, "maximum": MCP_MAX_WAIT_S},
-                        f"Seconds to wait, at most {MCP_MAX_WAIT_S}, before answering (default 0: answer at once); "
-                        "the answer comes as soon as what `wait_for` names is ready.") = None,
-        wait_for: _choice("What `wait` waits for, each including the ones before it: 'index' (the files, for "
-                          "symbol_search and text_search), 'structure' (definitions, for file_outline and "
-                          "read_symbol), 'embeddings' (until code_search ranks by embeddings: starts them if "
-                          "nothing has, answers at once when waiting cannot help, e.g. no model installed). "
-                          "Default: the index, the definitions and an embedding already running.", WAIT_FOR) = None,
-    ) -> CallToolResult:
-        return _reply(index_status_answer, cwd, wait, wait_for)
-
-    @tool(
-        name="reindex",
-        title="Bring the index up to date now",
-        description=(
-            "Bring a project's index up to date with the files on disk now: list the tree again and apply the "
-            "files added, changed and removed (or, with `full`, rebuild it from scratch). For after changes the "
-            "file watcher cannot see (a branch switch on another machine's mount, a watcher that could not "
-            "start). The build runs in the background, one at a time per project: the answer says what changed "
-            "when it finishes within `wait` seconds, else that it is running (a second call while it runs "
-            "starts nothing and reports its progress). Definitions and embeddings follow in the background."
-        ),
-        annotations=_REINDEXES,
-    )
-    def reindex(
-        cwd: _Cwd = None,
-        full: _optional(bool, {"type": "boolean"}, "Rebuild the index from scratch instead of applying what "
-                                                  "changed (default false).") = None,
-        wait: _optional(float, {"type": "number", "minimum": 0, "maximum": MCP_MAX_WAIT_S},
-                        f"Seconds to wait for the build, at most {MCP_MAX_WAIT_S} (default {MCP_REINDEX_WAIT_S}; "
-                        "0: answer at once).") = None,
-    ) -> CallToolResult:
-        return _reply(reindex_answer, cwd, full, wait)
-
-    @tool(
-        name="text_search",
-        title="Find an exact string or regex",
-        description=(
-            "Find the lines of a project's indexed files that hold an exact string (or, with `regex`, match a "
-            "regular expression: RE2 syntax, no backreferences or lookaround), as path:line:column: text, in "
-            "path order. For when you know the text: an error message, a key, every use of a name to rename. "
-            "Bounded: at most `limit` lines and a couple of seconds, and it says when it stopped early."
-        ),
-    )
-    def text_search(
-        pattern: _text("The exact text to find (or, with `regex`, an RE2 regular expression); one line at most."),
-        regex: _optional(bool, {"type": "boolean"}, "Treat `pattern` as a regular expression (default false: "
-                                                   "the literal string).") = None,
-        ignore_case: _optional(bool, {"type": "boolean"}, "Match regardless of case (default false).") = None,
-        cwd: _Cwd = None,
-        limit: _count(f"How many matching lines (default {TEXT_SEARCH_LIMIT}).") = None,
-        context: _optional(float, {"type": "integer", "minimum": 0, "maximum": TEXT_SEARCH_MAX_CONTEXT},
-                           "Lines to show before and after each match (default 0).") = None,
-        paths: _Paths = None,
-        lang: _Lang = None,
-        cursor: _Cursor = None,
-    ) -> CallToolResult:
-        return _reply(text_search_answer, cwd, pattern, regex, ignore_case, limit, context, paths, lang, cursor)
-
+    for name, title, description, hints, fn in _TOOLS:
+        made = Tool.from_function(fn, name=name, title=title, description=description, annotations=hints,
+                                  structured_output=False)  # (the function builds its CallToolResult)
+        made.fn_metadata.output_schema = OUTPUT_SCHEMAS[name]  # published with the tool, checked by clients
+        tools.append(made)
     return MCPServer("codelex", version=VERSION, instructions=_instructions(served), tools=tools)
-
 
 def serve(roots: list[Path] | None = None) -> None:
     """Run the server on stdio until the client disconnects, serving ``roots`` (default: :func:`serve_roots`'s:

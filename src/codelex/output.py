@@ -688,3 +688,205 @@ def mcp_source_answer(source) -> tuple[str, dict]:
     data = source.to_dict()
     data.update(path=display_path(source.path), symbol=display_text(data["symbol"]), text=wire_text(data["text"]))
     return mcp_source_text(source), data
+
+
+# --- a project's status (MCP index_status) ---------------------------------------------------------------------
+
+
+def _vectors_phrase(embedding: dict, ready: bool, blocked: str | None) -> str:
+    """How far the embeddings are, and what that means for code_search."""
+    done, total = embedding["embedded"], embedding["chunks"]
+    if ready:
+        return f"ready ({done:,} of {total:,} chunks): code_search is hybrid"
+    if embedding["error"]:
+        return f"unavailable ({display_text(embedding['error'])}): code_search and find_related rank lexically"
+    if blocked:
+        return f"cannot become ready by waiting ({blocked}): code_search ranks lexically"
+    if total and done >= total:
+        return f"complete ({total:,} chunks): code_search is hybrid"
+    if embedding["running"] or total:
+        return (f"{done:,} of {total:,} chunks{' (running)' if embedding['running'] else ''}: code_search is "
+                "lexical until complete; pass `wait` to wait for it")
+    return "not started: the first code_search or find_related starts them in the background"
+
+
+def mcp_status_data(status, readiness, wait_for: str | None, waited: float) -> dict:
+    """A project's status (:class:`codelex.project.readiness.ProjectStatus`) after a wait
+    (:class:`~codelex.project.readiness.Readiness`), as MCP ``index_status``'s structured answer."""
+    embedding = status.embedding
+    data = {
+        "root": display_path(status.root), "status": status.status, "files": status.files,
+        "truncated": status.truncated, "ageSeconds": None if status.age is None else round(status.age, 1),
+        "watching": status.watching, "structure": status.structure["status"], "importGraph": status.graph["state"],
+        "embedding": {"embedded": embedding["embedded"], "chunks": embedding["chunks"],
+                      "running": embedding["running"], "error": embedding["error"]},
+    }
+    if readiness.blocked:
+        data["embedding"]["unavailable"] = readiness.blocked
+    data["waitedFor"] = wait_for or "default"
+    data["ready"] = readiness.ready
+    data["waitedSeconds"] = round(waited, 2)
+    if status.reason:
+        data["reason"] = display_text(status.reason)
+    return data
+
+
+def mcp_status_answer(status, readiness, wait_for: str | None, waited: float) -> tuple[str, dict]:
+    """MCP ``index_status``'s reply: a few lines for the agent, and :func:`mcp_status_data`."""
+    from codelex.render import format_age
+
+    data = mcp_status_data(status, readiness, wait_for, waited)
+    lines = [f"Project {data['root']}: {data['status']}" + (f" ({data['reason']})" if "reason" in data else "")
+             + "."]
+    if not status.has_index:
+        lines.append("Index: none yet (building in the background; call again, or pass `wait`).")
+    else:
+        watch = status.watch
+        capped = " (capped: raise max_files to index the rest)" if status.truncated else ""
+        fresh = ("kept fresh by a file watcher" if status.watching
+                 else f"watcher {watch['state']}{': ' + display_text(watch['reason']) if watch.get('reason') else ''}"
+                      "; refreshed when ten minutes old")
+        when = f"built {format_age(status.age)} ago" if status.age is not None else "not yet built"
+        lines.append(f"Index: {status.files:,} files{capped}, {when}, {fresh}.")
+    structure = status.structure
+    lines.append(f"Definitions (file_outline, read_symbol): {structure['status']}"
+                 + (f" ({display_text(structure['reason'])})" if structure.get("reason") else "") + ".")
+    lines.append(f"Import graph: {status.graph['state']}.")
+    vectors_ready = wait_for == "embeddings" and readiness.ready
+    lines.append(f"Embeddings: {_vectors_phrase(status.embedding, vectors_ready, readiness.blocked)}.")
+    if wait_for is not None:
+        lines.append(f"Waited {waited:.1f} s for {wait_for}: " + ("ready." if data["ready"] else
+                     "not ready yet (call again with `wait`)." if not readiness.blocked else "cannot be by waiting."))
+    return "\n".join(lines), data
+
+
+# --- builds and status (CLI index and status, MCP reindex) ------------------------------------------------------
+
+#: What a full build's reason (:attr:`codelex.project.RefreshReport.reason`) means, for people.
+BUILD_REASONS = {
+    "no-index": "no saved index yet",
+    "requested": "rebuild requested",
+    "untrusted-index": "the saved index was not written by this user",
+    "file-set-churn": "too many files added or removed since the last index",
+    "stale-document-churn": "too many files changed since the last index",
+    "options-changed": "the index settings changed",
+}
+
+
+def human_bytes(n: int | None) -> str:
+    """``12.3 MiB``; ``—`` for an unknown size."""
+    if n is None:
+        return "—"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def build_phrase(mode: str, reason: str | None) -> str:
+    """What a build did, for people: "updated", or "built from scratch: <why>"."""
+    if mode != "full":
+        return "updated" if mode == "incremental" else display_text(mode)
+    if not reason:
+        return "built from scratch"
+    key, _, detail = reason.partition(": ")
+    if key == "unreadable-index":  # (its detail can quote what a saved file held: escaped, as everything printed)
+        return f"built from scratch: the saved index could not be read ({display_text(detail)})"
+    return f"built from scratch: {BUILD_REASONS.get(reason, display_text(reason))}"
+
+
+def report_data(report) -> dict:
+    """A build's report (:class:`codelex.project.RefreshReport`) in its one JSON shape (CLI ``index --json``'s
+    ``report``, MCP ``reindex``'s)."""
+    skipped = sum(report.skipped.values())
+    unchanged = report.reused if report.mode == "incremental" else 0
+    return {"mode": report.mode, "reason": report.reason, "files": report.files, "added": report.added,
+            "updated": report.refreshed, "removed": report.dropped, "unchanged": max(0, unchanged),
+            "seconds": round(report.seconds, 3), "saved": report.saved,
+            "saveError": display_text(report.save_error) if report.save_error else None,
+            "truncated": report.truncated, **({"skipped": skipped} if skipped else {})}
+
+
+def index_lines(summary: dict) -> Iterator[str]:
+    """``codelex index``'s account for people, from its JSON summary (paths already shown)."""
+    yield (f"{summary['files']:,} files indexed in {summary['seconds']:.2f} s "
+           f"({build_phrase(summary['mode'], summary['reason'])}); {summary['refreshed']:,} refreshed, "
+           f"{summary['added']:,} added, {summary['dropped']:,} dropped")
+    skipped = ", ".join(f"{k} {v:,}" for k, v in sorted(summary["skipped"].items())) or "none"
+    yield f"skipped: {skipped}"
+    if summary["pruned_dirs"]:
+        yield "directories pruned: " + ", ".join(f"{k} {v:,}" for k, v in sorted(summary["pruned_dirs"].items()))
+    yield f"index: {summary['index_dir']} ({human_bytes(summary['index_bytes'])})"
+    structure = summary["structure"]
+    if structure["status"] == "ready":
+        counts = {k: v for k, v in structure["stats"].items()
+                  if k in ("parsed", "no-grammar", "unavailable", "parse-failed", "timeout")}
+        detail = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items())) or "nothing changed"
+        yield (f"structure: {structure['stats'].get('analyzed', 0):,} files analyzed in {structure['seconds']:.2f} s "
+               f"({detail})")
+    elif structure["status"] == "failed":
+        yield f"structure: failed ({display_text(str(structure['reason']))})"
+    if summary["pending"]:  # (a graph that took over GRAPH_WAIT_S: answers say they are provisional until it is)
+        yield (f"ranking: still deriving the {' and the '.join(summary['pending'])}; answers say they are "
+               "provisional until it is saved")
+
+
+def config_line(config: dict) -> str:
+    """The effective settings on one line, with the files they came from."""
+    parts = [f"max_bytes {config['max_bytes'] if config['max_bytes'] is not None else 'none'}",
+             f"max_files {config['max_files'] if config['max_files'] is not None else 'none'}"]
+    for key in ("ignore", "include"):
+        if config.get(key):
+            parts.append(f"{key} {', '.join(display_text(p) for p in config[key])}")
+    if config.get("languages") is not None:
+        parts.append("languages " + ", ".join(config["languages"]))
+    for key in ("embedder", "fusion"):
+        if key in config:
+            parts.append(f"{key} {display_text(config[key])}")
+    sources = config.get("sources")
+    where = f" (from {', '.join(display_path(s) for s in sources)})" if sources else " (defaults)"
+    return "; ".join(parts) + where
+
+
+#: ``codelex status`` names at most this many skipped files (``--json`` has them all).
+STATUS_SKIPPED_SHOWN = 20
+
+
+def check_data(info: dict, root: str) -> dict:
+    """``codelex status --json``: :meth:`codelex.Project.check`'s answer, its paths shown."""
+    return dict(info, root=display_path(root), index_dir=display_path(info["index_dir"]),
+                unreadable_dirs={display_path(d): why for d, why in info["unreadable_dirs"].items()},
+                skipped={display_path(p): why for p, why in (info.get("skipped") or {}).items()})
+
+
+def status_lines(info: dict, root: str, freshness: str) -> Iterator[str]:
+    """``codelex status`` for people: where the index is, its settings, who keeps it fresh, how stale it is."""
+    import time
+
+    from codelex.render import format_age
+
+    yield f"root:  {display_path(root)}"
+    yield f"index: {display_path(info['index_dir'])} ({human_bytes(info['index_bytes'])})"
+    yield "config: " + config_line(info["config"])
+    yield "freshness: " + freshness
+    for directory, why in info["unreadable_dirs"].items():
+        yield f"skipped index location: {display_path(directory)} ({why})"
+    if info["indexed"] is None:
+        yield "no index yet: `codelex index` builds one"
+        return
+    when = info["generated_at"]
+    age = f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(when))} ({format_age(time.time() - when)} ago)" \
+        if when else "unknown"
+    yield f"built: {age}"
+    yield f"files: {info['indexed']:,}"
+    if info["stale"] + info["added"] + info["removed"]:
+        yield (f"stale: {info['stale']:,} changed, {info['added']:,} new, {info['removed']:,} removed "
+               "(the next search or `codelex index` refreshes them)")
+    else:
+        yield "fresh: no file changed since the index was built"
+    skipped = info.get("skipped") or {}
+    for path, why in list(skipped.items())[:STATUS_SKIPPED_SHOWN]:
+        yield f"skipped: {display_path(path)} ({why})"
+    if len(skipped) > STATUS_SKIPPED_SHOWN:
+        yield f"skipped: {len(skipped) - STATUS_SKIPPED_SHOWN:,} more (`codelex status --json` lists them all)"

@@ -118,7 +118,7 @@ def test_one_edit_reads_its_file_once_for_every_stage(tmp_path, monkeypatch):
         monkeypatch.setattr(safefs, "open_file", counting_open)
         _write(root, "pkg/a.py", "def alpha_renamed():\n    return 1\n")  # no longer imports b
         assert project.on_edit("pkg/a.py")
-        upkeep = project._state.structure
+        upkeep = project.service.structure
         structure = upkeep.structure("pkg/a.py", parse=False)  # the stale file analyzed now
         deadline = time.monotonic() + 10
         while "pkg/a.py" in upkeep.stale and time.monotonic() < deadline:
@@ -149,7 +149,7 @@ def test_two_edits_of_one_file_leave_every_stage_with_the_newer_bytes(tmp_path):
     with Project(root, use_git=False) as p:
         p.open(wait=True)
         p.wait_structure(10)
-        structure = p._state.structure  # noqa: SLF001 - (the test widens the window between two stages)
+        structure = p.service.structure  # noqa: SLF001 - (the test widens the window between two stages)
         original = structure.mark_stale
         release = threading.Event()
 

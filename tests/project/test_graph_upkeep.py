@@ -57,7 +57,7 @@ def test_graph_status_says_off_building_ready_and_the_job_is_closed_with_the_pro
     assert project.graph_status["state"] in ("off", "building", "ready")
     project.importers("lib/beta.py", timeout=60)
     assert project.graph_status["state"] == "ready"
-    job = project._state.imports.job
+    job = project.service.graph.job
     project.close()
     assert job.closed and not job.running
 

@@ -63,7 +63,7 @@ def test_an_answer_before_the_counts_of_changed_files_are_known_says_it_is_provi
         project.open(wait=False)
         from codelex.project import lifecycle
 
-        lifecycle.wait(project._state, 60)  # the index, not the graph
+        project.service.wait_build(60)  # the index, not the graph
         early = project.search("connection pool", limit=10)
         assert early.provisional and early.pending == ("import graph",)
         assert early.to_dict()["provisional"] is True

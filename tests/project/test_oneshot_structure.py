@@ -45,7 +45,7 @@ def test_an_unchanged_tree_needs_no_analysis_and_answers_as_the_waited_for_struc
     assert any(sym is not None for q in QUERIES for _, _, sym, _ in waited[q])
     with Project(root, import_graph="saved") as p:
         p.open()
-        upkeep = p._state.structure
+        upkeep = p.service.structure
         assert upkeep.status == "ready"  # at once: nothing to analyze
         assert upkeep.build.thread is None  # and no thread to wait for at exit
         assert upkeep.stats["analyzed"] == 0
@@ -66,11 +66,11 @@ def test_a_changed_file_is_analyzed_again_then_the_store_is_complete_again(tmp_p
         p.open()
         assert p.wait_structure(60)
         assert p.structure_status["stats"]["analyzed"] == 1
-        assert p._state.structure.build.thread is not None
+        assert p.service.structure.build.thread is not None
         assert [h.symbol for h in p.search("added_later").results][:1] == ["added_later"]
     with Project(root) as p:
         p.open()
-        assert p._state.structure.status == "ready" and p._state.structure.build.thread is None
+        assert p.service.structure.status == "ready" and p.service.structure.build.thread is None
 
 
 def test_an_edit_forgets_that_the_store_was_complete(tmp_path):
@@ -78,7 +78,7 @@ def test_an_edit_forgets_that_the_store_was_complete(tmp_path):
     with Project(root, debounce_ms=0) as p:
         p.open()
         assert p.wait_structure(60)
-        store = p._state.structure.index
+        store = p.service.structure.index
         assert store.covers is not None
         p.on_edit("src/timers_1.py", "def edited():\n    pass\n")
         assert p.outline("src/timers_1.py").definitions[0].name == "edited"
@@ -112,18 +112,18 @@ def test_a_store_found_corrupt_on_a_read_is_not_believed_again(tmp_path):
     file.write_bytes(bytes(data))
     with Project(root, import_graph="saved") as p:
         p.open()
-        assert p._state.structure.build.thread is None  # (the header still claims the walk)
+        assert p.service.structure.build.thread is None  # (the header still claims the walk)
         hits = p.search("Timer3").results
         assert hits and hits[0].file == "src/timers_3.py" and hits[0].symbol == "Timer3"  # parsed afresh, not misread
     assert load_structure(root / ".codelex").covers is None  # saved at close: the claim is gone from disk
     with Project(root) as p:
         p.open()
-        assert p._state.structure.build.thread is not None  # so the next open analyzes again...
+        assert p.service.structure.build.thread is not None  # so the next open analyzes again...
         assert p.wait_structure(60)
         assert {q: _answer(p, q) for q in QUERIES} == clean  # ...and answers as before the damage
     with Project(root) as p:
         p.open()
-        assert p._state.structure.build.thread is None  # complete again
+        assert p.service.structure.build.thread is None  # complete again
 
 
 @pytest.mark.parametrize("then", ["stopped", "superseded"])
@@ -140,7 +140,7 @@ def test_a_run_stopped_after_its_analysis_records_the_walk_but_a_superseded_one_
 
     def analyze_then(*args, **kwargs):
         result = real(*args, **{**kwargs, "should_continue": None})
-        upkeep = project._state.structure
+        upkeep = project.service.structure
         if then == "stopped":  # a one-shot command's exit, right after the analysis
             upkeep.build.stop()
         else:  # a newer walk's run began meanwhile
@@ -152,9 +152,9 @@ def test_a_run_stopped_after_its_analysis_records_the_walk_but_a_superseded_one_
     project = Project(root, build_structure=False)  # (opened below with the structure, in this thread)
     try:
         project.open()
-        upkeep = project._state.structure
+        upkeep = project.service.structure
         files = list_files(root).files
-        upkeep.refresh(files, project._state.preferred_dir(), wait=True)
+        upkeep.refresh(files, project.index_dir, wait=True)
         assert upkeep.index.record("src/timers_0.py").structure.definitions[-1].name == "added_later"  # kept
         saved = load_structure(root / ".codelex")
         if then == "stopped":
@@ -191,4 +191,4 @@ def test_a_one_shot_search_lets_a_short_structure_refresh_finish_after_answering
     assert load_structure(root / ".codelex").covers == walk_digest(files)  # finished and saved, not stopped
     with Project(root) as p:
         p.open()
-        assert p._state.structure.build.thread is None  # the next command has nothing to do
+        assert p.service.structure.build.thread is None  # the next command has nothing to do

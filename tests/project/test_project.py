@@ -218,7 +218,7 @@ def test_superseded_and_cancelled_builds_never_publish(tmp_path):
     q = Project(root, progress=gated)
     q.open(wait=False)
     (root / "src/late.py").write_text("late_arrival = parse_config()\n")
-    q.progress = None
+    q.service.progress = None
     q.rebuild(wait=True)  # runs to completion while the first build is parked
     assert "src/late.py" in q.index
     release.set()

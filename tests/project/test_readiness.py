@@ -43,7 +43,7 @@ def test_prepare_code_search_runs_no_query(root, no_queries, project_files):
     with Project(root, use_git=False) as p:
         no_queries()
         p.prepare_code_search()
-        code = p._state.code
+        code = p.service.chunks
         assert code.corpus is not None and {r.path for r in code.corpus.rows} == set(project_files)
 
 

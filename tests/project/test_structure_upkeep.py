@@ -34,7 +34,7 @@ def _fresh(project: Project) -> dict:
 
 
 def _stored(project: Project) -> dict:
-    upkeep = project._state.structure
+    upkeep = project.service.structure
     return {p: upkeep.index.get(p) for p in sorted(upkeep.index.paths())}
 
 
@@ -112,8 +112,8 @@ def test_edits_are_reflected_at_once_and_equal_a_fresh_analysis(tmp_path):
         p.on_edit("src/new.py")
         (root / "src/util.ts").unlink()
         p.on_edit("src/util.ts")
-        assert "src/util.ts" not in set(p._state.structure.index.paths())
-        p._state.structure._drain()  # what the timer does a moment later
+        assert "src/util.ts" not in set(p.service.structure.index.paths())
+        p.service.structure._drain()  # what the timer does a moment later
         assert _stored(p)["src/new.py"] == analyze("src/new.py", (root / "src/new.py").read_bytes())
         p.refresh()
         assert p.wait_structure(60)

@@ -285,7 +285,7 @@ def test_new_directories_are_walked_without_following_links(tmp_path, monkeypatc
         monkeypatch.setattr(edits, "edit", lambda state, rel, content, debounce_ms: seen.append(rel))
         changes = Changes()
         changes.new_dirs.update({"src/linked", "src/real", "src/gone"})
-        edits.apply_changes(project._state, changes, None)
+        project.service.apply_changes(changes)
     assert sorted(seen) == ["src/real/a.py", "src/real/sub/b.py"], seen
 
 

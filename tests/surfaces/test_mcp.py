@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -134,14 +136,25 @@ def test_round_trip(repo):
     assert run_session(repo, body)
 
 
-def test_staleness_note_and_background_refresh(repo):
+@contextlib.contextmanager
+def _three_hours_later(monkeypatch):
+    """The MCP server's clock three hours ahead: the index it answers from looks three hours old."""
+    from codelex import mcp_server
+
+    clock = types.SimpleNamespace(time=lambda: time.time() + 3 * 3600, monotonic=time.monotonic, sleep=time.sleep)
+    with monkeypatch.context() as patch:
+        patch.setattr(mcp_server, "time", clock)
+        yield
+
+
+def test_staleness_note_and_background_refresh(repo, monkeypatch):
     from codelex.mcp_server import symbol_search_text
     from codelex.project import Project
 
     with Project(repo) as project:
         project.open()
-        project._state.generated_at = time.time() - 3 * 3600  # as if refreshed three hours ago
-        text = symbol_search_text(project, "authenticate")
+        with _three_hours_later(monkeypatch):  # as if refreshed three hours ago
+            text = symbol_search_text(project, "authenticate")
         assert "\n\nIndex last updated 3h ago;" in text
         assert text.index("Index last updated") < text.index("Index covers 2 files.")
         assert fenced_json(text)["staleness"].startswith("Index last updated 3h ago")
@@ -150,7 +163,7 @@ def test_staleness_note_and_background_refresh(repo):
         assert "Index last updated" not in symbol_search_text(project, "authenticate")
 
 
-def test_watched_project_answers_without_staleness_and_follows_edits(repo):
+def test_watched_project_answers_without_staleness_and_follows_edits(repo, monkeypatch):
     pytest.importorskip("watchdog")
     from codelex.mcp_server import symbol_search_text
     from codelex.project import Project
@@ -158,8 +171,8 @@ def test_watched_project_answers_without_staleness_and_follows_edits(repo):
     with Project(repo, watch=True) as project:
         project.open()
         assert project.watching
-        project._state.generated_at = time.time() - 3 * 3600  # old, but every edit since has been applied
-        text = symbol_search_text(project, "authenticate")
+        with _three_hours_later(monkeypatch):  # old, but every edit since has been applied
+            text = symbol_search_text(project, "authenticate")
         assert "Index last updated" not in text and "staleness" not in fenced_json(text)
         files = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*.py") if ".codelex" not in p.parts)
         (repo / files[0]).write_text("def wolverinezap():\n    pass\n")

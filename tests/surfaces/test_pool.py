@@ -21,7 +21,7 @@ def test_both_servers_get_one_watched_project_per_root_and_options(repo):
     pool = ProjectPool()
     try:
         mcp = pool.get(repo)  # MCP: made and watched, nothing waited for
-        assert mcp.watch and mcp.status in ("idle", "building", "ready")
+        assert mcp.service.watch and mcp.status in ("idle", "building", "ready")
         served = pool.project(repo, {})  # the server: the same project, opened and published
         assert served is mcp and served.status == "ready" and served.watching
         assert pool.get(repo) is mcp and pool.project(repo) is mcp

@@ -95,97 +95,128 @@ def _upper_constant(word: str) -> bool:
 
 def scan_line(line: str, go: bool = False, in_go_block: bool = False) -> str:
     """The name one line defines, or ""."""
-    n = len(line)
     if len(line.encode("utf-8", "surrogatepass")) > MAX_LINE:
         return ""
     i = _spaces(line, 0)
-    if i < n and line[i] == "#":
-        j = _spaces(line, i + 1)
-        if line.startswith("define", j) and j + 6 < n and line[j + 6] in " \t":
-            k = _spaces(line, j + 6)
-            return line[k:_ident(line, k)]
-        return ""
+    # 1. a preprocessor definition; a name inside a Go declaration block
+    if i < len(line) and line[i] == "#":
+        return _macro_definition(line, i)
     if in_go_block and i > 0:
         end = _ident(line, i)
         if end > i:
             return line[i:end]
     # 2. modifiers, then a definition keyword and a name
+    name = _keyword_definition(line, i, go)
+    if name:
+        return name
+    # 3. an upper-case constant at the start of a line
+    if i == 0:
+        name = _constant_assignment(line)
+        if name:
+            return name
+    # 4. a function bound to a name (any other const/let/var line defines nothing)
+    name = _bound_function(line, i)
+    if name is not None:
+        return name
+    # 5. a function or method head
+    return _function_head(line, i)
+
+
+def _macro_definition(line: str, i: int) -> str:
+    """``#define NAME``'s name (the line's ``#`` at ``i``), else ""."""
+    n = len(line)
+    j = _spaces(line, i + 1)
+    if line.startswith("define", j) and j + 6 < n and line[j + 6] in " \t":
+        k = _spaces(line, j + 6)
+        return line[k:_ident(line, k)]
+    return ""
+
+
+def _keyword_definition(line: str, i: int, go: bool) -> str:
+    """The name after the modifiers and a definition keyword from ``i`` (``pub fn name``, ``func (r) Name``,
+    ``macro_rules! name``, a Go block's ``type name``), else ""."""
+    n = len(line)
     j = i
     while True:
         end = _ident(line, j)
         if end == j:
-            break
+            return ""
         word = line[j:end]
         if go and word in _GO_BLOCK:
             k = _spaces(line, end)
-            if k > end:
-                name = line[k:_ident(line, k)]
-                if name:
-                    return name
-            break
+            return line[k:_ident(line, k)] if k > end else ""
         if word in MODIFIERS:
             after = end
             if word == "pub" and end < n and line[end] == "(":  # Rust's pub(crate), pub(super), pub(in path)
                 close = _matching(line, end)
                 if close < 0:
-                    break
+                    return ""
                 after = close + 1
             k = _spaces(line, after)
             if k == after:
-                break
+                return ""
             j = k
             continue
-        if word in KEYWORDS:
-            k = end
-            if word == "macro_rules":
-                if k >= n or line[k] != "!":
-                    break
-                k += 1
-            k2 = _spaces(line, k)
-            if word == "func" and k2 < n and line[k2] == "(":
-                close = line.find(")", k2)
-                if close < 0:
-                    break
-                k2 = _spaces(line, close + 1)
-            elif k2 == k:
-                break
-            name = _dotted(line, k2)
-            if name:
-                return name
-        break
-    # 3. an upper-case constant at the start of a line
-    if i == 0:
-        end = _ident(line, 0)
-        word = line[:end]
-        if _upper_constant(word):
-            k = _spaces(line, end)
-            if k < n and line[k] == ":":
-                eq = line.find("=", k)
-                k = eq if eq >= 0 else n
-            if k < n and line[k] == "=" and not line.startswith("==", k):
-                return word
-    # 4. a function bound to a name
+        if word not in KEYWORDS:
+            return ""
+        k = end
+        if word == "macro_rules":
+            if k >= n or line[k] != "!":
+                return ""
+            k += 1
+        k2 = _spaces(line, k)
+        if word == "func" and k2 < n and line[k2] == "(":
+            close = line.find(")", k2)
+            if close < 0:
+                return ""
+            k2 = _spaces(line, close + 1)
+        elif k2 == k:
+            return ""
+        return _dotted(line, k2)
+
+
+def _constant_assignment(line: str) -> str:
+    """``NAME = ...`` or ``NAME: type = ...`` at the start of the line, NAME upper-case, else ""."""
+    n = len(line)
+    end = _ident(line, 0)
+    word = line[:end]
+    if not _upper_constant(word):
+        return ""
+    k = _spaces(line, end)
+    if k < n and line[k] == ":":
+        eq = line.find("=", k)
+        k = eq if eq >= 0 else n
+    return word if k < n and line[k] == "=" and not line.startswith("==", k) else ""
+
+
+def _bound_function(line: str, i: int) -> str | None:
+    """For a ``[export] const|let|var name = ...`` line: the name when a function is bound to it (``function``,
+    an arrow function), else ""; None for any other line."""
     j = i
     end = _ident(line, j)
     if line[j:end] == "export":
         j = _spaces(line, end)
         end = _ident(line, j)
-    if line[j:end] in ("const", "let", "var"):
-        k = _spaces(line, end)
-        name_end = _ident(line, k)
-        if name_end > k:
-            eq = line.find("=", name_end)
-            if eq >= 0 and not line.startswith("==", eq) and line[name_end:eq].strip(" \t")[:1] in ("", ":"):
-                r = _spaces(line, eq + 1)
-                rest = line[r:]
-                if rest.startswith("async ") or rest.startswith("async("):
-                    rest = rest[5:].lstrip(" \t")
-                e2 = _ident(rest, 0)
-                if rest.startswith("function") and (len(rest) == 8 or not _is_cont(rest[8])) or rest[:1] == "(" \
-                        or (e2 > 0 and rest[_spaces(rest, e2):].startswith("=>")):
-                    return line[k:name_end]
-        return ""
-    # 5. a function or method head
+    if line[j:end] not in ("const", "let", "var"):
+        return None
+    k = _spaces(line, end)
+    name_end = _ident(line, k)
+    if name_end > k:
+        eq = line.find("=", name_end)
+        if eq >= 0 and not line.startswith("==", eq) and line[name_end:eq].strip(" \t")[:1] in ("", ":"):
+            r = _spaces(line, eq + 1)
+            rest = line[r:]
+            if rest.startswith("async ") or rest.startswith("async("):
+                rest = rest[5:].lstrip(" \t")
+            e2 = _ident(rest, 0)
+            if rest.startswith("function") and (len(rest) == 8 or not _is_cont(rest[8])) or rest[:1] == "(" \
+                    or (e2 > 0 and rest[_spaces(rest, e2):].startswith("=>")):
+                return line[k:name_end]
+    return ""
+
+
+def _function_head(line: str, i: int) -> str:
+    """The name of a function or method head from ``i`` (``Type name(params) {``, ``def name(...):``), else ""."""
     first_end = _ident(line, i)
     if first_end == i or line[i:first_end] in CONTROL or line[i:first_end] in KEYWORDS:
         return ""

@@ -30,7 +30,6 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from codelex.cluster.store import ShardStore, UnitRecord, check_unit_name
 from codelex.runtime import trusted_executable
@@ -263,6 +262,72 @@ def _slots(ray, cpus_per_unit: float) -> int:
     return max(1, int(cpus // max(cpus_per_unit, 0.01)))
 
 
+class _BuildRun:
+    """One :func:`build_cluster` run's bookkeeping: the units waiting (with their attempt), the tasks in flight,
+    the report, and the events the caller's ``progress`` is given."""
+
+    def __init__(self, ray, units: Sequence[Unit], retries: int, progress) -> None:
+        self.ray = ray
+        self.retries = retries
+        self.progress = progress
+        self.total = len(units)
+        self.report = BuildReport()
+        self.waiting = deque((u, 1) for u in units)
+        self.inflight: dict = {}  # ObjectRef -> (unit, attempt, submitted at)
+
+    def emit(self, kind: str, unit: str, why: str = "", **extra) -> None:
+        if self.progress is not None:
+            report = self.report
+            done = len(report.built) + len(report.unchanged) + len(report.failed)
+            self.progress(BuildEvent(kind, unit, done, self.total, why, **extra))
+
+    def note_busy_cluster(self, cpus_per_unit: int, window: int) -> None:
+        """Say so when no CPU is free now (actors holding every one: tasks queue until one frees)."""
+        try:
+            free = float(self.ray.available_resources().get("CPU", 0))
+        except Exception:
+            free = float(cpus_per_unit)
+        if free < cpus_per_unit and self.progress is not None:
+            self.progress(BuildEvent("waiting", "", 0, self.total,
+                                     f"no free CPU on the cluster ({free:g} of {window * cpus_per_unit:g}): "
+                                     "units wait until actors or other work release one"))
+
+    def failed(self, unit: Unit, attempt: int, why: str) -> None:
+        """A unit's attempt failed: retried while attempts remain, else reported failed."""
+        if attempt <= self.retries:
+            self.report.retried[unit.name] = attempt
+            self.emit("retry", unit.name, why, attempt=attempt)
+            self.waiting.appendleft((unit, attempt + 1))
+            return
+        self.report.failed[unit.name] = why
+        self.emit("failed", unit.name, why, attempt=attempt)
+
+    def collect(self, ref, records: dict) -> None:
+        """A finished task's answer: its unit's record kept, or its failure handled."""
+        from codelex.cluster.ray_runtime import describe_failure
+
+        unit, attempt, _submitted = self.inflight.pop(ref)
+        try:
+            result = self.ray.get(ref, timeout=60.0)
+            record = UnitRecord.from_dict(result["record"])
+        except Exception as exc:  # the task's exception, its worker's death, a malformed answer
+            self.failed(unit, attempt, describe_failure(exc))
+            return
+        records[unit.name] = record
+        self.report.records[unit.name] = record
+        (self.report.built if result["status"] == "built" else self.report.unchanged).append(unit.name)
+        self.emit(result["status"], unit.name, record=record, attempt=attempt)
+
+    def expire(self, unit_timeout: float) -> None:
+        """Cancel the attempts running longer than ``unit_timeout`` (each counts as failed)."""
+        now = time.monotonic()
+        for ref, (unit, attempt, submitted) in list(self.inflight.items()):
+            if now - submitted > unit_timeout:
+                del self.inflight[ref]
+                self.ray.cancel(ref, force=True)
+                self.failed(unit, attempt, f"timed out after {unit_timeout:.0f} s")
+
+
 def build_cluster(units: Sequence[Unit], store_url: str, *, retries: int = 2, unit_timeout: float = 6 * 3600.0,
                   cpus_per_unit: int = 1, force: bool = False, prune: bool = False,
                   progress: Callable[[BuildEvent], object] | None = None,
@@ -295,7 +360,7 @@ def build_cluster(units: Sequence[Unit], store_url: str, *, retries: int = 2, un
     -------
     BuildReport
     """
-    from codelex.cluster.ray_runtime import describe_failure, ray_module
+    from codelex.cluster.ray_runtime import ray_module
     from codelex.errors import IndexFormatError
 
     ray = ray_module()
@@ -306,62 +371,19 @@ def build_cluster(units: Sequence[Unit], store_url: str, *, retries: int = 2, un
     except IndexFormatError:
         records = {}
     task = ray.remote(builder).options(num_cpus=cpus_per_unit, max_retries=0, name="codelex-build-unit")
-    report = BuildReport()
-    waiting = deque((u, 1) for u in units)
-    inflight: dict = {}  # ObjectRef -> (unit, attempt, submitted at)
+    run = _BuildRun(ray, units, retries, progress)
     window = _slots(ray, cpus_per_unit)
-    try:
-        free = float(ray.available_resources().get("CPU", 0))
-    except Exception:
-        free = float(cpus_per_unit)
-    if free < cpus_per_unit and progress is not None:  # (actors holding every CPU: tasks queue until one frees)
-        emit_waiting = BuildEvent("waiting", "", 0, len(units),
-                                  f"no free CPU on the cluster ({free:g} of {window * cpus_per_unit:g}): "
-                                  "units wait until actors or other work release one")
-        progress(emit_waiting)
-    total = len(units)
-
-    def emit(event: BuildEvent) -> None:
-        if progress is not None:
-            progress(event)
-
-    def failed(unit: Unit, attempt: int, why: str) -> None:
-        if attempt <= retries:
-            report.retried[unit.name] = attempt
-            emit(BuildEvent("retry", unit.name, len(report.built) + len(report.unchanged) + len(report.failed),
-                            total, why, attempt=attempt))
-            waiting.appendleft((unit, attempt + 1))
-            return
-        report.failed[unit.name] = why
-        emit(BuildEvent("failed", unit.name, len(report.built) + len(report.unchanged) + len(report.failed),
-                        total, why, attempt=attempt))
-
-    while waiting or inflight:
-        while waiting and len(inflight) < window:
-            unit, attempt = waiting.popleft()
+    run.note_busy_cluster(cpus_per_unit, window)
+    while run.waiting or run.inflight:
+        while run.waiting and len(run.inflight) < window:
+            unit, attempt = run.waiting.popleft()
             ref = task.remote(unit, store_url, workers=cpus_per_unit, force=force)
-            inflight[ref] = (unit, attempt, time.monotonic())
-        ready, _ = ray.wait(list(inflight), num_returns=1, timeout=1.0)
+            run.inflight[ref] = (unit, attempt, time.monotonic())
+        ready, _ = ray.wait(list(run.inflight), num_returns=1, timeout=1.0)
         for ref in ready:
-            unit, attempt, _t = inflight.pop(ref)
-            try:
-                result = ray.get(ref, timeout=60.0)
-                record = UnitRecord.from_dict(result["record"])
-            except Exception as exc:  # the task's exception, its worker's death, a malformed answer
-                failed(unit, attempt, describe_failure(exc))
-                continue
-            records[unit.name] = record
-            report.records[unit.name] = record
-            (report.built if result["status"] == "built" else report.unchanged).append(unit.name)
-            emit(BuildEvent(result["status"], unit.name,
-                            len(report.built) + len(report.unchanged) + len(report.failed), total,
-                            record=record, attempt=attempt))
-        now = time.monotonic()
-        for ref, (unit, attempt, submitted) in list(inflight.items()):
-            if now - submitted > unit_timeout:
-                del inflight[ref]
-                ray.cancel(ref, force=True)
-                failed(unit, attempt, f"timed out after {unit_timeout:.0f} s")
+            run.collect(ref, records)
+        run.expire(unit_timeout)
+    report = run.report
     if prune:
         # Units not built now leave; failed ones keep their last good shard, if any.
         for name in report.failed:

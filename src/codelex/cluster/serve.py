@@ -432,6 +432,29 @@ class Coordinator:
             versions[name] = one[0]
             stats[name] = one[1]
 
+    def _ask_again(self, placement: dict, actors: list, text: str, opts, stats: dict, versions: dict,
+                   missing: dict, deadline: float):
+        """The collection's statistics from phase 1's ``stats``: the shards whose bodies lack variants that may
+        be terms of their other fields asked again first (by ``deadline``), their answers replacing the first
+        ones (or the shard missing); None when no shard's statistics are left."""
+        from codelex.lexical.shards import merge_query_stats, missing_words
+
+        global_stats = merge_query_stats(list(stats.values()))
+        again: dict[int, dict[str, tuple[str, tuple[str, ...]]]] = {}
+        for name, st in stats.items():
+            words = missing_words(st, global_stats)
+            if words:
+                again.setdefault(placement[name], {})[name] = (versions[name], words)
+        if not again:
+            return global_stats
+        calls = {slot: actors[slot].query_stats.remote(list(asked), text, opts, asked) for slot, asked in again.items()}
+        answers, failures = self._fan_out(calls, deadline)
+        groups = {slot: list(asked) for slot, asked in again.items()}
+        for name in [n for group in groups.values() for n in group]:
+            stats.pop(name)  # (replaced by the second answer, or missing)
+        self._collect(groups, answers, failures, missing, stats, versions)
+        return merge_query_stats(list(stats.values())) if stats else None
+
     def search(self, query: str, options=None, *, deadline_s: float = DEFAULT_DEADLINE_S, **kwargs) -> dict:
         """Answer ``query`` over every served shard within ``deadline_s`` seconds.
 
@@ -451,7 +474,6 @@ class Coordinator:
             (served), ``answered`` (shards whose hits are in the merge), ``generation``, ``seconds``.
         """
         from codelex.federation.coordinator import merge_hits, shard_options, split_shard_filters
-        from codelex.lexical.shards import merge_query_stats, missing_words
         from codelex.query.options import parse_request
 
         started = time.monotonic()
@@ -486,24 +508,10 @@ class Coordinator:
         self._collect(by_slot, answers, failures, missing, stats, versions)
         if not stats:
             return answer([])
-        global_stats = merge_query_stats(list(stats.values()))
-        # Variants some shards' bodies lack may be terms of their other fields: those shards are asked again.
-        again: dict[int, dict[str, tuple[str, tuple[str, ...]]]] = {}
-        for name, st in stats.items():
-            words = missing_words(st, global_stats)
-            if words:
-                again.setdefault(placement[name], {})[name] = (versions[name], words)
-        if again:
-            calls = {slot: actors[slot].query_stats.remote(list(asked), text, opts, asked)
-                     for slot, asked in again.items()}
-            answers, failures = self._fan_out(calls, started + PHASE1_AGAIN_SHARE * float(deadline_s))
-            groups = {slot: list(asked) for slot, asked in again.items()}
-            for name in [n for group in groups.values() for n in group]:
-                stats.pop(name)  # (replaced by the second answer, or missing)
-            self._collect(groups, answers, failures, missing, stats, versions)
-            if not stats:
-                return answer([])
-            global_stats = merge_query_stats(list(stats.values()))
+        global_stats = self._ask_again(placement, actors, text, opts, stats, versions, missing,
+                                       started + PHASE1_AGAIN_SHARE * float(deadline_s))
+        if global_stats is None:
+            return answer([])
         wanted = [n for n in selected if n in stats]
         by_slot2: dict[int, list] = {}
         for name in wanted:

@@ -183,83 +183,107 @@ def _check_shapes(w: BertWeights, folder: Path) -> None:
         raise EmbedderError(f"{folder}: the token type embeddings have shape {types.shape}")
 
 
+class _GraphBuilder:
+    """The nodes and initializers of the ONNX graph being written, with the BERT weights they come from."""
+
+    def __init__(self, weights: BertWeights, helper, numpy_helper) -> None:
+        self.weights = weights
+        self.helper = helper
+        self.numpy_helper = numpy_helper
+        self.initializers: list = []
+        self.nodes: list = []
+
+    def const(self, name: str, array: np.ndarray) -> str:
+        self.initializers.append(self.numpy_helper.from_array(np.ascontiguousarray(array), name))
+        return name
+
+    def weight(self, name: str, key: str, transposed: bool = False) -> str:
+        """The weight ``key`` of the checkpoint as the float32 initializer ``name`` (transposed for a MatMul)."""
+        array = self.weights.get(key)
+        return self.const(name, (array.T if transposed else array).astype(np.float32))
+
+    def node(self, op: str, inputs: list[str], output: str, domain: str = "", **attrs) -> str:
+        self.nodes.append(self.helper.make_node(op, inputs, [output], name=output, domain=domain or None, **attrs))
+        return output
+
+    def embeddings(self) -> str:
+        """Word + position + token type 0 (codelex never sends a second segment), then LayerNorm."""
+        node, const, get = self.node, self.const, self.weights.get
+        words = node("Gather", [self.weight("word_embeddings", "embeddings.word_embeddings.weight"), "input_ids"],
+                     "emb_words")
+        shape = node("Shape", ["input_ids"], "ids_shape")
+        length = node("Slice", [shape, const("one_1d", np.array([1], dtype=np.int64)),
+                                const("two_1d", np.array([2], dtype=np.int64))], "seq_len")
+        zero = const("zero_1d", np.array([0], dtype=np.int64))
+        pos = node("Slice", [self.weight("position_embeddings", "embeddings.position_embeddings.weight"),
+                             zero, length, zero], "emb_positions")
+        type0 = get("embeddings.token_type_embeddings.weight")[0].astype(np.float32)
+        summed = node("Add", [node("Add", [words, pos], "emb_wp"), const("token_type_0", type0)], "emb_sum")
+        return node("LayerNormalization", [summed, self.weight("emb_ln_w", "embeddings.LayerNorm.weight"),
+                                           self.weight("emb_ln_b", "embeddings.LayerNorm.bias")],
+                    "emb_out", axis=-1, epsilon=self.weights.config.layer_norm_eps)
+
+    def encoder_layer(self, i: int, hidden: str, mask32: str) -> str:
+        """Layer ``i``: fused self-attention, then the feed-forward block, each with its skip LayerNorm."""
+        node, weight, get = self.node, self.weight, self.weights.get
+        c, p, f32 = self.weights.config, f"encoder.layer.{i}.", np.float32
+        qkv_w = np.concatenate([get(p + f"attention.self.{k}.weight").T for k in ("query", "key", "value")], axis=1)
+        qkv_b = np.concatenate([get(p + f"attention.self.{k}.bias") for k in ("query", "key", "value")])
+        attn = node("Attention", [hidden, self.const(f"l{i}_qkv_w", qkv_w.astype(f32)),
+                                  self.const(f"l{i}_qkv_b", qkv_b.astype(f32)), mask32],
+                    f"l{i}_attn", domain="com.microsoft", num_heads=c.heads)
+        projected = node("MatMul", [attn, weight(f"l{i}_ao_w", p + "attention.output.dense.weight", True)],
+                         f"l{i}_attn_proj")
+        hidden = node("SkipLayerNormalization",
+                      [projected, hidden, weight(f"l{i}_ln1_w", p + "attention.output.LayerNorm.weight"),
+                       weight(f"l{i}_ln1_b", p + "attention.output.LayerNorm.bias"),
+                       weight(f"l{i}_ao_b", p + "attention.output.dense.bias")],
+                      f"l{i}_ln1", domain="com.microsoft", epsilon=c.layer_norm_eps)
+        up = node("MatMul", [hidden, weight(f"l{i}_up_w", p + "intermediate.dense.weight", True)], f"l{i}_up")
+        act = node("BiasGelu", [up, weight(f"l{i}_up_b", p + "intermediate.dense.bias")],
+                   f"l{i}_gelu", domain="com.microsoft")
+        down = node("MatMul", [act, weight(f"l{i}_down_w", p + "output.dense.weight", True)], f"l{i}_down")
+        return node("SkipLayerNormalization",
+                    [down, hidden, weight(f"l{i}_ln2_w", p + "output.LayerNorm.weight"),
+                     weight(f"l{i}_ln2_b", p + "output.LayerNorm.bias"),
+                     weight(f"l{i}_down_b", p + "output.dense.bias")],
+                    f"l{i}_ln2", domain="com.microsoft", epsilon=c.layer_norm_eps)
+
+    def mean_pool(self, hidden: str, float_type) -> str:
+        """Mean pooling over the unmasked tokens (sentence-transformers' Pooling, pooling_mode_mean_tokens)."""
+        node, const = self.node, self.const
+        maskf = node("Cast", ["attention_mask"], "mask_f32", to=float_type)
+        mask3 = node("Unsqueeze", [maskf, const("axis_2", np.array([2], dtype=np.int64))], "mask_3d")
+        total = node("ReduceSum", [node("Mul", [hidden, mask3], "masked_states"),
+                                   const("axis_1", np.array([1], dtype=np.int64))], "state_sum", keepdims=0)
+        count = node("ReduceSum", [maskf, "axis_1"], "token_count", keepdims=1)
+        count = node("Max", [count, const("min_count", np.array(1e-9, dtype=np.float32))], "token_count_safe")
+        return node("Div", [total, count], "sentence_embedding")
+
+
 def build_bert_graph(weights: BertWeights) -> bytes:
     """The serialized ONNX model: inputs ``input_ids``, ``attention_mask`` (int64, batch x tokens); output
     ``sentence_embedding`` (float32, batch x hidden; the mean of the unmasked tokens' states, not normalised).
     """
     try:
-        import onnx
+        import onnx  # noqa: F401 (the package the helpers below belong to)
         from onnx import TensorProto, helper, numpy_helper
     except ImportError:
         raise EmbedderError("building the ONNX model needs the onnx package once: pip install 'codelex[embed]'") \
             from None
     c = weights.config
-    initializers: list = []
-    nodes: list = []
-
-    def const(name: str, array: np.ndarray) -> str:
-        initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
-        return name
-
-    def node(op: str, inputs: list[str], output: str, domain: str = "", **attrs) -> str:
-        nodes.append(helper.make_node(op, inputs, [output], name=output, domain=domain or None, **attrs))
-        return output
-
-    f32 = np.float32
-    get = weights.get
-    # Embeddings: word + position + token type 0 (codelex never sends a second segment), then LayerNorm.
-    words = node("Gather", [const("word_embeddings", get("embeddings.word_embeddings.weight").astype(f32)),
-                            "input_ids"], "emb_words")
-    shape = node("Shape", ["input_ids"], "ids_shape")
-    length = node("Slice", [shape, const("one_1d", np.array([1], dtype=np.int64)),
-                            const("two_1d", np.array([2], dtype=np.int64))], "seq_len")
-    zero = const("zero_1d", np.array([0], dtype=np.int64))
-    pos = node("Slice", [const("position_embeddings", get("embeddings.position_embeddings.weight").astype(f32)),
-                         zero, length, zero], "emb_positions")
-    type0 = get("embeddings.token_type_embeddings.weight")[0].astype(f32)
-    summed = node("Add", [node("Add", [words, pos], "emb_wp"), const("token_type_0", type0)], "emb_sum")
-    hidden = node("LayerNormalization", [summed, const("emb_ln_w", get("embeddings.LayerNorm.weight").astype(f32)),
-                                         const("emb_ln_b", get("embeddings.LayerNorm.bias").astype(f32))],
-                  "emb_out", axis=-1, epsilon=c.layer_norm_eps)
-    mask32 = node("Cast", ["attention_mask"], "mask_i32", to=TensorProto.INT32)
+    built = _GraphBuilder(weights, helper, numpy_helper)
+    hidden = built.embeddings()
+    mask32 = built.node("Cast", ["attention_mask"], "mask_i32", to=TensorProto.INT32)
     for i in range(c.layers):
-        p = f"encoder.layer.{i}."
-        qkv_w = np.concatenate([get(p + f"attention.self.{k}.weight").T for k in ("query", "key", "value")], axis=1)
-        qkv_b = np.concatenate([get(p + f"attention.self.{k}.bias") for k in ("query", "key", "value")])
-        attn = node("Attention", [hidden, const(f"l{i}_qkv_w", qkv_w.astype(f32)),
-                                  const(f"l{i}_qkv_b", qkv_b.astype(f32)), mask32],
-                    f"l{i}_attn", domain="com.microsoft", num_heads=c.heads)
-        projected = node("MatMul", [attn, const(f"l{i}_ao_w", get(p + "attention.output.dense.weight").T.astype(f32))],
-                         f"l{i}_attn_proj")
-        hidden = node("SkipLayerNormalization",
-                      [projected, hidden, const(f"l{i}_ln1_w", get(p + "attention.output.LayerNorm.weight").astype(f32)),
-                       const(f"l{i}_ln1_b", get(p + "attention.output.LayerNorm.bias").astype(f32)),
-                       const(f"l{i}_ao_b", get(p + "attention.output.dense.bias").astype(f32))],
-                      f"l{i}_ln1", domain="com.microsoft", epsilon=c.layer_norm_eps)
-        up = node("MatMul", [hidden, const(f"l{i}_up_w", get(p + "intermediate.dense.weight").T.astype(f32))], f"l{i}_up")
-        act = node("BiasGelu", [up, const(f"l{i}_up_b", get(p + "intermediate.dense.bias").astype(f32))],
-                   f"l{i}_gelu", domain="com.microsoft")
-        down = node("MatMul", [act, const(f"l{i}_down_w", get(p + "output.dense.weight").T.astype(f32))], f"l{i}_down")
-        hidden = node("SkipLayerNormalization",
-                      [down, hidden, const(f"l{i}_ln2_w", get(p + "output.LayerNorm.weight").astype(f32)),
-                       const(f"l{i}_ln2_b", get(p + "output.LayerNorm.bias").astype(f32)),
-                       const(f"l{i}_down_b", get(p + "output.dense.bias").astype(f32))],
-                      f"l{i}_ln2", domain="com.microsoft", epsilon=c.layer_norm_eps)
-    # Mean pooling over the unmasked tokens (sentence-transformers' Pooling with pooling_mode_mean_tokens).
-    maskf = node("Cast", ["attention_mask"], "mask_f32", to=TensorProto.FLOAT)
-    mask3 = node("Unsqueeze", [maskf, const("axis_2", np.array([2], dtype=np.int64))], "mask_3d")
-    total = node("ReduceSum", [node("Mul", [hidden, mask3], "masked_states"),
-                               const("axis_1", np.array([1], dtype=np.int64))], "state_sum", keepdims=0)
-    count = node("ReduceSum", [maskf, "axis_1"], "token_count", keepdims=1)
-    count = node("Max", [count, const("min_count", np.array(1e-9, dtype=f32))], "token_count_safe")
-    node("Div", [total, count], "sentence_embedding")
-
+        hidden = built.encoder_layer(i, hidden, mask32)
+    built.mean_pool(hidden, TensorProto.FLOAT)
     graph = helper.make_graph(
-        nodes, "codelex-bert-mean",
+        built.nodes, "codelex-bert-mean",
         inputs=[helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
                 helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"])],
         outputs=[helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", c.hidden])],
-        initializer=initializers)
+        initializer=built.initializers)
     model = helper.make_model(graph, producer_name="codelex",
                               opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)])
     model.ir_version = min(model.ir_version, 9)  # (what ONNX Runtime releases of the last two years read)

@@ -113,7 +113,24 @@ def _build_tables(entries: Sequence[_NewFile | int], old: DocsTables | None) -> 
             end.extend(old.end[a:b].tolist())
             old_to_new[a:b] = np.arange(first, first + (b - a))
             sec_ptr.append(first + (b - a))
-    # The runs: the old store's postings of the sections kept, remapped, merged with the new files' runs.
+    merged, runs_of_pairs, sections_of_pairs = _run_postings(old, old_to_new, run_sections)
+    post_ptr = np.zeros(len(merged) + 1, dtype=np.uint64)
+    np.cumsum(np.bincount(runs_of_pairs, minlength=len(merged)), out=post_ptr[1:])
+    run_blob = np.frombuffer(b"".join(r + b"\n" for r in merged), dtype=np.uint8)
+    run_off = np.zeros(len(merged) + 1, dtype=np.uint64)
+    if merged:
+        np.cumsum(np.fromiter((len(r) + 1 for r in merged), dtype=np.uint64, count=len(merged)), out=run_off[1:])
+    encoded = {name: encode_items(values) for name, values in strings.items()}
+    encoded["run"] = (run_blob, run_off)
+    return DocsTables(encoded, np.asarray(mtime, dtype=np.int64), np.asarray(size, dtype=np.uint64),
+                      np.asarray(sec_ptr, dtype=np.uint64), np.asarray(start, dtype=np.uint32),
+                      np.asarray(end, dtype=np.uint32), post_ptr, sections_of_pairs.astype(np.uint32))
+
+
+def _run_postings(old: DocsTables | None, old_to_new, run_sections: dict[bytes, list[int]]):
+    """``(runs, run of each pair, section of each pair)``: the old store's postings of the sections kept
+    (``old_to_new``: an old section's new number, -1 when dropped), remapped, merged with the new files' runs
+    (``run_sections``), the pairs sorted by run, then section."""
     pairs_run: list[np.ndarray] = []
     pairs_section: list[np.ndarray] = []
     vocabulary: list[bytes] = []
@@ -144,17 +161,7 @@ def _build_tables(entries: Sequence[_NewFile | int], old: DocsTables | None) -> 
         runs_of_pairs, sections_of_pairs = runs_of_pairs[order], sections_of_pairs[order]
     else:
         runs_of_pairs = sections_of_pairs = np.zeros(0, dtype=np.int64)
-    post_ptr = np.zeros(len(merged) + 1, dtype=np.uint64)
-    np.cumsum(np.bincount(runs_of_pairs, minlength=len(merged)), out=post_ptr[1:])
-    run_blob = np.frombuffer(b"".join(r + b"\n" for r in merged), dtype=np.uint8)
-    run_off = np.zeros(len(merged) + 1, dtype=np.uint64)
-    if merged:
-        np.cumsum(np.fromiter((len(r) + 1 for r in merged), dtype=np.uint64, count=len(merged)), out=run_off[1:])
-    encoded = {name: encode_items(values) for name, values in strings.items()}
-    encoded["run"] = (run_blob, run_off)
-    return DocsTables(encoded, np.asarray(mtime, dtype=np.int64), np.asarray(size, dtype=np.uint64),
-                      np.asarray(sec_ptr, dtype=np.uint64), np.asarray(start, dtype=np.uint32),
-                      np.asarray(end, dtype=np.uint32), post_ptr, sections_of_pairs.astype(np.uint32))
+    return merged, runs_of_pairs, sections_of_pairs
 
 
 def _group_by_file(sections: Iterable[Section]) -> list[_NewFile]:

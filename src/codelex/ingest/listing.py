@@ -328,20 +328,16 @@ def list_files(
         (the others count as ``not-included``).
     accept : callable, optional
         ``accept(path) -> bool`` replaces the file-name rules (kinds,
-        lockfiles, bundles, twins), e.g. to list documentation files;
-        directories, ignore files, symlinks and the size cap still apply.
+        lockfiles, bundles, twins); directories, ignore files, symlinks and
+        the size cap still apply.
     previous : ListingRecord, optional
-        The ``record`` of an earlier walk of this root: when none of its
-        directories and ignore files changed, the walk is skipped and only
-        the candidates are ``lstat``-ed again (``cached`` is then True).
-        Walks without git and without ``accept`` return a record.  With a
-        record and ``use_git=None`` the tree is walked, not listed by git (a
-        record means git was absent, failed, or took longer than
-        :data:`GIT_LIST_TIMEOUT_S` last time).
+        An earlier walk's ``record``: when none of its directories and ignore
+        files changed, only its candidates are ``lstat``-ed again (``cached``).
+        With a record and ``use_git=None`` the tree is walked, not listed by
+        git (git was absent, failed or slower than :data:`GIT_LIST_TIMEOUT_S`).
     admission : Admission, optional
-        The rules, built elsewhere (a project's, which its edits follow
-        too); it replaces ``ignore``, ``include``, ``kinds``, ``accept`` and
-        ``max_bytes``.
+        The rules, built elsewhere (a project's); it replaces ``ignore``,
+        ``include``, ``kinds``, ``accept`` and ``max_bytes``.
 
     Returns
     -------
@@ -360,7 +356,12 @@ def list_files(
     result = WalkResult(root=root)
     if admission is None:
         admission = Admission(root, ignore=ignore, include=include, kinds=kinds, max_bytes=max_bytes, accept=accept)
-    listed: list[tuple[str, os.stat_result | None]]
+    return _list_admitted(root, admission, result, max_files=max_files, use_git=use_git, previous=previous)
+
+
+def _list_admitted(root: Path, admission: Admission, result: WalkResult, *, max_files: int | None,
+                   use_git: bool | None, previous: ListingRecord | None) -> WalkResult:
+    """:func:`list_files` once its rules are built: from the record when it holds, else from git or a walk."""
     key = admission.key
     if key is not None and previous is not None and use_git is not True and _record_holds(root, previous, key):
         # No directory or ignore file changed since the recorded walk (git
@@ -374,29 +375,48 @@ def list_files(
         raise RuntimeError(f"git cannot list the files of {root}")
     if git_paths is not None:
         result.source = "git"
-        listed = []
-        root_s = str(root)
-        pruned_dirs: dict[str, str | None] = {}
-        for rel in git_paths:
-            if _is_pruned(rel, result, pruned_dirs):
-                continue
-            if admission.ignored_by_patterns(rel):
-                result.skipped["ignored"] += 1
-                continue
-            try:
-                st = os.lstat(os.path.join(root_s, rel))
-            except FileNotFoundError:
-                result.skipped["vanished"] += 1  # deleted in the work tree but still tracked
-                continue
-            except OSError:
-                result.skipped["unreadable"] += 1
-                continue
-            listed.append((rel, st))
-        listed.sort(key=lambda x: x[0])
+        _, chosen = _admit_listed(_git_listing(root, git_paths, result, admission), admission, result)
     else:
         dirs: list[tuple[str, int]] | None = [] if key is not None else None
         gitignores: list[tuple[str, int, int]] = []
-        listed = _walk_tree(root, result, admission, dirs, gitignores)
+        candidates, chosen = _admit_listed(_walk_tree(root, result, admission, dirs, gitignores), admission, result)
+        if key is not None:  # walks of the whole admission are recorded (``accept`` has no key)
+            counts = dict(result.skipped)
+            counts.pop("too-large", None)
+            result.record = ListingRecord(key, dirs, gitignores, candidates, counts, dict(result.pruned_dirs))
+    _cap(result, chosen, max_files)
+    return result
+
+
+def _git_listing(root: Path, git_paths: list[str], result: WalkResult,
+                 admission: Admission) -> list[tuple[str, os.stat_result]]:
+    """``lstat`` each path git listed that no pruned directory or ignore pattern excludes, sorted by path."""
+    listed = []
+    root_s = str(root)
+    pruned_dirs: dict[str, str | None] = {}
+    for rel in git_paths:
+        if _is_pruned(rel, result, pruned_dirs):
+            continue
+        if admission.ignored_by_patterns(rel):
+            result.skipped["ignored"] += 1
+            continue
+        try:
+            st = os.lstat(os.path.join(root_s, rel))
+        except FileNotFoundError:
+            result.skipped["vanished"] += 1  # deleted in the work tree but still tracked
+            continue
+        except OSError:
+            result.skipped["unreadable"] += 1
+            continue
+        listed.append((rel, st))
+    listed.sort(key=lambda x: x[0])
+    return listed
+
+
+def _admit_listed(listed: list[tuple[str, os.stat_result]], admission: Admission,
+                  result: WalkResult) -> tuple[list[str], list[SourceFile]]:
+    """The listed paths the name rules admit (``candidates``, for the walk's record) and, of those, the regular
+    files within the size cap (``chosen``); every refusal counted in ``result``."""
     # What the twin rule sees beside a file: the regular files listed (as Admission.present says for one path).
     present = {rel for rel, st in listed if stat.S_ISREG(st.st_mode)}
     candidates: list[str] = []
@@ -419,12 +439,7 @@ def list_files(
             result.skipped[reason] += 1
             continue
         chosen.append(SourceFile(rel, st.st_size, st.st_mtime_ns))
-    if result.source == "walk" and key is not None:
-        counts = dict(result.skipped)
-        counts.pop("too-large", None)
-        result.record = ListingRecord(key, dirs, gitignores, candidates, counts, dict(result.pruned_dirs))
-    _cap(result, chosen, max_files)
-    return result
+    return candidates, chosen
 
 
 def _stat_candidates(root: Path, paths: list[str]) -> list[tuple[str, int, int, str | None]]:

@@ -120,6 +120,16 @@ class CodeUpkeep:
     def closed(self) -> bool:
         return self.embedding.closed
 
+    def wait_progress(self, timeout: float) -> bool:
+        """Wait, at most ``timeout`` s, for the first of the runs under way (the chunks' preparation, the
+        embedding, a model's load) to end; False at once when none runs."""
+        with self.lock:
+            running = [job for job in (self.first_sync, self.embedding, *self.loaders.values()) if job.running]
+        if not running:
+            return False
+        running[0].wait(timeout)
+        return True
+
     @property
     def progress(self) -> tuple[int, int]:
         return self.embedding.progress

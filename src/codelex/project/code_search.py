@@ -14,14 +14,12 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from codelex.defaults import DEFAULT_EMBED_LIMIT, DEFAULT_FUSION, EMBEDDER_ENV
-from codelex.project import lifecycle
 from codelex.project.edits import relative_path
 from codelex.project.results import HINTS, CodeResult, pending_note
-from codelex.project.settings import Request, follow_config
-from codelex.project.state import RootState
+from codelex.project.search import FileSearch
+from codelex.project.service import IndexService
 from codelex.query.options import SearchOptions
 
 __all__ = ["EARLY_FILES", "CodeReadiness", "CodeSearch"]
@@ -138,15 +136,13 @@ class CodeReadiness:
 
 
 class CodeSearch:
-    """Code search and related chunks, for :class:`codelex.Project` (which sets what is declared here)."""
+    """Code search and related chunks of one root, through its :class:`IndexService`; the facts the ranking
+    pipeline reads of the files are ``files``' (:meth:`FileSearch.ranking_facts`)."""
 
-    root: Path
-    progress: object
-    build_structure: bool
-    import_graph: bool | str
-    _state: RootState
-    _request: Request
-    ranking_facts: Callable  # (FileSearch's)
+    def __init__(self, service: IndexService, files: FileSearch) -> None:
+        self.service = service
+        self.root = service.root
+        self.ranking_facts = files.ranking_facts
 
     def _embedder(self, embedder, config: dict, *, wait: bool = True, then=None):
         """``(embedder or None, hint)``: the one asked for, else the user's (``$CODELEX_EMBEDDER``), else the
@@ -161,7 +157,7 @@ class CodeSearch:
             return None, None
         spec = self._spec(embedder, config)
         try:
-            found = self._state.code.embedder(spec, wait=wait, then=then)
+            found = self.service.chunks.embedder(spec, wait=wait, then=then)
         except EmbedderError as exc:
             if spec is not None:
                 raise  # asked for by name: a clear error
@@ -178,7 +174,7 @@ class CodeSearch:
 
     def _embedder_loaded(self, embedder, config: dict) -> bool:
         """Whether the embedder :meth:`_embedder` would give is at hand without loading anything."""
-        code = self._state.code
+        code = self.service.chunks
         spec = self._spec(embedder, config)
         if not (spec is None or isinstance(spec, str)):
             return True  # an embedder object
@@ -198,7 +194,7 @@ class CodeSearch:
 
         spec = self._spec(embedder, config)
         try:
-            return self._state.code.saved_vectors(spec, corpus), None
+            return self.service.chunks.saved_vectors(spec, corpus), None
         except EmbedderError as exc:
             if spec is not None:
                 raise  # asked for by name: a clear error
@@ -287,7 +283,7 @@ class CodeSearch:
         """``(facts, pending)``: what the ranking pipeline reads of the project's files for chunks, as for files
         (the import graph's counts, translations: see :meth:`~codelex.project.search.FileSearch.ranking_facts`),
         and what of it is not known for the index's files yet."""
-        prior, exact = self._state.imports.prior(self._state, self.import_graph)
+        prior, exact = self.service.graph_prior(self.service.import_graph)
         return self.ranking_facts(index, prior), () if exact else ("import graph",)
 
     def _code_config(self, fusion: str | None) -> tuple[dict, str]:
@@ -295,7 +291,7 @@ class CodeSearch:
         from codelex.project.config import load_config
         from codelex.rank import FUSIONS
 
-        follow_config(self._state, self._request, start=True, progress=self.progress, structure=self.build_structure)
+        self.service.follow_config(start=True)
         config = load_config(self.root)
         fusion = fusion or config.get("fusion", DEFAULT_FUSION)
         if fusion not in FUSIONS:
@@ -306,19 +302,19 @@ class CodeSearch:
                         progress: Callable[[int, int], object] | None) -> CodeReadiness:
         """What a code search can use now; with ``wait``, once the index, the structure and every vector are there
         (see :meth:`code_search` for ``background``)."""
-        state = self._state
-        if wait and self.status in ("idle", "building"):
-            self.open(wait=True)
-        index = state.index
+        service = self.service
+        if wait and service.status in ("idle", "building"):
+            service.open(wait=True)
+        index = service.index
         if index is None:
-            why, reason, start = lifecycle.availability(state)
+            why, reason, start = service.availability()
             if start:  # starts a build, or adopts a saved index at once (then answers from it)
-                self.open(wait=False)
-            index = state.index
+                service.open(wait=False)
+            index = service.index
             if index is None:
                 return CodeReadiness(hint=HINTS[why].format(reason=reason))
-        upkeep, code = state.structure, state.code
-        upkeep.load(state.structure_dir())
+        upkeep, code = service.structure, service.chunks
+        upkeep.load(service.structure_dir())
         if wait:
             upkeep.wait()
         analyzing = not wait and upkeep.status == "building"
@@ -340,13 +336,13 @@ class CodeSearch:
 
     def _embed_later(self, chosen) -> None:
         """Once a model loaded in the background: embed what it has not."""
-        self._state.code.start_embedding(chosen, self._state.writable_dir())
+        self.service.chunks.start_embedding(chosen, self.service.writable_dir())
 
     def _vector_readiness(self, ready: CodeReadiness, embedder, config: dict, *, wait: bool, background: bool,
                           progress) -> CodeReadiness:
         """``ready`` with its embedder, saved vectors, searcher and hint; the embedding started when it should."""
-        state, corpus = self._state, ready.corpus
-        code = state.code
+        corpus = ready.corpus
+        code = self.service.chunks
         saved, hint = None, None  # (chunks with a saved vector, counted without loading the model)
         if embedder is not False and not wait and (not background or not self._embedder_loaded(embedder, config)):
             # A caller that will not wait needs the model only to embed the query, and only once every chunk has
@@ -363,7 +359,7 @@ class CodeSearch:
             if chosen is None and saved is not None and hint is not None:
                 hint = (f"loading the embedding model in the background; vectors: {saved:,} of {len(corpus):,} "
                         "chunks embedded; lexical answer until every one is")
-        directory = state.writable_dir() if chosen is not None else None
+        directory = self.service.writable_dir() if chosen is not None else None
         if chosen is not None:
             cache = code.cache(chosen, directory)
             if code.unembedded(cache, corpus) and (wait or background):
@@ -374,7 +370,7 @@ class CodeSearch:
 
     def _vector_hint(self, ready: CodeReadiness, hint: str | None, *, wait: bool, background: bool) -> str | None:
         """What an answer says of its vectors: how far the embedding is, or how much the cap leaves out."""
-        code = self._state.code
+        code = self.service.chunks
         capped_out = ready.chunks > code.embed_limit and ready.embedded >= code.embed_limit
         if ready.mode == "lexical" and capped_out and not code.embed_error:
             # Nothing more will be embedded: the cap, not a background run, is why the answer is lexical.
@@ -410,7 +406,7 @@ class CodeSearch:
 
         wanted = dataclasses.replace(opts, limit=min(max(EARLY_FILES, 2 * how["limit"]), 100))
         paths = [h.file for q in (query, *alternatives) for h in ready.index.search(q, wanted)]
-        searcher = self._state.code.provisional(paths, structure_for)
+        searcher = self.service.chunks.provisional(paths, structure_for)
         facts, pending = self._code_facts(ready.index)
         result = _noting(searcher.search(query, alternatives=alternatives, facts=facts, **how), pending)
         hint = (f"the chunks of this project are being prepared in the background ({ready.preparing}): a lexical "
@@ -426,27 +422,27 @@ class CodeSearch:
         :meth:`code_search` prepare everything in the background.
         """
         config, _ = self._code_config(None)
-        if self.status in ("idle", "building"):
-            self.open(wait=True)
-        self.wait_structure()
-        state = self._state
-        state.code.wait_first_sync()
-        index = state.index
+        service = self.service
+        if service.status in ("idle", "building"):
+            service.open(wait=True)
+        service.structure.wait()
+        service.chunks.wait_first_sync()
+        index = service.index
         if index is None:
             return
-        upkeep = state.structure
-        upkeep.load(state.structure_dir())
+        upkeep = service.structure
+        upkeep.load(service.structure_dir())
         upkeep.wait()
-        state.code.embed_limit = config.get("embed_limit", DEFAULT_EMBED_LIMIT)
-        state.code.sync_with(upkeep, index)  # builds the corpus here
+        service.chunks.embed_limit = config.get("embed_limit", DEFAULT_EMBED_LIMIT)
+        service.chunks.sync_with(upkeep, index)  # builds the corpus here
 
     def embedding_status(self) -> dict:
         """``{embedded, chunks, running, error}`` of the background embedding of this project's chunks."""
-        return self._state.code.embedding_status()
+        return self.service.chunks.embedding_status()
 
     def wait_embeddings(self, timeout: float | None = None) -> bool:
         """Wait for the background embedding; True when none is running (any more)."""
-        return self._state.code.wait_embedding(timeout)
+        return self.service.chunks.wait_embedding(timeout)
 
     def find_related(self, path: str | os.PathLike[str], line: int, *, limit: int = 8, same_language: bool = True,
                      embedder=None, wait: bool = False, background: bool = True,
@@ -477,7 +473,7 @@ class CodeSearch:
         rel = relative_path(self.root, path)
         config, _ = self._code_config(None)
         ready = self._code_readiness(embedder, config, wait=wait, background=background, progress=progress)
-        if ready.preparing is not None and self._state.code.wait_first_sync(RELATED_SYNC_WAIT_S):
+        if ready.preparing is not None and self.service.chunks.wait_first_sync(RELATED_SYNC_WAIT_S):
             ready = self._code_readiness(embedder, config, wait=wait, background=background, progress=progress)
         if ready.index is None:
             return _unavailable(rel, ready.hint)
@@ -492,7 +488,7 @@ class CodeSearch:
         how = dict(limit=limit, same_language=same_language, language_of=kind_of)
         if ready.mode != "hybrid":
             # Until the vectors are there: the chunks sharing its most telling identifiers, said so.
-            found = self._state.code.searcher(None, None).related_lexical(row, **how)
+            found = self.service.chunks.searcher(None, None).related_lexical(row, **how)
             why = ready.hint or "the chunks are not embedded yet"
             return _related(ready, corpus, f"{rel}:{line}", found, False,
                             f"related by shared identifiers until the vectors are there ({why})")

@@ -170,12 +170,17 @@ class Job:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until no run is under way, at most ``timeout`` s (None: as long as it takes); True when none is."""
+        return self.wait_until(lambda: self.state != self.busy or self.closed, timeout)
+
+    def wait_until(self, ready: Callable[[], bool], timeout: float | None = None) -> bool:
+        """Wait until ``ready()`` (asked under :attr:`lock` whenever a run begins or ends, and at once), at most
+        ``timeout`` s (None: as long as it takes; a closed job ends the wait); True when it holds."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self.done:
-            while self.state == self.busy and not self.closed:
+            while not ready():
                 remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return False
+                if self.closed or (remaining is not None and remaining <= 0):
+                    return ready()
                 self.done.wait(remaining)
         return True
 

@@ -9,41 +9,51 @@ in the background returns at once; until an index is available,
 of waiting.  Edits arrive through :meth:`Project.on_edit`
 (:mod:`codelex.project.edits`).
 
-``Project`` composes the root's shared state and its background jobs
-(:mod:`codelex.project.state`, :mod:`codelex.project.jobs`) with the parts
-that answer queries: :class:`~codelex.project.search.FileSearch` (files, the
-import graph), :class:`~codelex.project.symbols.SymbolQueries` (outlines,
-definitions), :class:`~codelex.project.code_search.CodeSearch` (chunks) and
-:class:`~codelex.project.live.LiveFreshness` (the watcher, sync).
+``Project`` only composes: the root's word index service
+(:class:`~codelex.project.service.IndexService`: builds, edits, the watcher,
+and the structure, import graph and chunk services beside the index) and the
+query classes given it: :class:`~codelex.project.search.FileSearch` (files,
+the import graph), :class:`~codelex.project.symbols.SymbolQueries`
+(outlines, definitions) and :class:`~codelex.project.code_search.CodeSearch`
+(chunks).  Each public method is the one of the part that owns it, its
+signature and documentation included.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-import time
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
-from codelex.lexical import WordIndex
-from codelex.project import lifecycle
 from codelex.project.code_search import CodeSearch
-from codelex.project.edits import edit, relative_path
-from codelex.project.graph_upkeep import GRAPH_WAIT_S
-from codelex.project.live import LiveFreshness
-from codelex.project.results import Coverage, RefreshReport
+from codelex.project.readiness import Readiness, wait_until
 from codelex.project.roots import discover_root
 from codelex.project.search import FileSearch
-from codelex.project.settings import CONFIGURED, checked_root, derive, follow_config, request_of
+from codelex.project.service import IndexService, ProgressCallback
+from codelex.project.settings import CONFIGURED
 from codelex.project.settings import Configured as _Configured
-from codelex.project.state import state_for
 from codelex.project.symbols import SymbolQueries
 
 __all__ = ["Project"]
 
-ProgressCallback = Callable[[int, int, int], object]
+
+def _forward(part: str, method):
+    """The project's ``method``: the same call on its ``part``, with the method's signature and documentation."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def forwarded(self, *args, **kwargs):
+        return getattr(getattr(self, part), name)(*args, **kwargs)
+    return forwarded
 
 
-class Project(FileSearch, SymbolQueries, CodeSearch, LiveFreshness):
+def _forward_property(part: str, prop: property) -> property:
+    """The project's read-only attribute: its ``part``'s property of the same name, documented as it is."""
+    name = prop.fget.__name__
+    return property(lambda self: getattr(getattr(self, part), name), doc=prop.__doc__)
+
+
+class Project:
     """A repository whose index is kept on disk and fresh.
 
     Parameters
@@ -139,29 +149,16 @@ class Project(FileSearch, SymbolQueries, CodeSearch, LiveFreshness):
         watch: bool = False,
         import_graph: bool | str = True,
     ) -> None:
-        from codelex.project.config import config_signature, load_config
-
-        resolved = checked_root(root)
-        # What was asked for; the configuration fills in the rest, now and whenever it changes (reload_config).
-        request = request_of(resolved, index_dir, use_git, max_files, max_bytes, ignore, include, languages)
-        self.root = resolved
-        self._request = request
-        signature = config_signature(resolved)
-        config = load_config(resolved)  # ConfigError for a bad file
-        options, effective = derive(request, config)
-        self._state = state_for(options, key=request)
-        with self._state.lock:
-            if self._state.config is None:
-                self._state.config = (signature, effective)
-        self.progress = progress
-        self.debounce_ms = debounce_ms
-        self.build_structure = bool(build_structure)
-        self.watch = bool(watch)
-        if import_graph not in (True, False, "saved"):
-            raise ValueError(f"import_graph must be True, False or 'saved', not {import_graph!r}")
-        self.import_graph = import_graph
-        if self.import_graph is True:
-            self._state.imports.wanted = True
+        #: The root's word index service: builds, edits, the watcher, and the stage services beside the index
+        #: (``service.structure``, ``service.graph``, ``service.chunks``).
+        self.service = IndexService(root, index_dir=index_dir, max_files=max_files, max_bytes=max_bytes,
+                                    progress=progress, debounce_ms=debounce_ms, use_git=use_git, ignore=ignore,
+                                    include=include, languages=languages, build_structure=build_structure,
+                                    watch=watch, import_graph=import_graph)
+        self.root = self.service.root
+        self.files = FileSearch(self.service)
+        self.symbols = SymbolQueries(self.service)
+        self.code = CodeSearch(self.service, self.files)
 
     @classmethod
     def discover(cls, path: str | os.PathLike[str] = ".", **kwargs) -> Project:
@@ -174,266 +171,71 @@ class Project(FileSearch, SymbolQueries, CodeSearch, LiveFreshness):
         """
         return cls(discover_root(path), **kwargs)
 
-    # --- status -------------------------------------------------------------------
+    # --- the index: status, builds, edits, the watcher (IndexService) ------------------
 
-    @property
-    def status(self) -> str:
-        """``idle``, ``building``, ``ready``, ``refused``, ``failed`` or ``closed``.
+    status = _forward_property("service", IndexService.status)
+    status_reason = _forward_property("service", IndexService.status_reason)
+    config = _forward_property("service", IndexService.config)
+    index = _forward_property("service", IndexService.index)
+    last_report = _forward_property("service", IndexService.last_report)
+    generated_at = _forward_property("service", IndexService.generated_at)
+    coverage = _forward_property("service", IndexService.coverage)
+    index_dir = _forward_property("service", IndexService.index_dir)
+    watch_status = _forward_property("service", IndexService.watch_status)
+    watching = _forward_property("service", IndexService.watching)
 
-        ``building`` with an index available means a refresh is running while
-        the previous index answers queries.
-        """
-        return self._state.status
-
-    @property
-    def config(self) -> dict:
-        """The effective settings: the configuration files as last read, overridden by the arguments.
-
-        With ``sources``, the files read.  Followed as the files change (see
-        :meth:`reload_config`).
-        """
-        return self._state.config[1]
-
-    @property
-    def status_reason(self) -> str | None:
-        """Why the project is ``refused`` or ``failed`` (None otherwise)."""
-        return self._state.reason
-
-    @property
-    def index(self) -> WordIndex | None:
-        """The current index (None until one is available)."""
-        return self._state.index
-
-    @property
-    def last_report(self) -> RefreshReport | None:
-        """What the last open, refresh or rebuild did."""
-        return self._state.report
-
-    @property
-    def generated_at(self) -> float | None:
-        """Unix time at which the index was last built or refreshed."""
-        return self._state.generated_at
-
-    @property
-    def coverage(self) -> Coverage:
-        state = self._state
-        return Coverage(len(state.index) if state.index is not None else 0, state.truncated)
-
-    @property
-    def index_dir(self) -> Path:
-        """Where the index is (or will be) saved; with no usable location, the per-user one that was refused
-        (``check()["unreadable_dirs"]`` says why)."""
-        state = self._state
-        preferred = state.preferred_dir()
-        if preferred is not None:
-            return preferred
-        from codelex.persist.layout import root_slug, user_cache_dir
-
-        return user_cache_dir() / root_slug(state.root)
-
-    # --- opening ------------------------------------------------------------------
-
+    @functools.wraps(IndexService.open)
     def open(self, wait: bool = True) -> Project:
-        """Load, refresh and save the index; in the background when ``wait`` is False.
-
-        With ``wait=True`` this returns once the index is ready (or the build
-        was refused or failed: see :attr:`status`).  With ``wait=False`` a
-        saved index is loaded at once (memory-mapped) and answers queries
-        while it is refreshed in the background; without one, the build runs
-        in the background.  A build already running for this root is joined,
-        not repeated.
-        """
-        self._follow_config(start=False)  # the build below lists with the settings as they are now
-        if self.watch:  # before the build lists the tree: no edit falls between the listing and the watch
-            self.start_watching()
-        if not wait:
-            lifecycle.adopt_saved(self._state)
-        lifecycle.start(self._state, full=False, wait_for_it=wait, reason=None, progress=self.progress,
-                        structure=self.build_structure)
-        if wait:
-            self._await_graph()
+        self.service.open(wait)
         return self
 
+    @functools.wraps(IndexService.rebuild)
     def rebuild(self, wait: bool = True) -> Project:
-        """Build from scratch, superseding any running build."""
-        self._follow_config(start=False)
-        lifecycle.start(self._state, full=True, wait_for_it=wait, reason="requested", supersede=True,
-                        progress=self.progress, structure=self.build_structure)
-        if wait:
-            self._await_graph()
+        self.service.rebuild(wait)
         return self
 
-    def refresh(self) -> RefreshReport | None:
-        """Bring the index in line with the files on disk, and with the configuration files, now (synchronously)."""
-        self._follow_config(start=False)
-        lifecycle.start(self._state, full=False, wait_for_it=True, reason=None, supersede=True,
-                        progress=self.progress, structure=self.build_structure)
-        self._await_graph()
-        return self._state.report
+    refresh = _forward("service", IndexService.refresh)
+    refresh_in_background = _forward("service", IndexService.refresh_in_background)
+    wait = _forward("service", IndexService.wait)
+    reload_config = _forward("service", IndexService.reload_config)
+    check = _forward("service", IndexService.check)
+    reload_if_changed = _forward("service", IndexService.reload_if_changed)
+    on_edit = _forward("service", IndexService.on_edit)
+    sync = _forward("service", IndexService.sync)
+    start_watching = _forward("service", IndexService.start_watching)
 
-    def refresh_in_background(self, full: bool = False, progress: ProgressCallback | None = None) -> bool:
-        """Start bringing the index in line with the files on disk in the background, unless a build runs.
+    def wait_until(self, what: str = "index", timeout: float | None = None) -> Readiness:
+        """Wait, at most ``timeout`` seconds, until ``what`` is ready (see :func:`codelex.project.readiness.wait_until`:
+        ``index``, ``structure`` or ``embeddings``, each including the ones before it)."""
+        return wait_until(self, what, timeout)
 
-        The tree is listed again and the files added, changed or removed
-        since the index was made are applied (as :meth:`refresh` does, or
-        from scratch as :meth:`rebuild` with ``full``), on the root's build
-        thread; this returns at once.  A build already running for this root
-        (an open, a refresh, a re-listing after a configuration change) is
-        neither repeated nor superseded: one runs at a time.  Follow it with
-        :meth:`wait` and :attr:`last_report`.
+    # --- files and the import graph (FileSearch) ---------------------------------------
 
-        Parameters
-        ----------
-        full : bool, default False
-            Rebuild from scratch (reason ``requested``) instead of refreshing
-            what changed.
-        progress : callable, optional
-            ``progress(files_done, files_total, bytes_read)`` while files are
-            read, for this build only (default: the project's ``progress``).
+    search = _forward("files", FileSearch.search)
+    ranking_facts = _forward("files", FileSearch.ranking_facts)
+    settle_ranking = _forward("files", FileSearch.settle_ranking)
+    importers = _forward("files", FileSearch.importers)
+    imports = _forward("files", FileSearch.imports)
+    graph_status = _forward_property("files", FileSearch.graph_status)
 
-        Returns
-        -------
-        bool
-            True when this call started a build; False when one was already
-            running, or the root is refused (:attr:`status` says which).
+    # --- outlines and definitions (SymbolQueries) --------------------------------------
 
-        Raises
-        ------
-        RuntimeError
-            When the project is closed.
-        codelex.ConfigError
-            When a configuration file is invalid.
-        """
-        self._follow_config(start=False)  # the build lists with the settings as they are now
-        if self.watch:
-            self.start_watching()
-        if not full:
-            lifecycle.adopt_saved(self._state)  # (a saved index answers while it is refreshed)
-        state = self._state
-        with state.lock:  # (re-entrant: start() takes it too) no other build can begin between the check and it
-            if state.status == "building":
-                return False
-            lifecycle.start(state, full=full, wait_for_it=False, reason="requested" if full else None,
-                            supersede=full, progress=progress or self.progress, structure=self.build_structure)
-            return state.status == "building"
+    outline = _forward("symbols", SymbolQueries.outline)
+    read_symbol = _forward("symbols", SymbolQueries.read_symbol)
+    wait_structure = _forward("symbols", SymbolQueries.wait_structure)
+    structure_status = _forward_property("symbols", SymbolQueries.structure_status)
 
-    def _await_graph(self, timeout: float = GRAPH_WAIT_S) -> None:
-        """The import graph's prior changes rankings: after a waited-for build, wait for it too (within
-        :data:`GRAPH_WAIT_S`), so the next query ranks as every later one does."""
-        state = self._state
-        if self.import_graph is True and state.index is not None:
-            state.imports.wait(state, max(0.0, min(timeout, GRAPH_WAIT_S)))
+    # --- chunks (CodeSearch) ----------------------------------------------------------
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a background build, then for the import graph its ranking uses (so the next query ranks as
-        every later one does: the server's first answer is a one-shot's); True when no build is running."""
-        start = time.monotonic()
-        done = lifecycle.wait(self._state, timeout)
-        if done:
-            self._await_graph(GRAPH_WAIT_S if timeout is None else timeout - (time.monotonic() - start))
-        return done
-
-    def reload_config(self, wait: bool = True) -> bool:
-        """Adopt the configuration files as they are now, when they changed since they were read.
-
-        Their settings (``ignore``, ``include``, ``languages``,
-        ``max_bytes``, ``max_files``, ``.codelexignore``) decide which files
-        are indexed: when that changed, the tree is listed again (a refresh),
-        so newly ignored files leave the index and newly admitted ones enter.
-        Arguments given to the constructor still override the files.
-        :meth:`search`, :meth:`code_search`, :meth:`open`, :meth:`refresh`
-        and :meth:`sync` call this first (a search without waiting), and a
-        watched project follows these files, and every ``.gitignore``, as
-        they change.  Cheap when nothing changed (an ``lstat`` per file).
-
-        Parameters
-        ----------
-        wait : bool, default True
-            Return once the index reflects the settings (a running build
-            waited for); False: the refresh runs in the background.
-
-        Returns
-        -------
-        bool
-            True when the settings changed which files are indexed.
-
-        Raises
-        ------
-        codelex.ConfigError
-            When a configuration file is now invalid (one line naming the
-            file and the key); the project keeps its previous settings until
-            it is fixed.
-        """
-        changed = self._follow_config(start=True, wait=wait)
-        if wait:
-            lifecycle.wait(self._state)  # (also a re-listing a watcher started for the same change)
-        return changed
-
-    def _follow_config(self, *, start: bool, wait: bool = False) -> bool:
-        return follow_config(self._state, self._request, start=start, wait=wait, progress=self.progress,
-                             structure=self.build_structure)
-
-    # --- freshness -----------------------------------------------------------------
-
-    def check(self) -> dict:
-        """Compare the index with the files on disk, changing nothing.
-
-        Returns
-        -------
-        dict
-            ``indexed`` (files in the index; None without one), ``stale``,
-            ``added`` and ``removed`` (file counts an open would refresh),
-            ``index_dir``, ``generated_at``, ``index_bytes`` (on disk),
-            ``unreadable_dirs`` (candidate index locations that could not be
-            examined, with the reason), ``config`` (:attr:`config`) and
-            ``skipped``: the files every rule but their size or content
-            admits, with why the index leaves them out (``over max_bytes
-            524288 (600,000 bytes)``, ``binary content``...).
-        """
-        self._follow_config(start=False)
-        return lifecycle.check(self._state, self.index_dir, self.config)
-
-    def reload_if_changed(self) -> bool:
-        """Adopt an index that another process saved since this one last read or wrote it.
-
-        Cheap when nothing changed (one ``stat``).  Returns True when a newer
-        index was loaded and published.
-        """
-        return lifecycle.reload_if_changed(self._state)
-
-
-    def on_edit(self, path: str | os.PathLike[str], content: str | bytes | None = None) -> bool:
-        """Bring one file up to date after an edit, then schedule a debounced save.
-
-        Parameters
-        ----------
-        path : str or path-like
-            Absolute, or relative to the root.
-        content : str or bytes, optional
-            The new content; read from disk when omitted (a file that no
-            longer exists, or is no longer admissible, is removed).
-
-        Returns
-        -------
-        bool
-            True when the file is indexed after the call.
-
-        Raises
-        ------
-        ValueError
-            When ``path`` is outside the root or contains NUL.
-        TypeError
-            When ``content`` is neither str, bytes nor None.
-        """
-        if content is not None and not isinstance(content, (str, bytes)):
-            raise TypeError(f"content must be str, bytes or None, not {type(content).__name__}")
-        return edit(self._state, relative_path(self.root, path), content, self.debounce_ms)
+    code_search = _forward("code", CodeSearch.code_search)
+    prepare_code_search = _forward("code", CodeSearch.prepare_code_search)
+    find_related = _forward("code", CodeSearch.find_related)
+    embedding_status = _forward("code", CodeSearch.embedding_status)
+    wait_embeddings = _forward("code", CodeSearch.wait_embeddings)
 
     # --- shutdown -------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Cancel a running build (it never publishes), flush a pending save, release the root."""
-        lifecycle.close(self._state)
+    close = _forward("service", IndexService.close)
 
     def __enter__(self) -> Project:
         return self

@@ -12,15 +12,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from pathlib import Path
 
 from codelex.errors import IndexFormatError
 from codelex.lexical import WordIndex
-from codelex.project import lifecycle
 from codelex.project.edits import relative_path
 from codelex.project.results import HINTS, Coverage, SearchResult
-from codelex.project.settings import Request, follow_config
-from codelex.project.state import RootState
+from codelex.project.service import IndexService
 from codelex.query.options import SearchOptions, parse_request
 
 __all__ = ["FileSearch"]
@@ -29,18 +26,14 @@ log = logging.getLogger("codelex")
 
 
 class FileSearch:
-    """File search and the import graph's queries, for :class:`codelex.Project` (which sets what is declared here)."""
+    """File search and the import graph's queries of one root, through its :class:`IndexService`."""
 
-    root: Path
-    progress: object
-    build_structure: bool
-    import_graph: bool | str
-    _state: RootState
-    _request: Request
-    #: ((index id, its file set version), the index, its Translations): see ranking_facts.
-    _translations: tuple | None = None
-    #: Near-copy line signatures by (path, mtime_ns, size), kept across queries (see ranking_facts).
-    _copy_signatures: dict | None = None
+    def __init__(self, service: IndexService) -> None:
+        self.service = service
+        #: ((index id, its file set version), the index, its Translations): see ranking_facts.
+        self._translations: tuple | None = None
+        #: Near-copy line signatures by (path, mtime_ns, size), kept across queries (see ranking_facts).
+        self._copy_signatures: dict = {}
 
     def search(self, query: str, options: SearchOptions | None = None, **kwargs) -> SearchResult:
         """Rank files for ``query`` without ever waiting for a build.
@@ -68,33 +61,33 @@ class FileSearch:
             :meth:`reload_config`; a valid change starts a re-listing in the
             background and this answer comes from the index held).
         """
-        state = self._state
+        service = self.service
         _, opts = parse_request(query, options, kwargs)  # a malformed request raises, available or not
-        follow_config(state, self._request, start=True, progress=self.progress, structure=self.build_structure)
-        index = state.index
+        service.follow_config(start=True)
+        index = service.index
         if index is None:
-            why, reason, start = lifecycle.availability(state)
+            why, reason, start = service.availability()
             if start:
-                self.open(wait=False)
+                service.open(wait=False)
             return SearchResult(False, query, [], Coverage(0, False), None, why, HINTS[why].format(reason=reason))
         pending: tuple[str, ...] = ()
         start_graph = False
         if opts.centrality is None and "centrality" not in kwargs:
             # The graph's counts for the index's files; until this process's graph or the saved counts stand
             # for them, the saved ones (if any), and the answer says it is provisional.
-            prior, exact = state.imports.prior(state, self.import_graph)
+            prior, exact = service.graph_prior(service.import_graph)
             if prior is not None:
                 opts = dataclasses.replace(opts, centrality=prior)
             if not exact:
                 pending = ("import graph",)
-            start_graph = self.import_graph is True
+            start_graph = service.import_graph is True
         try:
-            return self._search_index(state, index, query, opts, pending)
+            return self._search_index(index, query, opts, pending)
         finally:
             if start_graph:  # after this answer: the graph's build would compete with it
-                state.imports.ensure(state)
+                service.ensure_graph()
 
-    def _search_index(self, state: RootState, index: WordIndex, query: str, opts: SearchOptions,
+    def _search_index(self, index: WordIndex, query: str, opts: SearchOptions,
                       pending: tuple[str, ...]) -> SearchResult:
         try:
             if opts.ranking == "code":
@@ -104,11 +97,11 @@ class FileSearch:
         except IndexFormatError as exc:
             # A chunk this query read failed its digest (the index is checked as it is read): drop the
             # index, rebuild it in the background, and answer as while building.
-            self._drop_corrupt(index, exc)
+            self.service.drop_corrupt(index, exc)
             return SearchResult(False, query, [], Coverage(0, False), None, "building", HINTS["building"])
         results = self._with_symbols(index, hits)
-        return SearchResult(True, query, results, Coverage(len(index), state.truncated), state.generated_at,
-                            pending=pending)
+        return SearchResult(True, query, results, Coverage(len(index), self.service.coverage.truncated),
+                            self.service.generated_at, pending=pending)
 
     def _pipeline_search(self, index: WordIndex, query: str, opts: SearchOptions) -> list:
         """Files for ``query`` through the ranking pipeline (:func:`codelex.rank.search_files`), with the names
@@ -116,8 +109,9 @@ class FileSearch:
         reads structure, and the facts it knows of its files (:meth:`ranking_facts`)."""
         from codelex.rank import search_files
 
-        state = self._state
-        names_of = state.structure.names_source(state.structure_dir(), index) if self.build_structure else None
+        service = self.service
+        names_of = service.structure.names_source(service.structure_dir(), index) if service.build_structure \
+            else None
         return search_files(index, query, opts, names_of=names_of, facts=self.ranking_facts(index, opts.centrality))
 
     def ranking_facts(self, index: WordIndex, importers=None):
@@ -135,7 +129,7 @@ class FileSearch:
             from codelex.locales import Translations
 
             held = self._translations = (key, index, Translations(lambda: index.files))
-        admission = self._state.options.admission
+        admission = self.service.options.admission
 
         def info(path: str):
             try:
@@ -148,26 +142,14 @@ class FileSearch:
             doc = admission.read(path)
             return doc.content if isinstance(doc, Document) else None
 
-        if self._copy_signatures is None:
-            self._copy_signatures = {}
         return FileFacts(importers=importers or None, translated=held[2],
                          copies=NearCopies(info, read, self._copy_signatures))
-
-    def _drop_corrupt(self, index: WordIndex, exc: Exception) -> None:
-        state = self._state
-        log.warning("codelex: the index of %s is corrupt (%s); rebuilding it", state.root, exc)
-        with state.lock:
-            if state.index is not index:
-                return  # already replaced
-            state.index = None
-        lifecycle.start(state, full=True, wait_for_it=False, reason="corrupt-index", supersede=True,
-                        progress=self.progress, structure=self.build_structure)
 
     def _with_symbols(self, index: WordIndex, hits: list) -> list:
         """Each hit named by the definition that encloses its best line (``end_line`` becomes its end), read for
         the content the index holds (:meth:`~codelex.project.structure.StructureUpkeep.enclosing`)."""
-        upkeep = self._state.structure
-        upkeep.load(self._state.structure_dir())
+        upkeep = self.service.structure
+        upkeep.load(self.service.structure_dir())
         out = []
         for hit in hits:
             try:
@@ -183,10 +165,10 @@ class FileSearch:
         """Derive now what the ranking reads beyond the words and is not yet known for the index's files (the
         import graph's counts, saved for the next process); what is still pending after it (empty: every
         answer over these files is final).  ``codelex index`` ends with this."""
-        state = self._state
-        if state.index is None or not self.import_graph:
+        service = self.service
+        if service.index is None or not service.import_graph:
             return ()
-        _, exact = state.imports.prior(state, "saved")  # (derived and saved within GRAPH_WAIT_S when stale)
+        _, exact = service.graph_prior("saved")  # (derived and saved within GRAPH_WAIT_S when stale)
         return () if exact else ("import graph",)
 
     # --- import graph ---------------------------------------------------------------
@@ -197,23 +179,22 @@ class FileSearch:
         Waits (at most ``timeout`` seconds) for the import graph when it is
         still being built; raises ``TimeoutError`` past that.
         """
-        return self._require_graph(timeout).importers(relative_path(self.root, path))
+        return self._require_graph(timeout).importers(relative_path(self.service.root, path))
 
     def imports(self, path: str | os.PathLike[str], timeout: float | None = None) -> list[str]:
         """The indexed files ``path`` imports, sorted (see :meth:`importers`)."""
-        return self._require_graph(timeout).imports(relative_path(self.root, path))
+        return self._require_graph(timeout).imports(relative_path(self.service.root, path))
 
     @property
     def graph_status(self) -> dict:
         """``state`` (``off``, ``building``, ``ready``, ``failed``) and, when ready, the graph's counts
         (files, references, resolved, unresolved, edges) and the seconds its build took."""
-        return self._state.imports.status()
+        return self.service.graph.status()
 
     def _require_graph(self, timeout: float | None):
-        state = self._state
-        if state.index is None:
+        if self.service.index is None:
             raise RuntimeError("the project has no index yet: open() it first")
-        graph = state.imports.wait(state, timeout)
+        graph = self.service.wait_graph(timeout)
         if graph is None:
             raise TimeoutError("the import graph is still being built")
         return graph

@@ -9,11 +9,10 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from codelex.errors import AmbiguousSymbolError, SymbolNotFoundError
 from codelex.project.edits import relative_path
-from codelex.project.state import RootState
+from codelex.project.service import IndexService
 from codelex.structure import Definition, FileStructure
 
 __all__ = ["Outline", "SymbolQueries", "SymbolSource", "find_definition", "outline_of", "overload_stubs"]
@@ -210,14 +209,15 @@ def find_definition(structure: FileStructure, name: str, line: int | None = None
 
 
 class SymbolQueries:
-    """Outlines and definitions of files, for :class:`codelex.Project` (which sets what is declared here).
+    """Outlines and definitions of one root's files, through its :class:`IndexService`.
 
     A file's structure comes from the root's structure store, or is read on
     demand when the store does not know it (yet) or it was edited since.
     """
 
-    root: Path
-    _state: RootState
+    def __init__(self, service: IndexService) -> None:
+        self.service = service
+        self.root = service.root
 
     def _structure(self, path: str | os.PathLike[str]):
         """``(rel, structure, content)`` of a file named from outside: contained, and read once, safely.
@@ -229,7 +229,7 @@ class SymbolQueries:
         from codelex.safefs import NotRegularFileError, read_bytes
 
         rel = relative_path(self.root, path)
-        max_bytes = self._state.options.max_bytes
+        max_bytes = self.service.options.max_bytes
         try:
             content, _ = read_bytes(self.root, rel, max_bytes)
         except FileNotFoundError:
@@ -240,8 +240,8 @@ class SymbolQueries:
             raise ValueError(f"cannot read {rel}: {exc.strerror or exc}") from None
         if max_bytes is not None and len(content) > max_bytes:
             raise ValueError(f"cannot read the structure of {rel}: too-large")
-        upkeep = self._state.structure
-        upkeep.load(self._state.structure_dir())
+        upkeep = self.service.structure
+        upkeep.load(self.service.structure_dir())
         structure = upkeep.structure(rel)
         if structure is None:
             from codelex.ingest import read_file
@@ -315,13 +315,13 @@ class SymbolQueries:
 
     def wait_structure(self, timeout: float | None = None) -> bool:
         """Wait for the background structure build; True when none is running (any more)."""
-        return self._state.structure.wait(timeout)
+        return self.service.structure.wait(timeout)
 
     @property
     def structure_status(self) -> dict:
         """``{status, reason, stats, save_error}`` of the structure store (``idle``, ``building``, ``ready``,
         ``failed``); ``save_error`` says why its last save failed (None when it did not)."""
-        upkeep = self._state.structure
+        upkeep = self.service.structure
         with upkeep.lock:
             return {"status": upkeep.status, "reason": upkeep.reason, "stats": dict(upkeep.stats),
                     "save_error": upkeep.save_error}

@@ -1,0 +1,273 @@
+"""The ``codelex`` command line's grammar: commands, options, help texts and usage errors (argparse).
+
+:func:`build_parser` is the whole table; each command's ``func`` is its name in
+:data:`codelex.cli.COMMANDS`, which runs it.  Kept apart so that the grammar
+reads as one table and the command line's module holds only what commands do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from codelex.defaults import EXIT_ERROR, FILTER_KEYS, SHARD_FILTER_KEY
+
+__all__ = ["PLACEHOLDERS", "Parser", "add_color", "build_parser", "positive_int", "protect_negations"]
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with usage errors as one line on stderr (exit status 2), like every other error."""
+
+    def error(self, message: str):  # type: ignore[override]
+        from codelex.render import display_text
+
+        for placeholder, original in PLACEHOLDERS.items():
+            message = message.replace(placeholder, original)
+        self.exit(EXIT_ERROR, f"codelex: {display_text(message)} (see `{self.prog} --help`)\n")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
+    return value
+
+
+# A query argument that is only a negated filter (``-file:test``) is the
+# query, not an option: argparse would take it for an unknown flag.
+_NEGATED_FILTER = re.compile(r"-(?:" + "|".join((*FILTER_KEYS, SHARD_FILTER_KEY)) + r"):", re.IGNORECASE)
+_QUERY_COMMANDS = ("search", "docs", "code")
+
+
+def protect_negations(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Replace query arguments that start with ``-KEY:`` by placeholders argparse takes as positional."""
+    if not any(a in _QUERY_COMMANDS for a in argv):
+        return argv, {}
+    out, originals = [], {}
+    for i, arg in enumerate(argv):
+        if _NEGATED_FILTER.match(arg) and (i == 0 or argv[i - 1] not in _VALUE_OPTIONS) and "--" not in argv[:i]:
+            placeholder = f"\x00query{len(originals)}"
+            originals[placeholder] = arg
+            out.append(placeholder)
+        else:
+            out.append(arg)
+    return out, originals
+
+
+PLACEHOLDERS: dict[str, str] = {}  # placeholder -> original argument, for error messages
+
+# Options that take a value (an argument right after one of these is its value, never a query).
+_VALUE_OPTIONS = frozenset({"--root", "--max-bytes", "-n", "--limit", "--lang", "--path", "--color", "--alt",
+                            "--embedder", "--fusion", "--per-file", "--lines", "--address", "--store",
+                            "--deadline", "--name", "--actors", "--actor-cpus", "--http",
+                            "--http-host"})
+
+
+def add_color(parser: argparse.ArgumentParser) -> None:
+    """``--color auto|always|never``, for a command that prints a listing (:func:`codelex.output.use_colour`)."""
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's grammar: every command, its options and help; ``func`` names the command run."""
+    from codelex.defaults import DEFAULT_MAX_BYTES, DEFAULT_RANKING, RANKINGS, VERSION
+
+    parser = Parser(
+        prog="codelex",
+        description="Rank the files of a codebase for a query (identifier-aware BM25, kept fresh on disk).",
+    )
+    parser.add_argument("--version", action="version", version=f"codelex {VERSION}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    common = Parser(add_help=False)
+    common.add_argument("--root", default=None,
+                        help="the project directory (default: the nearest directory up from here holding an "
+                             "index, else the git work tree's root, else .)")
+    common.add_argument("--max-bytes", type=int, default=None, metavar="N",
+                        help=f"skip files larger than N bytes (default: the project's max_bytes setting, else "
+                             f"{DEFAULT_MAX_BYTES})")
+    # Accepted after the command too; SUPPRESS keeps a --debug given before it.
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+
+    s = sub.add_parser("search", parents=[common], help="rank files for a query",
+                       description="Rank files for QUERY. Inline filters: lang:KIND, file:TEXT (a substring of "
+                                   "the path), path:GLOB (a glob, or a directory and all under it), ext:EXT, "
+                                   "negated with a leading '-' (-path:tests).")
+    s.add_argument("query")
+    s.add_argument("-n", "--limit", type=positive_int, default=10, help="number of results (default: 10)")
+    s.add_argument("--lang", help="only files of this kind (see codelex.KINDS)")
+    s.add_argument("--path", action="append", metavar="GLOB", help="only paths matching GLOB (repeatable)")
+    out = s.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print one JSON document")
+    out.add_argument("--jsonl", action="store_true", help="print one JSON object per hit, one per line")
+    out.add_argument("-l", "--files-only", action="store_true", help="print only the paths, one per line")
+    out.add_argument("--vimgrep", action="store_true", help="print path:line:column:text, one hit per line")
+    s.add_argument("-w", "--whole-project", action="store_true",
+                   help="from a subdirectory, search the whole project (default: that subtree only)")
+    s.add_argument("--no-priors", action="store_true",
+                   help="do not demote tests, vendored code and docs, nor boost much-imported files")
+    s.add_argument("--no-import-graph", action="store_true",
+                   help="do not boost files that many others import (the centrality prior)")
+    s.add_argument("--ranking", choices=RANKINGS, default=DEFAULT_RANKING,
+                   help="code: BM25F over bodies, paths and definitions (default); classic: BM25 over bodies")
+    add_color(s)
+    s.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    s.set_defaults(func="search")
+
+    i = sub.add_parser("index", parents=[common], help="build or refresh the index and summarize it")
+    i.add_argument("--rebuild", action="store_true", help="build from scratch")
+    i.add_argument("--no-structure", action="store_true",
+                   help="do not wait for the structure (definitions, chunks) to be analyzed")
+    i.add_argument("--json", action="store_true")
+    i.add_argument("--verify", action="store_true",
+                   help="check every checksum of the saved index now (loading checks large arrays lazily)")
+    i.set_defaults(func="index")
+
+    st = sub.add_parser("status", parents=[common], help="where the index is, its age, whether it is stale")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func="status")
+
+    d = sub.add_parser("docs", parents=[common], help="rank documentation sections for a question",
+                       description="Rank the sections of the project's documentation (.md, .mdx, .rst, docs/*.txt).")
+    d.add_argument("query")
+    d.add_argument("-n", "--limit", type=positive_int, default=5, help="number of sections (default: 5)")
+    d.add_argument("--path", action="append", metavar="GLOB",
+                   help="only documents matching this glob or under this directory (repeatable)")
+    d.add_argument("--lang", metavar="TAG",
+                   help="only documents in this language (e.g. de, pt-br) and neutral ones; 'all' for every "
+                        "language (default: the project's main language when its docs have translations)")
+    d.add_argument("--json", action="store_true")
+    add_color(d)
+    d.add_argument("-q", "--quiet", action="store_true")
+    d.set_defaults(func="docs")
+
+    o = sub.add_parser("outline", parents=[common], help="the definitions of a file, nested",
+                       description="List the definitions of FILE (functions, methods, classes, types, constants) "
+                                   "with their kinds and line spans.")
+    o.add_argument("file", metavar="FILE")
+    o.add_argument("--json", action="store_true")
+    add_color(o)
+    o.set_defaults(func="outline")
+
+    sh = sub.add_parser("show", parents=[common], help="the source of one definition, with line numbers",
+                        description="Print the source of SYMBOL in FILE (a qualified name such as Outer.method, "
+                                    "or a bare name), decorators and doc comment included.")
+    sh.add_argument("target", metavar="FILE:SYMBOL")
+    sh.add_argument("--line", type=positive_int, help="pick one of several definitions of the same name")
+    add_color(sh)
+    sh.set_defaults(func="show")
+
+    c = sub.add_parser("code", parents=[common], help="function-sized chunks for a query (hybrid: vectors + words)",
+                       description="Rank the project's chunks (functions, methods, classes) for QUERY by fusing an "
+                                   "embedding ranking with the lexical one. Until every chunk is embedded the "
+                                   "answer is lexical; --wait embeds them first, with a progress bar.")
+    c.add_argument("query")
+    c.add_argument("-n", "--limit", type=positive_int, default=8, help="number of chunks (default: 8)")
+    c.add_argument("--per-file", type=positive_int, default=2, help="chunks per file (default: 2)")
+    c.add_argument("--lines", type=positive_int, default=400, help="lines in all excerpts (default: 400)")
+    c.add_argument("--alt", action="append", metavar="PHRASE", help="another phrasing of the query (repeatable)")
+    c.add_argument("--embedder", metavar="SPEC", help="minilm (default), minilm-int8, onnx:PATH, st:PATH or model2vec:PATH")
+    c.add_argument("--lexical", action="store_true", help="no embeddings: the lexical ranking only")
+    c.add_argument("--fusion", choices=("adaptive", "shape", "original"), default=None,
+                   help="adaptive: weights by the query and by what both rankings show (default); shape: by the "
+                        "query alone; original: the seed's 0.7/0.3 over every chunk")
+    c.add_argument("--wait", action="store_true", help="embed every chunk first")
+    c.add_argument("--lang", help="only files of this kind (see codelex.KINDS)")
+    c.add_argument("--path", action="append", metavar="GLOB", help="only paths matching GLOB (repeatable)")
+    c.add_argument("--json", action="store_true", help="print one JSON document")
+    add_color(c)
+    c.add_argument("-q", "--quiet", action="store_true",
+                   help="no summary line nor progress bar on stderr (the model libraries' bars included)")
+    c.set_defaults(func="code")
+
+    r = sub.add_parser("related", parents=[common], help="the chunks most like the one at FILE:LINE",
+                       description="The chunks nearest in embedding space to the chunk at FILE:LINE "
+                                   "(same language unless --any-language).")
+    r.add_argument("target", metavar="FILE:LINE")
+    r.add_argument("-n", "--limit", type=positive_int, default=8)
+    r.add_argument("--embedder", metavar="SPEC")
+    r.add_argument("--any-language", action="store_true")
+    r.add_argument("--wait", action="store_true", help="embed every chunk first")
+    r.add_argument("--json", action="store_true")
+    add_color(r)
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bars (the model libraries' included)")
+    r.set_defaults(func="related")
+
+    sv = sub.add_parser("serve", help="keep warm, watched indexes for one-shot commands (started on demand)",
+                        description="A per-user background server: `codelex search`, `code` and `related` talk to "
+                                    "it over a Unix socket (owner-only) and fall back to working in-process when it "
+                                    "is absent. "
+                                    "Started on demand; exits when idle. CODELEX_NO_SERVER=1 disables it.")
+    sv.add_argument("--idle-timeout", type=float, default=900.0, metavar="S",
+                    help="exit after S seconds without a request (default: 900)")
+    sv.add_argument("--stop", action="store_true", help="ask the running server to exit")
+    sv.add_argument("--status", action="store_true", help="print the running server's pid and roots")
+    sv.set_defaults(func="serve")
+
+    cl = sub.add_parser("cluster", help="build and serve sharded indexes on Ray (pip install 'codelex[ray]')",
+                        description="One shard per repository or subtree, built as Ray tasks into a shard store "
+                                    "(an fsspec URL: a directory, NFS, s3://...), served by Ray actors.")
+    csub = cl.add_subparsers(dest="cluster_command", metavar="COMMAND", required=True)
+    ray_opts = Parser(add_help=False)
+    ray_opts.add_argument("--address", default=None,
+                          help="the Ray cluster (auto, host:6379, ray://host:10001; default $RAY_ADDRESS)")
+    ray_opts.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    ci = csub.add_parser("index", parents=[ray_opts], help="build one shard per unit as Ray tasks",
+                         description="Build a shard per UNIT ([NAME=]PATH or a git URL on shared storage) into "
+                                     "--store, skipping units whose content did not change. Exit 0 when every "
+                                     "unit is in the store, 1 when some failed (named), 2 on bad input.")
+    ci.add_argument("units", nargs="+", metavar="UNIT")
+    ci.add_argument("--store", required=True, metavar="URL", help="where shards go (every worker must reach it)")
+    ci.add_argument("--retries", type=int, default=2, help="attempts after the first for a failed unit (default: 2)")
+    ci.add_argument("--unit-timeout", type=float, default=6 * 3600.0, metavar="S",
+                    help="cancel a unit's attempt after S seconds (default: 6 h)")
+    ci.add_argument("--cpus-per-unit", type=positive_int, default=1, metavar="N")
+    ci.add_argument("--num-cpus", type=positive_int, default=None, metavar="N",
+                    help="CPUs of the private local Ray started when no cluster is given")
+    ci.add_argument("--force", action="store_true", help="rebuild every unit, changed or not")
+    ci.add_argument("--prune", action="store_true", help="drop the manifest's units not named here")
+    ci.add_argument("--json", action="store_true")
+    ci.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    ci.set_defaults(func="cluster_index")
+    cs = csub.add_parser("serve", parents=[ray_opts], help="load a store's shards into Ray actors (or reload)",
+                         description="Start a detached coordinator that loads the shards of --store into actors "
+                                     "(placed by size) on a running Ray cluster; run again to follow a new "
+                                     "manifest (changed shards are replaced while serving).")
+    cs.add_argument("--store", metavar="URL", help="the shard store built by `codelex cluster index`")
+    cs.add_argument("--actors", type=positive_int, default=2, help="holder actors (default: 2)")
+    cs.add_argument("--actor-cpus", type=float, default=0.0, metavar="N",
+                    help="CPUs each actor reserves (default: 0, so builds still run beside it)")
+    cs.add_argument("--name", default="codelex-coordinator", help="the coordinator's name (several stores)")
+    cs.add_argument("--http", type=int, default=None, metavar="PORT",
+                    help="also answer GET /search?q=QUERY on PORT (0: any free port)")
+    cs.add_argument("--http-host", default="127.0.0.1", metavar="HOST",
+                    help="the address the HTTP endpoint listens on (default: 127.0.0.1; it has no authentication)")
+    cs.add_argument("--stop", action="store_true", help="stop the coordinator and its actors")
+    cs.add_argument("--status", action="store_true", help="print the coordinator's shards and actors")
+    cs.add_argument("--json", action="store_true")
+    cs.set_defaults(func="cluster_serve")
+    cq = csub.add_parser("search", parents=[ray_opts], help="rank the served shards' files for QUERY",
+                         description="Fan QUERY out to the served shards with the collection's statistics; a "
+                                     "shard that does not answer within --deadline is named as missing. "
+                                     "repo:NAME selects shards.")
+    cq.add_argument("query")
+    cq.add_argument("-n", "--limit", type=positive_int, default=10)
+    cq.add_argument("--deadline", type=float, default=5.0, metavar="S", help="seconds (default: 5)")
+    cq.add_argument("--ranking", choices=RANKINGS, default=DEFAULT_RANKING)
+    cq.add_argument("--name", default="codelex-coordinator")
+    cq.add_argument("--json", action="store_true")
+    cq.add_argument("-q", "--quiet", action="store_true")
+    cq.set_defaults(func="cluster_search")
+
+    m = sub.add_parser("mcp", help="run the MCP server on stdio",
+                       description="Serve the project of the current directory, and the roots named with --root "
+                                   "(or $CODELEX_MCP_ROOTS, os.pathsep-separated), to an MCP client on stdio; a "
+                                   "tool's cwd must lie inside one of them.")
+    m.add_argument("--root", action="append", metavar="DIR",
+                   help="another project to serve (repeatable)")
+    m.set_defaults(func="mcp")
+    return parser
