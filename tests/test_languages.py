@@ -225,3 +225,34 @@ def test_a_new_language_is_one_registry_entry(monkeypatch):
 
     assert _reference.scan_definitions("a.toy", go_block) == [("Alpha", 2)]
     assert _reference.filters_predicate(codelex.parse_query("lang:ty").filters)("src/a.toy")
+
+
+def test_the_stages_ask_the_registry_for_test_files_reexports_hubs_twins_declarations_and_docs():
+    """Test files, re-exporting files, import hubs, compiled twins, declaration files and documentation are
+    language facts: each stage asks the registry, and a new entry's facts join its tables."""
+    from codelex.docs.sections import is_doc_path
+    from codelex.graph import from_mapping
+    from codelex.ingest.rules import file_skip_reason, is_twin
+    from codelex.lexical.priors import path_kind_factor
+
+    assert languages.is_test_file("pkg/test_io.py") and languages.is_test_file("src/App.spec.tsx")
+    assert languages.is_test_file("integration_test/a.go") and not languages.is_test_file("src/testament.py")
+    assert path_kind_factor("pkg/test_io.py") < 1.0 and path_kind_factor("pkg/io.py") == 1.0
+    assert path_kind_factor("pkg/__init__.py") < 1.0 and path_kind_factor("pkg/__init__.py", reexport=False) == 1.0
+    assert file_skip_reason("types.d.ts") == "declaration" and file_skip_reason("types.ts") is None
+    assert is_twin("src/a.js", {"src/a.ts"}) and not is_twin("src/a.js", {"src/b.ts"})
+    assert languages.is_import_hub("src/lib.rs") and languages.is_import_hub("web/index.tsx")
+    assert not languages.is_import_hub("docs/index.md") and not languages.is_import_hub("pkg/index.py")
+    graph = from_mapping({"src/a.ts": "import './index'\n", "lib/b.ts": "import '../src/index'\nimport '../src/a'\n",
+                          "src/index.ts": "export * from './a'\n"})
+    assert "src/index.ts" not in graph.prior_counts() and graph.prior_counts().get("src/a.ts") == 2
+    assert is_doc_path("docs/guide.txt") and is_doc_path("README.rst") and not is_doc_path("notes.txt")
+
+    toy = Language("toy", (".toy", ".toyc"), test_names=r"[^/]*_check\.toy", reexport_names=("all.toy",),
+                   import_hubs=r"hub\.toy", compiled_from={".toyc": (".toy",)}, declarations=r"\.decl\.toy")
+    tables = tables_of(LANGUAGES + (toy,))
+    assert tables["TEST_FILE_RE"].search("src/a_check.toy") and "all.toy" in tables["REEXPORT_NAMES"]
+    assert tables["COMPILED_FROM"][".toyc"] == (".toy",) and tables["DECLARATION_RE"].search("x.decl.toy")
+    assert tables["_IMPORT_HUB"].fullmatch("hub.toy") and "toy" in tables["_IMPORT_HUB_KINDS"]
+    with pytest.raises(ValueError):  # a compiled extension the language does not have
+        tables_of((Language("toy", (".toy",), compiled_from={".x": (".toy",)}),))

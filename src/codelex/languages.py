@@ -96,6 +96,15 @@ DEFINITION_RULES: tuple[str, ...] = ("generic", "go")
 IMPORT_FAMILIES: tuple[str, ...] = ("c", "go", "jsts", "jvm", "python", "rust")
 
 
+#: A test helper module's name, in any language (``test_helpers.rb``, ``test_helper.exs``).
+TEST_HELPER_NAMES = r"test_helpers?[^/]*\.\w+"
+#: Directories of tests, whatever the language (``integration_test/``, ``unit-tests/``, Kotlin's ``commonTest/``
+#: and ``jvmTest/`` source sets too).
+TEST_DIR_RE = re.compile(r"(?:^|/)(?:tests?|__tests__|specs?|testing|e2e|[A-Za-z0-9]+[_-]tests?|[a-z]+Tests?)(?:/|$)")
+#: Directories whose plain text files (``.txt``) are documentation.
+DOC_TEXT_DIRS = frozenset({"doc", "docs", "documentation"})
+
+
 class Language(NamedTuple):
     """One kind of file and everything the stages need to know of it.
 
@@ -115,6 +124,21 @@ class Language(NamedTuple):
     grammar: str | Mapping[str, str] | None = None
     definitions: str = "generic"
     imports: str | None = None
+    #: A regular expression a test file's whole name matches (``test_[^/]*\\.py``), or "": test files rank
+    #: below the code they test (the ranking pipeline's ``test_files`` stage).
+    test_names: str = ""
+    #: File names that gather a package's names for its importers (``__init__.py``): ranked below the
+    #: definitions they re-export.
+    reexport_names: tuple[str, ...] = ()
+    #: A regular expression of the file names an import names for what they re-export (Rust ``mod.rs``, a
+    #: JS/TS ``index.*``), or "": the import graph counts no importers for them.
+    import_hubs: str = ""
+    #: Compiled extension -> the source extensions it is compiled from: a compiled file beside its source (same
+    #: stem, same directory) is a build artifact and is not indexed.
+    compiled_from: Mapping[str, tuple[str, ...]] | None = None
+    #: A regular expression of the ends of file names that only declare types for other files (``.d.ts``), or
+    #: "": such files are not indexed.
+    declarations: str = ""
 
     def grammar_for_extension(self, ext: str) -> str | None:
         """The grammar a file of this kind with extension ``ext`` (lowercased) is parsed with, or None."""
@@ -131,7 +155,7 @@ def _each(grammar: str, *extensions: str) -> dict[str, str]:
 LANGUAGES: tuple[Language, ...] = (
     Language("clojure", (".clj", ".cljc", ".cljs", ".edn"), aliases=("clj", "cljs")),
     Language("cmake", (".cmake",), names=r"CMakeLists\.txt"),
-    Language("csharp", (".cs",), aliases=("cs", "c#", "dotnet"), grammar="csharp"),
+    Language("csharp", (".cs",), aliases=("cs", "c#", "dotnet"), grammar="csharp", test_names=r"[^/]*Tests?\.cs"),
     Language("css", (".css", ".less", ".sass", ".scss"), aliases=("scss", "sass", "less"), code=False),
     Language("cue", (".cue",)),
     Language("cxx", (".c", ".h", ".c++", ".cc", ".cp", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tpp",
@@ -141,18 +165,20 @@ LANGUAGES: tuple[Language, ...] = (
              grammar={".c": "c", **_each("cpp", ".h", ".hh", ".hpp", ".hxx", ".cc", ".cpp", ".cxx", ".c++", ".cp",
                                          ".inl", ".ipp", ".tpp", ".txx", ".cppm", ".cxxm", ".c++m", ".ixx", ".cu",
                                          ".hip")},
-             imports="c"),
-    Language("dart", (".dart",)),
+             imports="c", test_names=r"[^/]*_test\.(?:cpp|cc|c)|test_[^/]*\.(?:cpp|cc|c)"),
+    Language("dart", (".dart",), test_names=r"[^/]*_test\.dart|test_[^/]*\.dart"),
     Language("docker", (".dockerfile",), aliases=("dockerfile",), names=r"Dockerfile(\.\w+)?|Containerfile"),
     Language("elixir", (".ex", ".exs"), aliases=("ex", "exs")),
     Language("fish", (".fish",)),
     Language("fsharp", (".fs", ".fsi", ".fsx"), aliases=("fs", "f#")),
     Language("gleam", (".gleam",)),
-    Language("go", (".go",), aliases=("golang",), grammar="go", definitions="go", imports="go"),
+    Language("go", (".go",), aliases=("golang",), grammar="go", definitions="go", imports="go",
+             test_names=r"[^/]*_test\.go"),
     Language("haskell", (".hs", ".lhs"), aliases=("hs",)),
     Language("helm-template", (".tpl",)),
     Language("html", (".htm", ".html"), aliases=("htm",), code=False),
-    Language("java", (".java",), grammar="java", imports="jvm"),
+    Language("java", (".java",), grammar="java", imports="jvm", test_names=r"[^/]*Tests?\.java",
+             reexport_names=("package-info.java",)),
     Language("json", (".json", ".json5", ".jsonc"), code=False),
     Language("jsts", (".cjs", ".cts", ".js", ".jsx", ".mjs", ".mts", ".svelte", ".ts", ".tsx", ".vue"),
              aliases=("js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "javascript", "typescript", "node", "vue",
@@ -160,26 +186,36 @@ LANGUAGES: tuple[Language, ...] = (
              # Svelte and Vue single-file components have no grammar here.
              grammar={**_each("typescript", ".ts", ".mts", ".cts"), ".tsx": "tsx",
                       **_each("javascript", ".js", ".jsx", ".mjs", ".cjs")},
-             imports="jsts"),
-    Language("kotlin", (".kt", ".kts"), aliases=("kt", "kts"), grammar="kotlin", imports="jvm"),
-    Language("lua", (".lua",), grammar="lua"),
+             imports="jsts", test_names=r"[^/]*\.(?:test|spec)\.[jt]sx?", import_hubs=r"index\..*",
+             # (CoffeeScript is no kind here, but its output yields to it all the same)
+             compiled_from={".js": (".ts", ".tsx", ".mts", ".cts", ".vue", ".svelte", ".coffee"),
+                            ".mjs": (".mts", ".ts", ".tsx", ".cts", ".vue", ".svelte", ".coffee"),
+                            ".cjs": (".cts", ".ts", ".tsx", ".mts"),
+                            ".jsx": (".tsx", ".ts", ".mts", ".cts")},
+             declarations=r"\.d\.(?:ts|mts|cts)"),
+    Language("kotlin", (".kt", ".kts"), aliases=("kt", "kts"), grammar="kotlin", imports="jvm",
+             test_names=r"[^/]*Tests?\.kt|[^/]*(?:Spec|Suite)\.kt"),
+    Language("lua", (".lua",), grammar="lua", test_names=r"[^/]*_test\.lua|test_[^/]*\.lua|[^/]*_spec\.lua"),
     Language("markdown", (".markdown", ".md", ".mdx"), aliases=("md", "mdx"), code=False, prose=True),
     Language("nix", (".nix",)),
     Language("ocaml", (".ml", ".mli"), aliases=("ml",)),
-    Language("php", (".php",), grammar="php"),
+    Language("php", (".php",), grammar="php", test_names=r"[^/]*Tests?\.php"),
     Language("powershell", (".ps1", ".psm1", ".psd1"), aliases=("ps1", "pwsh")),
     Language("prisma", (".prisma",)),
-    Language("python", (".py", ".pyi"), aliases=("py", "py3", "pyi", "python3"), grammar="python", imports="python"),
+    Language("python", (".py", ".pyi"), aliases=("py", "py3", "pyi", "python3"), grammar="python", imports="python",
+             test_names=r"test_[^/]*\.py|[^/]*_test\.py", reexport_names=("__init__.py",)),
     Language("restructuredtext", (".rest", ".rst"), aliases=("rst", "rest"), code=False, prose=True),
-    Language("ruby", (".gemspec", ".rake", ".rb", ".ru"), aliases=("rb",), grammar="ruby"),
-    Language("rust", (".rs",), aliases=("rs",), grammar="rust", imports="rust"),
-    Language("scala", (".scala", ".sc", ".sbt"), aliases=("scala3", "sbt"), grammar="scala"),
+    Language("ruby", (".gemspec", ".rake", ".rb", ".ru"), aliases=("rb",), grammar="ruby",
+             test_names=r"[^/]*_test\.rb|[^/]*_spec\.rb"),
+    Language("rust", (".rs",), aliases=("rs",), grammar="rust", imports="rust", import_hubs=r"mod\.rs|lib\.rs|main\.rs"),
+    Language("scala", (".scala", ".sc", ".sbt"), aliases=("scala3", "sbt"), grammar="scala",
+             test_names=r"[^/]*Tests?\.scala|[^/]*(?:Spec|Suite)\.scala"),
     Language("shell", (".bash", ".sh", ".zsh"), aliases=("sh", "bash", "zsh", "make", "makefile"),
              names=r"(GNU)?[Mm]akefile",
              # Makefiles are shell here, but not bash.
              grammar=_each("bash", ".sh", ".bash", ".zsh")),
     Language("sql", (".sql",)),
-    Language("swift", (".swift",), grammar="swift"),
+    Language("swift", (".swift",), grammar="swift", test_names=r"[^/]*Tests?\.swift|[^/]*(?:Spec|Suite)\.swift"),
     Language("terraform", (".tf", ".tfvars"), aliases=("tf", "hcl")),
     Language("terragrunt", (), names=r"terragrunt\.hcl|root\.hcl"),
     Language("toml", (".toml",), code=False),
@@ -197,6 +233,7 @@ def tables_of(languages: tuple[Language, ...]) -> dict[str, object]:
     does not have.
     """
     by_kind: dict[str, Language] = {}
+    compiled_exts = {ext for lang in languages for ext in (lang.compiled_from or {})}
     extension_kind: dict[str, str] = {}
     aliases: dict[str, str] = {}
     for lang in languages:
@@ -224,11 +261,24 @@ def tables_of(languages: tuple[Language, ...]) -> dict[str, object]:
             raise ValueError(f"{lang.kind!r} is prose and code")
         if lang.imports is not None and lang.imports not in IMPORT_FAMILIES:
             raise ValueError(f"{lang.kind!r}: unknown import family {lang.imports!r}")
+        for compiled, sources in (lang.compiled_from or {}).items():
+            if compiled not in lang.extensions or set(sources) & compiled_exts:
+                raise ValueError(f"{lang.kind!r}: {compiled!r} is compiled from a compiled extension, or is not its")
     clash = set(aliases) & set(by_kind)
     if clash:
         raise ValueError(f"aliases that are kinds: {sorted(clash)}")
     named = [lang for lang in languages if lang.names]
+    tests = "|".join(lang.test_names for lang in languages if lang.test_names)
+    hubs = "|".join(lang.import_hubs for lang in languages if lang.import_hubs)
+    declarations = "|".join(lang.declarations for lang in languages if lang.declarations)
     return {
+        # A test file by its name, whatever its directory (a test helper module in any language too).
+        "TEST_FILE_RE": re.compile(rf"(?:^|/)(?:{tests}|{TEST_HELPER_NAMES})$"),
+        "REEXPORT_NAMES": frozenset(name for lang in languages for name in lang.reexport_names),
+        "_IMPORT_HUB": re.compile(hubs or "(?!)"),
+        "_IMPORT_HUB_KINDS": frozenset(lang.kind for lang in languages if lang.import_hubs),
+        "COMPILED_FROM": {ext: sources for lang in languages for ext, sources in (lang.compiled_from or {}).items()},
+        "DECLARATION_RE": re.compile(rf"(?:{declarations or '(?!)'})$", re.IGNORECASE),
         "BY_KIND": by_kind,
         "EXTENSION_KIND": extension_kind,
         "ALIASES": aliases,
@@ -255,6 +305,16 @@ _SPECIAL_LANGUAGE: dict[str, Language] = _TABLES["_SPECIAL_LANGUAGE"]
 _SPECIAL_KIND: dict[str, str] = _TABLES["_SPECIAL_KIND"]
 #: Lowercased extension -> rule set id, for the extensions whose rules are not ``generic`` (id 0).
 DEFINITION_RULES_BY_EXTENSION: dict[str, int] = _TABLES["DEFINITION_RULES_BY_EXTENSION"]
+#: A test file by its name (the languages' ``test_names``, and test helper modules).
+TEST_FILE_RE: re.Pattern[str] = _TABLES["TEST_FILE_RE"]
+#: File names that re-export a package's names (the languages' ``reexport_names``).
+REEXPORT_NAMES: frozenset[str] = _TABLES["REEXPORT_NAMES"]
+#: Compiled extension -> the source extensions it is compiled from (the languages' ``compiled_from``).
+COMPILED_FROM: dict[str, tuple[str, ...]] = _TABLES["COMPILED_FROM"]
+#: A file that only declares types (the languages' ``declarations``: ``.d.ts``), matched on its name.
+DECLARATION_RE: re.Pattern[str] = _TABLES["DECLARATION_RE"]
+_IMPORT_HUB: re.Pattern[str] = _TABLES["_IMPORT_HUB"]
+_IMPORT_HUB_KINDS: frozenset[str] = _TABLES["_IMPORT_HUB_KINDS"]
 
 
 def extname(path: str) -> str:
@@ -318,3 +378,24 @@ def definition_rules_of(path: str) -> int:
     chooses it from the path (a special name never selects one).
     """
     return DEFINITION_RULES_BY_EXTENSION.get(extname(path).lower(), 0)
+
+
+def is_test_file(path: str) -> bool:
+    """Whether a file is a test, by its name (:data:`TEST_FILE_RE`) or its directory (:data:`TEST_DIR_RE`)."""
+    return TEST_FILE_RE.search(path) is not None or TEST_DIR_RE.search(path) is not None
+
+
+def is_import_hub(path: str) -> bool:
+    """Whether importers name a file for what it re-exports (its language's ``import_hubs``: ``mod.rs``, a JS/TS
+    ``index.*``), not for its own text."""
+    base = path.rsplit("/", 1)[-1]
+    return _IMPORT_HUB.fullmatch(base) is not None and kind_of(path) in _IMPORT_HUB_KINDS
+
+
+def is_documentation(path: str) -> bool:
+    """Documentation: prose (:func:`is_prose`: Markdown, reStructuredText), and ``.txt`` files under a
+    documentation directory (:data:`DOC_TEXT_DIRS`)."""
+    if is_prose(path):
+        return True
+    parts = path.lower().split("/")
+    return parts[-1].endswith(".txt") and any(p in DOC_TEXT_DIRS for p in parts[:-1])

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from codelex.languages import is_prose, kind_of
+from codelex.languages import is_documentation, kind_of
 
 __all__ = ["Section", "is_doc_path", "sections_from_file", "sections_from_markdown", "sections_from_rst", "slug",
            "sphinx_id"]
@@ -368,13 +368,9 @@ def sections_from_file(path: str, text: str) -> list[Section]:
 
 
 #: A plain text file is documentation under one of these directories only (lower-cased).
-_DOC_DIRS = frozenset({"doc", "docs", "documentation"})
 
 
 def is_doc_path(path: str) -> bool:
-    """Prose documentation (the registry's prose kinds: Markdown, reStructuredText), and ``.txt`` files under a
-    ``doc``/``docs``/``Documentation`` directory."""
-    if is_prose(path):
-        return True
-    parts = path.lower().split("/")
-    return parts[-1].endswith(".txt") and any(p in _DOC_DIRS for p in parts[:-1])
+    """Whether the docs index a file: :func:`codelex.languages.is_documentation` (prose, and ``.txt`` files under
+    a ``doc``/``docs``/``Documentation`` directory)."""
+    return is_documentation(path)

@@ -9,12 +9,12 @@ from collections.abc import Callable, Iterable, Mapping
 
 from codelex.graph.extract import ImportRef, extract_imports, graph_language
 from codelex.graph.resolve import MANIFESTS, Resolver
+from codelex.languages import is_import_hub
 from codelex.runtime import collector_paused
 
 __all__ = ["ImportGraph"]
 
 #: Module files that mostly re-export their children (see ImportGraph.prior_counts).
-_REEXPORT_HUBS = frozenset({"mod.rs", "lib.rs", "main.rs"})
 
 
 class ImportGraph:
@@ -107,8 +107,7 @@ class ImportGraph:
                     go_package_files[posixpath.dirname(path)] += 1
             counts = {}
             for path, sources in self._in.items():
-                name = posixpath.basename(path)
-                if not sources or name in _REEXPORT_HUBS or name.startswith("index.") and graph_language(path) == "jsts":
+                if not sources or is_import_hub(path):
                     continue
                 count = len({posixpath.dirname(s) for s in sources})
                 if path.endswith(".go"):

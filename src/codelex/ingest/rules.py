@@ -11,6 +11,7 @@ import fnmatch
 import re
 
 from codelex.kinds import extname, kind_of
+from codelex.languages import COMPILED_FROM, DECLARATION_RE
 
 __all__ = [
     "BINARY_PROBE_BYTES",
@@ -48,15 +49,9 @@ LOCKFILES: frozenset[str] = frozenset({
     "cargo.lock", "composer.lock", "gemfile.lock", "poetry.lock", "uv.lock", "go.sum",
 })
 _MINIFIED = re.compile(r"\.(min|bundle|chunk)\.(js|mjs|cjs|css)$", re.IGNORECASE)
-_DECLARATION = re.compile(r"\.d\.(ts|mts|cts)$", re.IGNORECASE)
 #: A compiled file yields to a source file with the same stem in the same directory: compiled extension ->
-#: the source extensions (the ``build-artifact`` rule; the sources are never compiled extensions).
-TWIN_COMPILED: dict[str, tuple[str, ...]] = {
-    ".js": (".ts", ".tsx", ".mts", ".cts", ".vue", ".svelte", ".coffee"),
-    ".mjs": (".mts", ".ts", ".tsx", ".cts", ".vue", ".svelte", ".coffee"),
-    ".cjs": (".cts", ".ts", ".tsx", ".mts"),
-    ".jsx": (".tsx", ".ts", ".mts", ".cts"),
-}
+#: the source extensions (the ``build-artifact`` rule; the language registry's ``compiled_from``).
+TWIN_COMPILED: dict[str, tuple[str, ...]] = COMPILED_FROM
 _EXTRA_EXTENSIONS = frozenset({".coffee"})  # scanned although no kind claims them (as the original)
 
 # Strong evidence in the first 4 KiB that a file is generated.  Unlike the
@@ -122,7 +117,7 @@ def file_skip_reason(base: str) -> str | None:
         return "unsupported"
     if _MINIFIED.search(base):
         return "minified"
-    if _DECLARATION.search(base):
+    if DECLARATION_RE.search(base):
         return "declaration"
     return None
 

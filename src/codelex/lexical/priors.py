@@ -25,15 +25,9 @@ TEST_VENDOR_RE = re.compile(
 DOC_FILE_RE = re.compile(r"\.(md|mdx|markdown|json|json5|jsonc|txt|rst|lock|ya?ml|toml|csv)$", re.IGNORECASE)
 
 # The ranking pipeline's path kinds (codelex.rank.pipeline): test files by name as well as by directory,
-# re-export hubs and package metadata, compat/legacy copies, declaration stubs, internal directories; and,
-# apart, the auxiliary code around a project's source (examples, samples, demos, benchmarks, docs' snippets).
-TEST_FILE_RE = re.compile(
-    r"(?:^|/)(?:test_[^/]*\.py|[^/]*_test\.(?:py|go|rb|cpp|cc|c|dart|lua)|[^/]*Tests?\.(?:java|kt|swift|cs|scala|php)"
-    r"|[^/]*(?:Spec|Suite)\.(?:kt|swift|scala)|[^/]*_spec\.(?:rb|lua)|[^/]*\.(?:test|spec)\.[jt]sx?"
-    r"|test_[^/]*\.(?:cpp|cc|c|dart|lua)|test_helpers?[^/]*\.\w+)$")
-# (``integration_test/``, ``unit-tests/``, Kotlin's ``commonTest/`` and ``jvmTest/`` source sets too)
-TEST_DIR_RE = re.compile(r"(?:^|/)(?:tests?|__tests__|specs?|testing|e2e|[A-Za-z0-9]+[_-]tests?|[a-z]+Tests?)(?:/|$)")
-REEXPORT_NAMES = frozenset({"__init__.py", "package-info.java"})
+# re-export hubs and package metadata, declaration stubs (the language registry's facts), compat/legacy copies,
+# internal directories; and, apart, the auxiliary code around a project's source (examples, samples, demos,
+# benchmarks, docs' snippets).
 COMPAT_DIR_RE = re.compile(r"(?:^|/)(?:compat|_compat|legacy)(?:/|$)")
 AUXILIARY_DIR_RE = re.compile(r"(?:^|/)(?:_?examples?|samples?|demos?|docs?_src|benches|benchmarks?|bench)(?:/|$)")
 INTERNAL_DIR_RE = re.compile(r"(?:^|/)(?:_?internal|detail|impl)(?:/|$)")
@@ -48,14 +42,16 @@ def path_kind_factor(path: str, reexport: bool = True) -> float:
     from codelex.defaults import (PIPELINE_COMPAT, PIPELINE_DECLARATIONS, PIPELINE_INTERNAL, PIPELINE_REEXPORT,
                                   PIPELINE_TEST_FILE)
 
+    from codelex.languages import DECLARATION_RE, REEXPORT_NAMES, is_test_file
+
     factor = 1.0
-    if TEST_FILE_RE.search(path) or TEST_DIR_RE.search(path):
+    if is_test_file(path):
         factor *= PIPELINE_TEST_FILE
     if reexport and path.rsplit("/", 1)[-1] in REEXPORT_NAMES:
         factor *= PIPELINE_REEXPORT
     if COMPAT_DIR_RE.search(path):
         factor *= PIPELINE_COMPAT
-    if path.endswith(".d.ts"):
+    if DECLARATION_RE.search(path):  # (never admitted by a project's walk; a WordIndex built by hand may hold them)
         factor *= PIPELINE_DECLARATIONS
     if INTERNAL_DIR_RE.search(path):
         factor *= PIPELINE_INTERNAL
