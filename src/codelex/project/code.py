@@ -27,7 +27,7 @@ import numpy as np
 from codelex.dense import Embedder, VectorCache, embed_checked, embedder_loader
 from codelex.defaults import DEFAULT_EMBED_LIMIT, DEFAULT_EMBEDDER, EMBED_BATCH
 from codelex.errors import EmbedderError
-from codelex.ingest import Document, read_file
+from codelex.ingest import Document
 from codelex.project.jobs import Job, join_all
 from codelex.rank import ChunkCorpus, ChunkLexicalIndex, HybridSearcher, chunk_rows, embedding_text
 
@@ -92,9 +92,10 @@ def _loaded(load, spec) -> Embedder:
 class CodeUpkeep:
     """One root's chunk corpus, chunk index and vector caches (thread-safe)."""
 
-    def __init__(self, root: Path, max_bytes: int | None, save_dir_fn: Callable[[], Path]) -> None:
+    def __init__(self, root: Path, source, save_dir_fn: Callable[[], Path]) -> None:
         self.root = root
-        self.max_bytes = max_bytes
+        #: The root's admission now (``source()``): every file this stage reads, it reads through it.
+        self.source = source
         self.save_dir_fn = save_dir_fn
         self.lock = threading.RLock()
         # Serializes syncs, which take seconds on a large tree: never held by anything a query waits for.
@@ -205,7 +206,7 @@ class CodeUpkeep:
                 cached = self.file_rows.get(path)
                 if cached is not None and cached[0] == digest:
                     continue
-                doc = read_file(str(self.root), path, self.max_bytes)
+                doc = self.source().read(path)
                 rows = chunk_rows(path, doc.content, load()) if isinstance(doc, Document) else []
                 self.file_rows[path] = (digest, rows)
                 changed[path] = rows
@@ -276,7 +277,7 @@ class CodeUpkeep:
         """
         rows = []
         for path in dict.fromkeys(paths):
-            doc = read_file(str(self.root), path, self.max_bytes)
+            doc = self.source().read(path)
             if isinstance(doc, Document):
                 rows.extend(chunk_rows(path, doc.content, structure_for(path, doc.content)))
         corpus = ChunkCorpus.from_rows(rows)

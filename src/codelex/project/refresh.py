@@ -12,7 +12,7 @@ from collections.abc import Callable
 from operator import itemgetter
 
 from codelex.defaults import FILE_SET_CHURN, STALE_CHURN, STALE_MIN_FILES
-from codelex.ingest import CONTENT_SKIPS, Document, SourceFile, WalkResult, read_file, read_files
+from codelex.ingest import CONTENT_SKIPS, Document, SourceFile, WalkResult, read_files
 from codelex.lexical import WordIndex
 from codelex.project.results import RefreshReport
 from codelex.project.state import RootState
@@ -110,7 +110,7 @@ def refresh(state: RootState, job: int, index: WordIndex, walk: WalkResult,
             continue
         # Left out on reading: gone, binary, generated or grown past the cap.
         # Only a transient read failure keeps the old content.
-        outcome = read_file(str(state.root), f.path, max_bytes)
+        outcome = state.options.admission.read(f.path)
         if isinstance(outcome, Document):  # raced back into existence
             index.update(outcome.path, outcome.content, mtime_ns=outcome.mtime_ns)
         elif outcome != "unreadable" and index.remove(f.path):

@@ -134,7 +134,6 @@ def follow_config(state, request: Request, *, start: bool, wait: bool = False,
         changed = options != state.options
         if changed:
             state.options = options
-            state.structure.max_bytes = state.code.max_bytes = options.max_bytes
             if state.index is not None:  # (edits from now on: the new cap; the refresh below lists again)
                 state.index.max_bytes = options.max_bytes
         status = state.status

@@ -28,7 +28,7 @@ import xxhash
 
 from codelex.defaults import STRUCTURE_FILE
 from codelex.errors import IndexFormatError
-from codelex.ingest import Document, SourceFile, read_file
+from codelex.ingest import Document, SourceFile
 from codelex.persist.layout import probe_index
 from codelex.project.jobs import DebouncedSaver, Job
 from codelex.structure import FileStructure, analyze
@@ -70,9 +70,10 @@ def walk_digest(files: Sequence[SourceFile]) -> str:
 class StructureUpkeep:
     """One root's structure store and the work that keeps it fresh (thread-safe)."""
 
-    def __init__(self, root, max_bytes: int | None, save_dir_fn) -> None:
+    def __init__(self, root, source, save_dir_fn) -> None:
         self.root = root
-        self.max_bytes = max_bytes
+        #: The root's admission now (``source()``): every file this stage reads, it reads through it.
+        self.source = source
         self.save_dir_fn = save_dir_fn  # where to save (the root's writable index directory)
         self.debounce_ms: float | None = None
         # The background analysis: its state word is the store's status (idle | building | ready | failed).
@@ -95,6 +96,11 @@ class StructureUpkeep:
     @property
     def status(self) -> str:
         return self.build.state
+
+    @property
+    def max_bytes(self) -> int | None:
+        """The size cap of the root's admission now (what the worker processes read files with)."""
+        return self.source().max_bytes
 
     @property
     def reason(self) -> str | None:
@@ -266,7 +272,7 @@ class StructureUpkeep:
             content = self.stale[path]
         index = self.index if self.index is not None else StructureIndex()
         if content is None:
-            doc = read_file(str(self.root), path, self.max_bytes)
+            doc = self.source().read(path)
             if not isinstance(doc, Document):
                 index.remove(path)
                 self._forget(path, content)
@@ -394,7 +400,7 @@ class StructureUpkeep:
     def _analyze_now(self, path: str, store: StructureIndex | None) -> tuple[FileStructure, Document] | None:
         """``path`` read from disk and analyzed in this thread, its record put in ``store``: ``(structure, the
         document read)``, None when it cannot be read."""
-        doc = read_file(str(self.root), path, self.max_bytes)
+        doc = self.source().read(path)
         if not isinstance(doc, Document):
             return None
         structure = analyze(path, doc.content)

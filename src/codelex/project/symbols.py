@@ -244,9 +244,7 @@ class SymbolQueries:
         upkeep.load(self.service.structure_dir())
         structure = upkeep.structure(rel)
         if structure is None:
-            from codelex.ingest import read_file
-
-            why = read_file(str(self.root), rel, max_bytes)
+            why = self.service.options.admission.read(rel)
             raise ValueError(f"cannot read the structure of {rel}: {why if isinstance(why, str) else 'unreadable'}")
         return rel, structure, content
 
