@@ -453,7 +453,7 @@ def test_not_run_command_is_well_formed(command):
     notation = [a for a in argv if re.fullmatch(r"\[.*\]|\.\.\.|.*\|.*|<.*>", a)]
     assert not notation, f"{command.key}: synopsis notation a shell would pass as it is: {notation}"
     if argv[0] == "codelex":
-        from codelex.cli import _parser
+        from codelex.cli_parser import build_parser as _parser
 
         try:
             _parser().parse_args(argv[1:])
@@ -493,7 +493,7 @@ def _subparsers(parser):
 
 @pytest.mark.parametrize("block", blocks_of("synopsis"))
 def test_synopsis(block):
-    from codelex.cli import _parser
+    from codelex.cli_parser import build_parser as _parser
 
     problems = []
     for line in synopsis_lines(block):

@@ -1,16 +1,14 @@
-"""The ``codelex`` command line.
+"""The ``codelex`` command line: what each command does, given its parsed arguments (:data:`COMMANDS`).
 
-``codelex search QUERY``, ``codelex index``, ``codelex status``,
-``codelex docs QUERY``, ``codelex outline FILE``, ``codelex show FILE:SYMBOL``
-and ``codelex mcp``.  argparse rather than click: start-up time matters for a
-command that answers in milliseconds.  Exit status as grep: 0 with results,
-1 without, 2 on errors (one line on stderr, no traceback unless ``--debug``),
-130 on Ctrl-C (a save is atomic, so an interrupt never tears the index).
+The grammar is :mod:`codelex.cli_parser`'s, the renderings :mod:`codelex.output`'s, the cluster commands
+:mod:`codelex.cli_cluster`'s.  Exit status as grep's (:mod:`codelex.defaults`): 0 with results, 1 without, 2 on
+errors (one line on stderr, no traceback unless ``--debug``), 130 on Ctrl-C (a save is atomic: never torn).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -18,90 +16,17 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from codelex.cli_parser import PLACEHOLDERS, build_parser, protect_negations
+from codelex.cli_cluster import cmd_cluster_index, cmd_cluster_search, cmd_cluster_serve
+from codelex.cli_common import EmbedProgress as _EmbedProgress
+from codelex.cli_common import Failure as _Failure
+from codelex.cli_common import Progress as _Progress
+from codelex.cli_common import quiet_libraries as _quiet_libraries
+from codelex.cli_common import style as _style
+from codelex.cli_common import write as _write
+from codelex.cli_parser import build_parser, parse
 from codelex.defaults import EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NONE
 
 __all__ = ["main"]
-
-
-
-def _style(args):
-    """The colours of a listing on standard output (``--color``; :class:`codelex.output.Style`)."""
-    from codelex.output import Style, use_colour
-
-    return Style(use_colour(args.color, sys.stdout))
-
-
-def _write(lines) -> None:
-    """Print an answer's lines (a renderer of :mod:`codelex.output`) on standard output."""
-    for line in lines:
-        sys.stdout.write(line + "\n")
-
-
-class _Progress:
-    """A one-line progress bar on stderr for builds that last more than a second."""
-
-    def __init__(self, stream, delay: float = 1.0) -> None:
-        self.stream = stream
-        self.start = time.monotonic()
-        self.delay = delay
-        self.shown = False
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int, nbytes: int) -> None:
-        self.draw("indexing", done, total, f"files, {nbytes / 2**20:,.0f} MiB")
-
-    def draw(self, label: str, done: int, total: int, tail: str) -> None:
-        now = time.monotonic()
-        if now - self.start < self.delay or (now - self.last < 0.1 and done < total):
-            return
-        self.last = now
-        width = 30
-        filled = int(width * done / total) if total else width
-        self.stream.write(f"\r\x1b[2K{label} [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} {tail}")
-        self.stream.flush()
-        self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            self.stream.write("\r\x1b[2K")
-            self.stream.flush()
-
-
-class _EmbedProgress(_Progress):
-    """The same bar while chunks are embedded, with the rate and the time left at that rate."""
-
-    def __call__(self, done: int, total: int) -> None:  # type: ignore[override]
-        rate = done / max(time.monotonic() - self.start, 1e-9)
-        eta = f", {_duration((total - done) / rate)} left" if rate > 0 and done < total else ""
-        self.draw("embedding", done, total, f"chunks, {rate:,.0f}/s{eta}")
-
-
-def _duration(seconds: float) -> str:
-    """``42 s``, ``3 min 05 s``, ``1 h 02 min``: an ETA as people read one."""
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-
-
-#: Environment variables that silence the progress bars and advisories of the model libraries (tqdm,
-#: huggingface_hub, transformers): read when those load, so set before a model does.
-QUIET_LIBRARIES = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
-                   "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
-
-
-def _quiet_libraries() -> None:
-    """Keep third-party progress bars off this process's stderr (``-q``, and always in the server, whose
-    stderr a request captures: a library's bar would land in a client's answer)."""
-    for name, value in QUIET_LIBRARIES.items():
-        os.environ.setdefault(name, value)
-
-
-class _Failure(Exception):
-    """An error to report as one line on stderr (exit status 2)."""
 
 
 def _project_root(args) -> Path:
@@ -206,7 +131,6 @@ def _search_paths(args, *, scoped: bool = True) -> list[str] | None:
 def _cmd_search(args) -> int:
     from codelex.output import Where, search_lines
     from codelex.query import SearchOptions, parse_request
-    from codelex.render import display_text
 
     _project_root(args)  # (sets args.scope; indexes nothing)
     options = SearchOptions(limit=args.limit, paths=_search_paths(args), lang=args.lang,
@@ -235,21 +159,14 @@ def _cmd_search(args) -> int:
         where = Where(root, lambda file: _shown(args, root, file))
         _write(search_lines(result, fmt, where, query=args.query, tokens=parsed.tokens,
                             style=_style(args) if fmt == "text" else None))
-        if not machine and not args.quiet:
-            report = project.last_report
-            how = ("built" if report.mode == "full" else "opened") if report is not None else "loaded"
-            capped = " (capped)" if result.coverage.truncated else ""
-            scoped = bool(args.scope) and not args.whole_project
-            under = f" under {display_text(args.scope)}/" if scoped else ""
-            if pool is not None:
-                how = "kept warm by the server" + ("" if project.watching else " (stat-checked)")
-            print(f"{len(result.results)} of {result.coverage.files:,} files{under}{capped}; index {how} in "
-                  f"{(opened - started) * 1e3:.0f} ms, query {(searched - opened) * 1e3:.2f} ms",
-                  file=sys.stderr)
-        if result.provisional and not args.quiet:
-            from codelex.project.results import pending_note
+        if not args.quiet:
+            from codelex.output import search_notes
 
-            print(f"codelex: {pending_note(result.pending)}", file=sys.stderr)
+            kept = None if pool is None else ("watched" if project.watching else "stat-checked")
+            for line in search_notes(result, project.last_report if pool is None else None, kept,
+                                     args.scope if not args.whole_project else None, machine,
+                                     (opened - started) * 1e3, (searched - opened) * 1e3):
+                print(line, file=sys.stderr)
         if pool is None:
             _let_structure_finish(project)
     finally:
@@ -293,30 +210,22 @@ def _pooled(args, pool):
 def _verify_saved(project) -> int:
     """``codelex index --verify``: every checksum of every saved file in the index directory, now, and that
     this user wrote each (a committed or copied file's checksums match whatever it holds: it is reported)."""
-    from codelex.output import human_bytes
-
-    from codelex.defaults import INDEX_FILE
     from codelex.errors import IndexFormatError
-    from codelex.persist.container import verify_container_file
-    from codelex.persist.lexical import verify_lexical
+    from codelex.output import human_bytes
+    from codelex.persist.lexical import saved_files, verify_saved_file
     from codelex.render import display_path
 
     directory = project.index_dir
-    main = directory / INDEX_FILE
-    if not main.is_file():
-        raise _Failure(f"no saved index in {display_path(str(directory))}: run `codelex index` first")
     started = time.perf_counter()
-    files = [main] + sorted(p for p in directory.rglob("*.clx") if p != main)
-    total = 0
+    files = saved_files(directory)
+    if not files:
+        raise _Failure(f"no saved index in {display_path(str(directory))}: run `codelex index` first")
     for file in files:
         try:
-            if file == main:
-                verify_lexical(directory)
-            else:
-                verify_container_file(file)
+            verify_saved_file(directory, file)
         except (IndexFormatError, OSError) as exc:
             raise _Failure(f"{display_path(str(file))}: {exc}") from None
-        total += file.stat().st_size
+    total = sum(file.stat().st_size for file in files)
     print(f"verified {len(files)} file{'s' if len(files) != 1 else ''} ({human_bytes(total)}) in "
           f"{time.perf_counter() - started:.2f} s: {display_path(str(directory))}")
     return EXIT_FOUND
@@ -384,6 +293,7 @@ def _index_summary(args, project, elapsed: float) -> dict:
 
 
 def _cmd_status(args) -> int:
+    from codelex import server
     from codelex.output import check_data, status_lines
 
     project = _open_project(args)
@@ -395,29 +305,8 @@ def _cmd_status(args) -> int:
         json.dump(check_data(info, str(project.root)), sys.stdout)
         sys.stdout.write("\n")
     else:
-        _write(status_lines(info, str(project.root), _freshness_line(project.root)))
+        _write(status_lines(info, str(project.root), server.freshness(project.root)))
     return EXIT_FOUND if info["indexed"] is not None else EXIT_NONE
-
-
-def _freshness_line(root: Path) -> str:
-    """Who keeps the root fresh: a running server's watcher, or stat checks at each command."""
-    from codelex import server
-
-    if server.server_enabled():
-        from codelex.defaults import VERSION
-
-        try:
-            answer = server.request({"version": VERSION, "op": "ping"}, timeout=5)
-        except server.Unresponsive:
-            return f"checked by stat at each command (the codelex server, pid {server.holder_pid()}, does not answer)"
-        if answer is not None and str(root) in answer.get("roots", []):
-            state = answer.get("watch", {}).get(str(root))
-            how = "watched by" if state == "watching" else "stat-checked by"
-            return f"{how} the codelex server (pid {answer.get('pid')}); searches go through it"
-        if answer is not None:
-            return f"checked by stat at each command (the codelex server, pid {answer.get('pid')}, has not " \
-                   f"opened this root yet)"
-    return "checked by stat at each command (no codelex server running)"
 
 
 def _cmd_docs(args) -> int:
@@ -699,149 +588,6 @@ def _cmd_mcp(args) -> int:
     return EXIT_FOUND
 
 
-def _cluster_connect(args, *, start_local: bool):
-    from codelex.cluster.ray_runtime import connect
-
-    return connect(args.address, start_local=start_local, num_cpus=getattr(args, "num_cpus", None))
-
-
-def _cmd_cluster_index(args) -> int:
-    from codelex.output import human_bytes
-
-    from codelex.cluster.build import build_cluster, parse_units
-    from codelex.render import display_text
-
-    units = parse_units(args.units)  # (a bad spec: one line, exit 2, before Ray starts)
-    _cluster_connect(args, start_local=True)
-
-    def progress(event) -> None:
-        head = f"[{event.done}/{event.total}] {event.unit}"
-        if event.kind == "waiting":
-            line = f"codelex: warning: {event.detail}"
-        elif event.kind in ("built", "unchanged"):
-            r = event.record
-            line = f"{head}: {event.kind}, {r.files:,} files, {human_bytes(r.shard_bytes)}"
-            if event.kind == "built":
-                line += f" in {r.seconds:.2f} s"
-        elif event.kind == "retry":
-            line = f"{head}: attempt {event.attempt} failed ({display_text(event.detail)}); retrying"
-        else:
-            line = f"{head}: FAILED after {event.attempt} attempts ({display_text(event.detail)})"
-        print(line, file=sys.stderr, flush=True)
-
-    report = build_cluster(units, args.store, retries=args.retries, unit_timeout=args.unit_timeout,
-                           cpus_per_unit=args.cpus_per_unit, force=args.force, prune=args.prune,
-                           progress=None if args.quiet else progress)
-    if args.json:
-        json.dump({"store": args.store, "generation": report.generation, "built": report.built,
-                   "unchanged": report.unchanged, "failed": report.failed, "retried": report.retried,
-                   "seconds": report.seconds, "units": {n: r.to_dict() for n, r in report.records.items()}},
-                  sys.stdout)
-        sys.stdout.write("\n")
-    else:
-        files = sum(r.files for r in report.records.values())
-        size = sum(r.shard_bytes for r in report.records.values())
-        print(f"{len(report.built)} built, {len(report.unchanged)} unchanged, {len(report.failed)} failed in "
-              f"{report.seconds:.2f} s; manifest generation {report.generation}: {len(report.records)} shards, "
-              f"{files:,} files, {human_bytes(size)}")
-        for name, why in sorted(report.failed.items()):
-            print(f"failed: {name}: {display_text(why)}")
-    return EXIT_FOUND if report.ok else EXIT_NONE
-
-
-def _ray_failures(command):
-    """A cluster command whose Ray failures (an actor that died, a call that timed out) are one line, exit 2."""
-
-    def run(args) -> int:
-        from codelex.cluster.ray_runtime import describe_failure, ray_module
-
-        ray = ray_module()
-        try:
-            return command(args)
-        except ray.exceptions.RayError as exc:
-            raise _Failure(describe_failure(exc)) from None
-
-    return run
-
-
-def _cmd_cluster_serve(args) -> int:
-    from codelex.output import human_bytes
-
-    from codelex.cluster.serve import start_coordinator, stop_coordinator
-    from codelex.render import display_text
-
-    if not args.stop and not args.status and not args.store:
-        raise _Failure("cluster serve needs --store URL (or --stop, --status)")
-    ray = _cluster_connect(args, start_local=False)
-    if args.stop:
-        stopped = stop_coordinator(args.name)
-        print(f"stopped {args.name}" if stopped else f"no coordinator {args.name!r} runs", file=sys.stderr)
-        return EXIT_FOUND if stopped else EXIT_NONE
-    if args.status:
-        from codelex.cluster.serve import find_coordinator
-
-        status = ray.get(find_coordinator(args.name).status.remote(), timeout=60.0)
-    else:
-        started = time.perf_counter()
-        http = (args.http_host, args.http) if args.http is not None else None
-        _, status = start_coordinator(args.store, actors=args.actors, name=args.name, actor_cpus=args.actor_cpus,
-                                      http=http)
-        status["seconds"] = time.perf_counter() - started
-    if args.json:
-        json.dump(status, sys.stdout)
-        sys.stdout.write("\n")
-        return EXIT_FOUND if not status["errors"] else EXIT_NONE
-    reload = status.get("reload")
-    if reload is not None:
-        print(f"reloaded generation {reload['generation']}: {len(reload['loaded'])} loaded, "
-              f"{len(reload['replaced'])} replaced, {len(reload['dropped'])} dropped")
-    how = f" in {status['seconds']:.2f} s" if "seconds" in status else ""
-    print(f"{args.name}: {status['shards']} shards, {status['files']:,} files of {display_text(status['store'])} "
-          f"(generation {status['generation']}) on {len(status['actors'])} actors{how}")
-    if status.get("http"):
-        print(f"  http: {status['http']}?q=QUERY")
-    for a in status["actors"]:
-        state = f"error: {display_text(a['error'])}" if a["error"] else \
-            f"pid {a['pid']}, rss {human_bytes(a['rss_bytes'])}"
-        print(f"  actor {a['slot']}: {len(a['shards'])} shards, {human_bytes(a['shard_bytes'])} ({state}): "
-              + ", ".join(a["shards"]))
-    for name, why in sorted(status["errors"].items()):
-        print(f"  not loaded: {name}: {display_text(why)}")
-    return EXIT_FOUND if not status["errors"] else EXIT_NONE
-
-
-def _cmd_cluster_search(args) -> int:
-    from codelex.cluster.serve import find_coordinator
-    from codelex.query import SearchOptions, parse_request
-    from codelex.render import display_path, display_text
-
-    options = SearchOptions(limit=args.limit, ranking=args.ranking)
-    parse_request(args.query, options)  # (a malformed query: one line, exit 2, before Ray starts)
-    ray = _cluster_connect(args, start_local=False)
-    coordinator = find_coordinator(args.name)
-    try:
-        answer = ray.get(coordinator.search.remote(args.query, options, deadline_s=args.deadline),
-                         timeout=args.deadline + 10.0)
-    except ray.exceptions.GetTimeoutError:
-        raise _Failure(f"the coordinator {args.name!r} did not answer within {args.deadline + 10.0:.0f} s") from None
-    except ray.exceptions.RayTaskError as exc:  # the request's own error (a bad repo: filter...)
-        cause = exc.cause if isinstance(getattr(exc, "cause", None), Exception) else exc
-        raise _Failure(str(cause).strip().splitlines()[-1] if str(cause).strip() else type(cause).__name__) from None
-    if args.json:
-        json.dump(answer, sys.stdout)
-        sys.stdout.write("\n")
-    else:
-        _write(f"{i}. {display_path(h['file'])}:{h['startLine']}  {h['score']:.4f}"
-               for i, h in enumerate(answer["results"], 1))
-        if not args.quiet:
-            print(f"{len(answer['results'])} results from {len(answer['answered'])} of {answer['shards']} shards "
-                  f"(generation {answer['generation']}) in {answer['seconds'] * 1e3:.1f} ms", file=sys.stderr)
-    if not args.json or not args.quiet:
-        for name, why in answer["missing"].items():
-            print(f"codelex: missing shard {name}: {display_text(why)}", file=sys.stderr)
-    return EXIT_FOUND if answer["results"] else EXIT_NONE
-
-
 def _interrupt_again(hook_args, previous=sys.unraisablehook) -> None:
     """A ctrl-c that lands in a callback Python cannot raise from (a weakref or ``__del__``): deliver it
     again to the main thread, where the command's own handler reports it, instead of a printed traceback."""
@@ -864,21 +610,15 @@ def main(argv: Sequence[str] | None = None, *, served_tried: bool = False) -> in
             pass
     parser = build_parser()
     raw_argv = list(sys.argv[1:] if argv is None else argv)
-    argv, originals = protect_negations(list(raw_argv))
-    PLACEHOLDERS.update(originals)
-    args = parser.parse_args(argv)
-    if originals and isinstance(getattr(args, "query", None), str):
-        args.query = originals.get(args.query, args.query)
+    args = parse(parser, raw_argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
-    if getattr(args, "max_bytes", None) is not None and args.max_bytes < 0:
-        print("codelex: --max-bytes must be >= 0", file=sys.stderr)
+    if _bad_max_bytes(args):
         return EXIT_ERROR
     from codelex import server
 
     if args.command in server.SERVED_COMMANDS and not args.debug:
-
         if server.server_enabled():
             status = None if served_tried else server.run_remote(raw_argv)
             if status is not None:
@@ -888,8 +628,10 @@ def main(argv: Sequence[str] | None = None, *, served_tried: bool = False) -> in
     return _dispatch(args)
 
 
-#: The server's parser, reused by every request (the server runs one command at a time).
-_SERVED_PARSER: argparse.ArgumentParser | None = None
+@functools.cache
+def _served_parser() -> argparse.ArgumentParser:
+    """The server's parser, built once (argparse takes about 2 ms to build it, half a request's time)."""
+    return build_parser()
 
 
 def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool, stderr_tty: bool = False,
@@ -899,21 +641,13 @@ def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool, stderr_
     ``stderr_tty`` says whether the client's stderr is a terminal; a progress bar (``code --wait``) is then
     drawn on ``progress_stream``, which the server's heartbeats carry to the client.
     """
-    global _SERVED_PARSER
-    if _SERVED_PARSER is None:  # (built once: argparse takes about 2 ms to build it, half a request's time)
-        _SERVED_PARSER = build_parser()
-    parser = _SERVED_PARSER
-    argv, originals = protect_negations(list(argv))
-    args = parser.parse_args(argv)
-    if originals and isinstance(getattr(args, "query", None), str):
-        args.query = originals.get(args.query, args.query)
+    args = parse(_served_parser(), argv)
     from codelex.server import SERVED_COMMANDS
 
     if args.command not in SERVED_COMMANDS:
         print(f"codelex: the server does not run `{args.command}`", file=sys.stderr)
         return EXIT_ERROR
-    if getattr(args, "max_bytes", None) is not None and args.max_bytes < 0:
-        print("codelex: --max-bytes must be >= 0", file=sys.stderr)
+    if _bad_max_bytes(args):
         return EXIT_ERROR
     args.cwd, args.pool = cwd, pool
     args.stderr_tty, args.progress_stream = stderr_tty, progress_stream
@@ -927,14 +661,16 @@ def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool, stderr_
 COMMANDS = {
     "search": _cmd_search, "index": _cmd_index, "status": _cmd_status, "docs": _cmd_docs, "outline": _cmd_outline,
     "show": _cmd_show, "code": _cmd_code, "related": _cmd_related, "serve": _cmd_serve, "mcp": _cmd_mcp,
-    "cluster_index": _cmd_cluster_index, "cluster_serve": _ray_failures(_cmd_cluster_serve),
-    "cluster_search": _ray_failures(_cmd_cluster_search),
+    "cluster_index": cmd_cluster_index, "cluster_serve": cmd_cluster_serve, "cluster_search": cmd_cluster_search,
 }
 
 
-def _parser():
-    """The command line's parser (:func:`codelex.cli_parser.build_parser`)."""
-    return build_parser()
+def _bad_max_bytes(args) -> bool:
+    """A negative ``--max-bytes``, said on stderr."""
+    if getattr(args, "max_bytes", None) is not None and args.max_bytes < 0:
+        print("codelex: --max-bytes must be >= 0", file=sys.stderr)
+        return True
+    return False
 
 
 def _dispatch(args) -> int:

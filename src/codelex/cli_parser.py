@@ -12,7 +12,7 @@ import re
 
 from codelex.defaults import EXIT_ERROR, FILTER_KEYS, SHARD_FILTER_KEY
 
-__all__ = ["PLACEHOLDERS", "Parser", "add_color", "build_parser", "positive_int", "protect_negations"]
+__all__ = ["PLACEHOLDERS", "Parser", "add_color", "build_parser", "parse", "positive_int", "protect_negations"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -271,3 +271,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="another project to serve (repeatable)")
     m.set_defaults(func="mcp")
     return parser
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed by ``parser``: a query that is only a negated filter (``-file:test``) is kept as the query."""
+    argv, originals = protect_negations(list(argv))
+    PLACEHOLDERS.update(originals)
+    args = parser.parse_args(argv)
+    if originals and isinstance(getattr(args, "query", None), str):
+        args.query = originals.get(args.query, args.query)
+    return args

@@ -693,6 +693,13 @@ def mcp_source_answer(source) -> tuple[str, dict]:
 # --- a project's status (MCP index_status) ---------------------------------------------------------------------
 
 
+def _blocked_text(why: str) -> str:
+    """Why waiting cannot make the embeddings ready, as shown: its first line, escaped and bounded."""
+    from codelex.render import ECHO_MAX_CHARS
+
+    return echo_query(why.splitlines()[0] if why else why, 5 * ECHO_MAX_CHARS)
+
+
 def _vectors_phrase(embedding: dict, ready: bool, blocked: str | None) -> str:
     """How far the embeddings are, and what that means for code_search."""
     done, total = embedding["embedded"], embedding["chunks"]
@@ -722,7 +729,7 @@ def mcp_status_data(status, readiness, wait_for: str | None, waited: float) -> d
                       "running": embedding["running"], "error": embedding["error"]},
     }
     if readiness.blocked:
-        data["embedding"]["unavailable"] = readiness.blocked
+        data["embedding"]["unavailable"] = _blocked_text(readiness.blocked)
     data["waitedFor"] = wait_for or "default"
     data["ready"] = readiness.ready
     data["waitedSeconds"] = round(waited, 2)
@@ -753,7 +760,8 @@ def mcp_status_answer(status, readiness, wait_for: str | None, waited: float) ->
                  + (f" ({display_text(structure['reason'])})" if structure.get("reason") else "") + ".")
     lines.append(f"Import graph: {status.graph['state']}.")
     vectors_ready = wait_for == "embeddings" and readiness.ready
-    lines.append(f"Embeddings: {_vectors_phrase(status.embedding, vectors_ready, readiness.blocked)}.")
+    blocked = _blocked_text(readiness.blocked) if readiness.blocked else None
+    lines.append(f"Embeddings: {_vectors_phrase(status.embedding, vectors_ready, blocked)}.")
     if wait_for is not None:
         lines.append(f"Waited {waited:.1f} s for {wait_for}: " + ("ready." if data["ready"] else
                      "not ready yet (call again with `wait`)." if not readiness.blocked else "cannot be by waiting."))
@@ -890,3 +898,23 @@ def status_lines(info: dict, root: str, freshness: str) -> Iterator[str]:
         yield f"skipped: {display_path(path)} ({why})"
     if len(skipped) > STATUS_SKIPPED_SHOWN:
         yield f"skipped: {len(skipped) - STATUS_SKIPPED_SHOWN:,} more (`codelex status --json` lists them all)"
+
+
+def search_notes(result, report, kept: str | None, scope: str | None, machine: bool, open_ms: float,
+                 query_ms: float) -> Iterator[str]:
+    """What ``codelex search`` says on stderr after its answer: how many files of how many, how the index was
+    had (``report``: a one-shot's build; ``kept``: ``watched`` or ``stat-checked`` by the server, None in a
+    one-shot) and the times (not for a machine format); the provisional note (always)."""
+    if not machine:
+        if kept is not None:
+            how = "kept warm by the server" + ("" if kept == "watched" else " (stat-checked)")
+        else:
+            how = ("built" if report.mode == "full" else "opened") if report is not None else "loaded"
+        capped = " (capped)" if result.coverage.truncated else ""
+        under = f" under {display_text(scope)}/" if scope else ""
+        yield (f"{len(result.results)} of {result.coverage.files:,} files{under}{capped}; index {how} in "
+               f"{open_ms:.0f} ms, query {query_ms:.2f} ms")
+    if result.provisional:
+        from codelex.project.results import pending_note
+
+        yield f"codelex: {pending_note(result.pending)}"

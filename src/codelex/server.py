@@ -54,7 +54,7 @@ except ImportError:  # pragma: no cover - an interpreter without json's C part: 
 
 from codelex.defaults import VERSION
 
-__all__ = ["IDLE_TIMEOUT_S", "Server", "installation", "run_remote", "server_enabled", "socket_path", "spawn_server"]
+__all__ = ["IDLE_TIMEOUT_S", "Server", "freshness", "installation", "run_remote", "server_enabled", "socket_path", "spawn_server"]
 
 #: The server exits after this long without a request.
 IDLE_TIMEOUT_S = 900.0
@@ -341,6 +341,25 @@ def request(payload: dict, timeout: float | None = None, on_progress=None) -> di
                     on_progress(line)
     finally:
         conn.close()
+
+
+def freshness(root) -> str:
+    """Who keeps the root fresh: a running server's watcher, or stat checks at each command."""
+    if server_enabled():
+        from codelex.defaults import VERSION
+
+        try:
+            answer = request({"version": VERSION, "op": "ping"}, timeout=5)
+        except Unresponsive:
+            return f"checked by stat at each command (the codelex server, pid {holder_pid()}, does not answer)"
+        if answer is not None and str(root) in answer.get("roots", []):
+            state = answer.get("watch", {}).get(str(root))
+            how = "watched by" if state == "watching" else "stat-checked by"
+            return f"{how} the codelex server (pid {answer.get('pid')}); searches go through it"
+        if answer is not None:
+            return f"checked by stat at each command (the codelex server, pid {answer.get('pid')}, has not " \
+                   f"opened this root yet)"
+    return "checked by stat at each command (no codelex server running)"
 
 
 def run_remote(argv: list[str]) -> int | None:

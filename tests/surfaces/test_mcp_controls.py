@@ -17,7 +17,7 @@ import anyio  # noqa: E402
 import numpy as np  # noqa: E402
 from mcp import Client  # noqa: E402
 
-from codelex import mcp_server  # noqa: E402
+from codelex import mcp_answers, mcp_server  # noqa: E402
 from codelex.defaults import MCP_MAX_SNIPPET_LINES, MCP_MAX_WAIT_S  # noqa: E402
 
 
@@ -279,7 +279,7 @@ def test_reindex_applies_what_changed_on_disk_in_the_background_one_build_at_a_t
     monkeypatch.setattr("codelex.project.Project.start_watching", lambda self: False)
     held, reading = threading.Event(), threading.Event()
     hold = {"on": False}
-    note = mcp_server._Reindex.note
+    note = mcp_answers.Reindex.note
 
     def held_note(self, done, total, nbytes=0):  # a build reindex started, held while it reads files
         note(self, done, total, nbytes)
@@ -287,7 +287,7 @@ def test_reindex_applies_what_changed_on_disk_in_the_background_one_build_at_a_t
             reading.set()
             held.wait(timeout=30)
 
-    monkeypatch.setattr(mcp_server._Reindex, "note", held_note)
+    monkeypatch.setattr(mcp_answers.Reindex, "note", held_note)
 
     async def body(client):
         call = client.call_tool

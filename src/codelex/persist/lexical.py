@@ -440,3 +440,28 @@ def verify_lexical(path: str | os.PathLike[str]) -> dict:
             raise IndexFormatError(f"corrupt index: chunk digests of {name!r} do not match its data")
     c.release_pages()
     return {"file": str(c.file), "bytes": len(c.buffer), "arrays": len(c.header.get("arrays", []))}
+
+
+def saved_files(directory: Path) -> list[Path]:
+    """The saved files of an index directory to verify: the word index first, then every other ``.clx``
+    (empty when no word index is saved there)."""
+    main = Path(directory) / INDEX_FILE
+    if not main.is_file():
+        return []
+    return [main] + sorted(p for p in Path(directory).rglob("*.clx") if p != main)
+
+
+def verify_saved_file(directory: Path, file: Path) -> None:
+    """Verify every checksum of one of :func:`saved_files`, now, and that this user wrote it.
+
+    Raises
+    ------
+    codelex.IndexFormatError
+        When it fails a check.
+    """
+    from codelex.persist.container import verify_container_file
+
+    if Path(file) == Path(directory) / INDEX_FILE:
+        verify_lexical(directory)
+    else:
+        verify_container_file(file)

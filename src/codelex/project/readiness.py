@@ -30,7 +30,8 @@ NOT_BY_WAITING = ("lexical ranking only", "vectors cover")
 @dataclass(frozen=True)
 class Readiness:
     """What a wait found: whether ``what`` is ready, after ``waited`` seconds; ``blocked`` says why waiting
-    cannot make it so (no usable embedding model, an embedding error, the embedding cap)."""
+    cannot make it so (no usable embedding model, an embedding error, the embedding cap; raw text, which a
+    surface escapes as it shows it)."""
 
     what: str
     ready: bool
@@ -90,27 +91,26 @@ def wait_until(project, what: str = "index", timeout: float | None = None) -> Re
 def _await_vectors(project, left) -> tuple[bool, str | None]:
     """Wait (within ``left()`` seconds) until ``code_search`` ranks by embeddings as well: ``(ready, why_not)``."""
     from codelex.errors import CodelexError
-    from codelex.render import display_text, error_text
 
     looked = False
     while True:
         # (a probe restarts a failed embedding, clearing its error: the error of the last start is read first)
         error = project.embedding_status()["error"] if looked else None
         if error:
-            return False, display_text(error)
+            return False, error
         looked = True
         try:
             probe = project.code_search("index status", limit=1, excerpt_lines=1, total_lines=1)
         except (ValueError, TypeError, CodelexError, OSError) as exc:
-            return False, error_text(exc)
+            return False, str(exc) or type(exc).__name__
         if probe.mode == "hybrid":
             return True, None
         error = project.embedding_status()["error"]
         if error:
-            return False, display_text(error)
+            return False, error
         if probe.available and probe.hint and probe.hint.startswith(NOT_BY_WAITING) \
                 and not project.embedding_status()["running"]:
-            return False, display_text(probe.hint)
+            return False, probe.hint
         remaining = left()
         if remaining is not None and remaining <= 0:
             return False, None
