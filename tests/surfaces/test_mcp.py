@@ -138,12 +138,12 @@ def test_round_trip(repo):
 
 @contextlib.contextmanager
 def _three_hours_later(monkeypatch):
-    """The MCP server's clock three hours ahead: the index it answers from looks three hours old."""
-    from codelex import mcp_server
+    """The MCP answers' clock three hours ahead: the index it answers from looks three hours old."""
+    from codelex import mcp_answers
 
     clock = types.SimpleNamespace(time=lambda: time.time() + 3 * 3600, monotonic=time.monotonic, sleep=time.sleep)
     with monkeypatch.context() as patch:
-        patch.setattr(mcp_server, "time", clock)
+        patch.setattr(mcp_answers, "time", clock)
         yield
 
 
