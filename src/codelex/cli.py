@@ -57,21 +57,6 @@ def _project_root(args) -> Path:
     return root
 
 
-def _relative(args, root: str, file: str) -> str:
-    """A root-relative path as the user's commands take it: relative to the current directory when the
-    root was discovered, else as it is."""
-    if not getattr(args, "scope", None):
-        return file
-    return os.path.relpath(os.path.join(root, file), os.path.join(root, args.scope)).replace(os.sep, "/")
-
-
-def _shown(args, root: str, file: str) -> str:
-    """How a root-relative path prints (escaped: see codelex.render)."""
-    from codelex.render import display_path
-
-    return display_path(_relative(args, root, file))
-
-
 def _size_cap(args) -> dict:
     """``--max-bytes`` when given; else the project configuration's (or the default) applies."""
     return {} if args.max_bytes is None else {"max_bytes": args.max_bytes}
@@ -156,7 +141,7 @@ def _cmd_search(args) -> int:
         root = str(project.root)
         fmt = "json" if args.json else "jsonl" if args.jsonl else "files" if args.files_only else \
             "vimgrep" if args.vimgrep else "text"
-        where = Where(root, lambda file: _shown(args, root, file))
+        where = Where(root, getattr(args, "scope", None))
         _write(search_lines(result, fmt, where, query=args.query, tokens=parsed.tokens,
                             style=_style(args) if fmt == "text" else None))
         if not args.quiet:
@@ -395,7 +380,7 @@ def _cmd_outline(args) -> int:
 
 
 def _cmd_show(args) -> int:
-    from codelex.output import overloads_note, source_lines
+    from codelex.output import overloads_note, scoped_path, source_lines
 
     file_arg, sep, symbol = args.target.rpartition(":")
     if not sep or not file_arg or not symbol:
@@ -409,7 +394,7 @@ def _cmd_show(args) -> int:
     finally:
         project.close()
     # Its heading names the file as search does: from the current directory (issue 33: root-relative).
-    source = dataclasses.replace(source, path=_relative(args, root, source.path))
+    source = dataclasses.replace(source, path=scoped_path(root, getattr(args, "scope", None), source.path))
     _write(source_lines(source, style=_style(args)))
     note = overloads_note(source, "--line N to read one")
     if note and not getattr(args, "quiet", False):

@@ -120,15 +120,28 @@ def match_column(text: str, tokens: Sequence[str]) -> int:
     return len(text[:min(found)].encode("utf-8", "surrogateescape")) + 1
 
 
+def scoped_path(root: str, scope: str | None, file: str) -> str:
+    """A root-relative path as the user's commands take it: relative to ``scope`` (the current directory,
+    root-relative, when the command line found the root from it), else as it is."""
+    if not scope:
+        return file
+    return os.path.relpath(os.path.join(root, file), os.path.join(root, scope)).replace(os.sep, "/")
+
+
 class Where:
     """Where an answer's files are: the ``root`` their best lines are read from, and how a root-relative path
-    is shown (escaped; the command line shows it relative to the current directory when it found the root)."""
+    is shown (escaped; relative to ``scope``, the current directory, when the command line found the root from
+    it: :func:`scoped_path`)."""
 
-    __slots__ = ("root", "shown")
+    __slots__ = ("root", "scope")
 
-    def __init__(self, root: str, shown: Callable[[str], str] = display_path) -> None:
+    def __init__(self, root: str, scope: str | None = None) -> None:
         self.root = root
-        self.shown = shown
+        self.scope = scope
+
+    def shown(self, file: str) -> str:
+        """How a root-relative path prints."""
+        return display_path(scoped_path(self.root, self.scope, file))
 
 
 def hit_entry(hit, where: Where) -> dict:

@@ -59,7 +59,7 @@ def test_every_format_renders(answer):
 
 def test_paths_as_shown_and_escapes(answer):
     root, result = answer
-    shown = Where(root, lambda file: "../" + file)
+    shown = Where(root, "sub")  # the current directory: a subdirectory of the root
     assert next(search_lines(result, "files", shown, query="q")) == "../src/auth.py"
     assert hit_entry(result.results[0], shown)["path"] == "../src/auth.py"
     odd = Hit("src/auth.py", 1.0, 1, 5, 5, "bad\x1bname")
