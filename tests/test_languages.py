@@ -243,6 +243,7 @@ def test_the_stages_ask_the_registry_for_test_files_reexports_hubs_twins_declara
     assert is_twin("src/a.js", {"src/a.ts"}) and not is_twin("src/a.js", {"src/b.ts"})
     assert languages.is_import_hub("src/lib.rs") and languages.is_import_hub("web/index.tsx")
     assert not languages.is_import_hub("docs/index.md") and not languages.is_import_hub("pkg/index.py")
+    assert not languages.is_import_hub("src/index.rs") and not languages.is_import_hub("web/lib.rs.ts")
     graph = from_mapping({"src/a.ts": "import './index'\n", "lib/b.ts": "import '../src/index'\nimport '../src/a'\n",
                           "src/index.ts": "export * from './a'\n"})
     assert "src/index.ts" not in graph.prior_counts() and graph.prior_counts().get("src/a.ts") == 2
@@ -253,6 +254,6 @@ def test_the_stages_ask_the_registry_for_test_files_reexports_hubs_twins_declara
     tables = tables_of(LANGUAGES + (toy,))
     assert tables["TEST_FILE_RE"].search("src/a_check.toy") and "all.toy" in tables["REEXPORT_NAMES"]
     assert tables["COMPILED_FROM"][".toyc"] == (".toy",) and tables["DECLARATION_RE"].search("x.decl.toy")
-    assert tables["_IMPORT_HUB"].fullmatch("hub.toy") and "toy" in tables["_IMPORT_HUB_KINDS"]
+    assert tables["_IMPORT_HUBS"]["toy"].fullmatch("hub.toy")
     with pytest.raises(ValueError):  # a compiled extension the language does not have
         tables_of((Language("toy", (".toy",), compiled_from={".x": (".toy",)}),))

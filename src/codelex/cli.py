@@ -626,7 +626,7 @@ def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool, stderr_
     ``stderr_tty`` says whether the client's stderr is a terminal; a progress bar (``code --wait``) is then
     drawn on ``progress_stream``, which the server's heartbeats carry to the client.
     """
-    args = parse(_served_parser(), argv)
+    args = parse(_served_parser(), argv, in_process=False)
     from codelex.server import SERVED_COMMANDS
 
     if args.command not in SERVED_COMMANDS:

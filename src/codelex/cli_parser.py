@@ -273,10 +273,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
-    """``argv`` parsed by ``parser``: a query that is only a negated filter (``-file:test``) is kept as the query."""
+def parse(parser: argparse.ArgumentParser, argv: list[str], *, in_process: bool = True) -> argparse.Namespace:
+    """``argv`` parsed by ``parser``: a query that is only a negated filter (``-file:test``) is kept as the query
+    (its usage errors quote it back only ``in_process``: the server's parser is shared by its clients)."""
     argv, originals = protect_negations(list(argv))
-    PLACEHOLDERS.update(originals)
+    if in_process:
+        PLACEHOLDERS.update(originals)
     args = parser.parse_args(argv)
     if originals and isinstance(getattr(args, "query", None), str):
         args.query = originals.get(args.query, args.query)

@@ -207,7 +207,8 @@ LANGUAGES: tuple[Language, ...] = (
     Language("restructuredtext", (".rest", ".rst"), aliases=("rst", "rest"), code=False, prose=True),
     Language("ruby", (".gemspec", ".rake", ".rb", ".ru"), aliases=("rb",), grammar="ruby",
              test_names=r"[^/]*_test\.rb|[^/]*_spec\.rb"),
-    Language("rust", (".rs",), aliases=("rs",), grammar="rust", imports="rust", import_hubs=r"mod\.rs|lib\.rs|main\.rs"),
+    Language("rust", (".rs",), aliases=("rs",), grammar="rust", imports="rust",
+             import_hubs=r"mod\.rs|lib\.rs|main\.rs"),
     Language("scala", (".scala", ".sc", ".sbt"), aliases=("scala3", "sbt"), grammar="scala",
              test_names=r"[^/]*Tests?\.scala|[^/]*(?:Spec|Suite)\.scala"),
     Language("shell", (".bash", ".sh", ".zsh"), aliases=("sh", "bash", "zsh", "make", "makefile"),
@@ -269,14 +270,12 @@ def tables_of(languages: tuple[Language, ...]) -> dict[str, object]:
         raise ValueError(f"aliases that are kinds: {sorted(clash)}")
     named = [lang for lang in languages if lang.names]
     tests = "|".join(lang.test_names for lang in languages if lang.test_names)
-    hubs = "|".join(lang.import_hubs for lang in languages if lang.import_hubs)
     declarations = "|".join(lang.declarations for lang in languages if lang.declarations)
     return {
         # A test file by its name, whatever its directory (a test helper module in any language too).
         "TEST_FILE_RE": re.compile(rf"(?:^|/)(?:{tests}|{TEST_HELPER_NAMES})$"),
         "REEXPORT_NAMES": frozenset(name for lang in languages for name in lang.reexport_names),
-        "_IMPORT_HUB": re.compile(hubs or "(?!)"),
-        "_IMPORT_HUB_KINDS": frozenset(lang.kind for lang in languages if lang.import_hubs),
+        "_IMPORT_HUBS": {lang.kind: re.compile(lang.import_hubs) for lang in languages if lang.import_hubs},
         "COMPILED_FROM": {ext: sources for lang in languages for ext, sources in (lang.compiled_from or {}).items()},
         "DECLARATION_RE": re.compile(rf"(?:{declarations or '(?!)'})$", re.IGNORECASE),
         "BY_KIND": by_kind,
@@ -313,8 +312,7 @@ REEXPORT_NAMES: frozenset[str] = _TABLES["REEXPORT_NAMES"]
 COMPILED_FROM: dict[str, tuple[str, ...]] = _TABLES["COMPILED_FROM"]
 #: A file that only declares types (the languages' ``declarations``: ``.d.ts``), matched on its name.
 DECLARATION_RE: re.Pattern[str] = _TABLES["DECLARATION_RE"]
-_IMPORT_HUB: re.Pattern[str] = _TABLES["_IMPORT_HUB"]
-_IMPORT_HUB_KINDS: frozenset[str] = _TABLES["_IMPORT_HUB_KINDS"]
+_IMPORT_HUBS: dict[str, re.Pattern[str]] = _TABLES["_IMPORT_HUBS"]
 
 
 def extname(path: str) -> str:
@@ -388,8 +386,8 @@ def is_test_file(path: str) -> bool:
 def is_import_hub(path: str) -> bool:
     """Whether importers name a file for what it re-exports (its language's ``import_hubs``: ``mod.rs``, a JS/TS
     ``index.*``), not for its own text."""
-    base = path.rsplit("/", 1)[-1]
-    return _IMPORT_HUB.fullmatch(base) is not None and kind_of(path) in _IMPORT_HUB_KINDS
+    hubs = _IMPORT_HUBS.get(kind_of(path) or "")
+    return hubs is not None and hubs.fullmatch(path.rsplit("/", 1)[-1]) is not None
 
 
 def is_documentation(path: str) -> bool:

@@ -218,11 +218,12 @@ def symbol_search_answer(project: Project, query: str, limit=None, paths=None, l
                              snippet_lines=snippet, first_rank=offset + 1, next_cursor=next_cursor, page_note=note)
 
 
-def docs_search_answer(index, root: Path, query: str, limit=None, cursor=None, paths=None, language=None) -> Answer:
+def docs_search_answer(docs_of, root: Path, query: str, limit=None, cursor=None, paths=None, language=None) -> Answer:
     """The ``docs_search`` reply: numbered sections with snippets, then a fenced JSON block (the data); ``cursor``
     (a previous answer's ``nextCursor``) asks for the page after it; ``paths`` (globs) and ``language`` (a tag,
     or ``all``) narrow the documents (by default, a project with translations answers in its main language).
-    ``index`` is the project's docs (:class:`codelex.docs.DocsIndex`), ``root`` the project's root."""
+    ``docs_of()`` gives the project's docs (:class:`codelex.docs.DocsIndex`; asked once the arguments are
+    checked: a cold project's docs are read then), ``root`` is the project's root."""
     from codelex.docs import terms
     from codelex.output import docs_scope_note
 
@@ -231,6 +232,7 @@ def docs_search_answer(index, root: Path, query: str, limit=None, cursor=None, p
     if language is not None and (not isinstance(language, str) or not language.strip()):
         raise ToolError("`language` must be a language tag such as 'en' or 'pt-br', or 'all'.")
     n = _limit(limit, MCP_DOCS_LIMIT)
+    index = docs_of()
     digest = _page_digest("docs_search", root, query=query, paths=paths, language=language)
     stamp = index.stamp[:8]
     offset, note = _page_start(cursor, digest, stamp)
@@ -378,6 +380,7 @@ def index_status_answer(project: Project, wait=None, wait_for=None) -> Answer:
     readiness = project.wait_until(wait_for or "structure", seconds)
     if wait_for is None and seconds:
         project.wait_embeddings(max(0.0, seconds - (time.monotonic() - began)))
+        readiness = dataclasses.replace(readiness, ready=project.wait_until("structure", 0).ready)  # (as now)
     waited = time.monotonic() - began
     return mcp_status_answer(project_status(project), readiness, wait_for, waited)
 

@@ -214,7 +214,7 @@ def _project_for(cwd: str | None) -> Project:
 def docs_search_answer(root: Path, query: str, limit=None, cursor=None, paths=None, language=None) -> Answer:
     """The ``docs_search`` reply for the project at ``root``, from its docs this server keeps
     (:func:`codelex.mcp_answers.docs_search_answer`)."""
-    return _docs_answer(_pool.docs(root), root, query, limit, cursor, paths, language)
+    return _docs_answer(lambda: _pool.docs(root), root, query, limit, cursor, paths, language)
 
 
 def docs_search_text(root: Path, query: str, limit=None) -> str:

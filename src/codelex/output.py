@@ -707,10 +707,8 @@ def mcp_source_answer(source) -> tuple[str, dict]:
 
 
 def _blocked_text(why: str) -> str:
-    """Why waiting cannot make the embeddings ready, as shown: its first line, escaped and bounded."""
-    from codelex.render import ECHO_MAX_CHARS
-
-    return echo_query(why.splitlines()[0] if why else why, 5 * ECHO_MAX_CHARS)
+    """Why waiting cannot make the embeddings ready, as shown (escaped)."""
+    return display_text(why)
 
 
 def _vectors_phrase(embedding: dict, ready: bool, blocked: str | None) -> str:

@@ -54,7 +54,8 @@ except ImportError:  # pragma: no cover - an interpreter without json's C part: 
 
 from codelex.defaults import VERSION
 
-__all__ = ["IDLE_TIMEOUT_S", "Server", "freshness", "installation", "run_remote", "server_enabled", "socket_path", "spawn_server"]
+__all__ = ["IDLE_TIMEOUT_S", "Server", "freshness", "installation", "run_remote", "server_enabled", "socket_path",
+           "spawn_server"]
 
 #: The server exits after this long without a request.
 IDLE_TIMEOUT_S = 900.0

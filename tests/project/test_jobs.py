@@ -237,3 +237,21 @@ class JobMachine(RuleBasedStateMachine):
 
 TestJobMachine = JobMachine.TestCase
 TestJobMachine.settings = settings(max_examples=200, stateful_step_count=30, deadline=None)
+
+
+def test_a_wait_for_the_build_report_ends_when_the_report_is_published(tmp_path):
+    """Regression (review of issue 40): the report follows the save, after the build's job has published; a wait
+    on the job's condition for it (MCP ``reindex``) must be told then, not sleep out its whole bound."""
+    import time
+
+    from codelex import Project
+
+    (tmp_path / "a.py").write_text("def alpha():\n    return 1\n")
+    with Project(tmp_path, build_structure=False, import_graph=False) as project:
+        project.open()
+        before = project.last_report
+        assert project.refresh_in_background(full=True)
+        started = time.monotonic()
+        assert project.service.wait_build_until(lambda: project.last_report is not before, 60)
+        assert time.monotonic() - started < 30, "the wait was not told of the report"
+        assert project.last_report is not before and project.last_report.mode == "full"

@@ -471,6 +471,104 @@ def _pack_blocks(values, str name):
     return {name: bits, name + "_min": mins, name + "_width": widths, name + "_off": offs}
 
 
+def _segment_arrays(dict arrays, path_blob, path_off, mtime_ns, size, dict digests, Py_ssize_t n_terms):
+    """:meth:`LiveIndex.install`'s arrays, each checked for its type and the lengths checked against each other
+    (``ValueError`` with a one-line reason); with ``digests``, theirs for the lazily verified arrays."""
+    cdef _Blocks term_ptr, docs, line_ckpt
+    if n_terms < 0:
+        raise ValueError("n_terms is required")
+    term_ptr_base = _checked(arrays["term_ptr_base"], np.uint64, "term_ptr_base")
+    post_tf = _checked(arrays["post_tf"], np.uint8, "post_tf")
+    n_post = post_tf.shape[0]
+    term_ptr = _Blocks(arrays, "term_ptr_rel", <size_t>n_terms + 1)
+    docs = _Blocks(arrays, "post_doc", n_post)
+    line_ckpt = _Blocks(arrays, "line_ckpt_rel", line_checkpoints(n_post))
+    tf_big_pos = _checked(arrays["tf_big_pos"], np.uint64, "tf_big_pos")
+    tf_big_val = _checked(arrays["tf_big_val"], np.uint32, "tf_big_val")
+    line_ckpt_base = _checked(arrays["line_ckpt_base"], np.uint64, "line_ckpt_base")
+    line_data = _checked(arrays["line_data"], np.uint8, "line_data")
+    doc_len = _checked(arrays["doc_len"], np.uint32, "doc_len")
+    field_len = _checked(arrays["field_len"], np.uint32, "field_len")
+    path_blob = _checked(path_blob, np.uint8, "path_blob")
+    path_off = _checked(path_off, np.uint64, "path_off")
+    mtime_ns = _checked(mtime_ns, np.int64, "mtime_ns")
+    size = _checked(size, np.uint64, "size")
+    n_docs = doc_len.shape[0]
+    n_ckpt = line_checkpoints(n_post)
+    if <size_t>term_ptr_base.shape[0] != offset_bases(<size_t>n_terms + 1) \
+            or <size_t>line_ckpt_base.shape[0] != offset_bases(n_ckpt):
+        raise ValueError("offset bases do not cover the offsets")
+    if tf_big_pos.shape[0] != tf_big_val.shape[0]:
+        raise ValueError("posting arrays disagree in length")
+    # The bases are small and read unchecked: they must not decrease.
+    if np.any(term_ptr_base[1:] < term_ptr_base[:-1]) or np.any(line_ckpt_base[1:] < line_ckpt_base[:-1]):
+        raise ValueError("offset bases decrease")
+    if <size_t>path_off.shape[0] != n_docs + 1 or <size_t>mtime_ns.shape[0] != n_docs \
+            or <size_t>size.shape[0] != n_docs:
+        raise ValueError("file table and documents disagree in length")
+    if <size_t>field_len.shape[0] != n_docs * 3:
+        raise ValueError("field lengths and documents disagree in length")
+    digest_list = []
+    if digests is not None:
+        for name, arr in (("term_ptr_rel", term_ptr.bits), ("post_doc", docs.bits), ("post_tf", post_tf),
+                          ("line_ckpt_rel", line_ckpt.bits), ("line_data", line_data)):
+            dg = _checked(digests[name], np.uint64, name + " digests")
+            if <size_t>dg.shape[0] != chunk_count(arr.nbytes):
+                raise ValueError(f"the digests of {name} do not cover it")
+            digest_list.append(dg)
+        for blocks in (term_ptr, docs, line_ckpt):
+            (<_Blocks>blocks).check_metadata(digests)
+    return (term_ptr_base, post_tf, term_ptr, docs, line_ckpt, tf_big_pos, tf_big_val, line_ckpt_base, line_data,
+            doc_len, field_len, path_blob, path_off, mtime_ns, size, digest_list)
+
+
+cdef SlotArrays _slot_arrays(const uint8_t[::1] pb, const uint64_t[::1] po, const int64_t[::1] mt,
+                             const uint64_t[::1] sz):
+    """The file table of a segment installed from arrays (borrowed: the caller keeps them alive)."""
+    cdef SlotArrays slots
+    slots.path_blob = <const char*>&pb[0] if pb.shape[0] else NULL
+    slots.path_bytes = pb.shape[0]
+    slots.path_off = &po[0]
+    slots.mtime_ns = i64_ptr(mt)
+    slots.size = u64_ptr(sz)
+    return slots
+
+
+cdef int _attach_checks(BaseArrays* base, SegmentChecks* checks, _Blocks term_ptr, _Blocks docs, _Blocks line_ckpt,
+                        post_tf, line_data, list digest_list) except -1:
+    """Point ``checks`` at the lazily verified arrays with their digests, and ``base``'s readers at ``checks``."""
+    _check_region(checks.term_ptr, term_ptr.bits, digest_list[0], b"term offsets")
+    _check_region(checks.post_doc, docs.bits, digest_list[1], b"posting documents")
+    _check_region(checks.post_tf, post_tf, digest_list[2], b"posting tfs")
+    _check_region(checks.line_ckpt, line_ckpt.bits, digest_list[3], b"line checkpoints")
+    _check_region(checks.line_data, line_data, digest_list[4], b"line data")
+    base.seg.checks = checks
+    base.seg.packed_doc.check = &checks.post_doc
+    base.seg.term_ptr.rel_blocks.check = &checks.term_ptr
+    base.seg.line_ckpt.rel_blocks.check = &checks.line_ckpt
+    return 0
+
+
+def _batch_inputs(list batches, list paths, mtime_ns):
+    """What :meth:`install_batches` installs, checked: ``(mtimes, sizes, path blob, path offsets, the batches'
+    distinct vocabularies in order of first use)``."""
+    mtime_arr = np.asarray(mtime_ns, dtype=np.int64)
+    sizes = []
+    for obj in batches:
+        if (<SegmentBatch?>obj).seg == NULL:
+            raise ValueError("a batch was already consumed")
+        sizes.extend((<SegmentBatch>obj).sizes)
+    if len(sizes) != len(paths) or mtime_arr.shape[0] != len(paths):
+        raise ValueError("batches, paths and mtimes disagree in length")
+    blob, offsets = encode_paths(paths)
+    vocabs = []
+    for obj in batches:
+        vocab = (<SegmentBatch>obj).vocab
+        if not any(vocab is v for v in vocabs):
+            vocabs.append(vocab)
+    return mtime_arr, np.array(sizes, dtype=np.uint64), blob, offsets, vocabs
+
+
 @cython.no_gc_clear  # __dealloc__ joins the warm-up thread, which reads the vocabulary: keep it until then
 cdef class LiveIndex:
     """The native live index (private; see :class:`codelex.WordIndex`).
@@ -532,25 +630,9 @@ cdef class LiveIndex:
         cdef SegmentBatch batch
         cdef const uint8_t[::1] pbv
         cdef const uint64_t[::1] pov
-        mtime_arr = np.asarray(mtime_ns, dtype=np.int64)
-        sizes = []
-        for obj in batches:
-            batch = <SegmentBatch?>obj
-            if batch.seg == NULL:
-                raise ValueError("a batch was already consumed")
-            sizes.extend(batch.sizes)
-        if len(sizes) != len(paths) or mtime_arr.shape[0] != len(paths):
-            raise ValueError("batches, paths and mtimes disagree in length")
-        size_arr = np.array(sizes, dtype=np.uint64)
-        blob, offsets = encode_paths(paths)
+        mtime_arr, size_arr, blob, offsets, vocabs = _batch_inputs(batches, paths, mtime_ns)
         pbv = np.frombuffer(blob, dtype=np.uint8)
         pov = offsets
-        # One remap per distinct batch vocabulary, in order of first use.
-        vocabs = []
-        for obj in batches:
-            vocab = (<SegmentBatch>obj).vocab
-            if not any(vocab is v for v in vocabs):
-                vocabs.append(vocab)
         remaps.resize(len(vocabs))
         self._lock_writer()
         try:
@@ -607,66 +689,24 @@ cdef class LiveIndex:
                 Py_ssize_t n_terms=-1):
         """Install a persisted segment (for example memory-mapped arrays), borrowing them.
 
-        ``arrays`` holds the ``n_terms`` + 1 posting offsets packed as
-        ``term_ptr_base`` (uint64, one per 64 entries) and the remainders in
-        frame-of-reference blocks (``term_ptr_rel`` and its ``_min``,
-        ``_width``, ``_off``: :func:`pack_doc_blocks`), the postings'
-        documents in such blocks too (``post_doc`` and its three), ``post_tf``
-        (uint8, 255 = see ``tf_big_pos``/``tf_big_val``, uint64 and uint32),
-        the line checkpoints packed as ``line_ckpt_base`` and ``line_ckpt_rel``
-        (blocks), ``line_data`` (uint8), ``doc_len`` and ``field_len``
-        (uint32).  With ``digests`` (the
-        :func:`codelex._native.text.chunk_digests` of the blocks' arrays,
-        ``post_tf`` and ``line_data``; the small base arrays are the caller's to
-        check) nothing is scanned here but the blocks' metadata: each chunk of the
-        rest is verified when a reader first touches it.
-        Without, every structural invariant is checked now.  Raises
-        ``ValueError`` with a one-line reason when the arrays are
-        inconsistent; the index is then unchanged.
+        ``arrays`` holds the ``n_terms`` + 1 posting offsets packed as ``term_ptr_base`` (uint64, one per 64
+        entries) and the remainders in frame-of-reference blocks (``term_ptr_rel`` and its ``_min``, ``_width``,
+        ``_off``: :func:`pack_doc_blocks`), the postings' documents in such blocks too (``post_doc`` and its
+        three), ``post_tf`` (uint8, 255 = see ``tf_big_pos``/``tf_big_val``, uint64 and uint32), the line
+        checkpoints packed as ``line_ckpt_base`` and ``line_ckpt_rel`` (blocks), ``line_data`` (uint8),
+        ``doc_len`` and ``field_len`` (uint32).  With ``digests`` (the :func:`codelex._native.text.chunk_digests`
+        of the blocks' arrays, ``post_tf`` and ``line_data``; the small base arrays are the caller's to check)
+        nothing is scanned here but the blocks' metadata: each chunk of the rest is verified when a reader first
+        touches it.  Without, every structural invariant is checked now.  Raises ``ValueError`` with a one-line
+        reason when the arrays are inconsistent; the index is then unchanged.
         """
-        if n_terms < 0:
-            raise ValueError("n_terms is required")
-        term_ptr_base = _checked(arrays["term_ptr_base"], np.uint64, "term_ptr_base")
-        post_tf = _checked(arrays["post_tf"], np.uint8, "post_tf")
+        cdef _Blocks term_ptr, docs, line_ckpt
+        (term_ptr_base, post_tf, term_ptr, docs, line_ckpt, tf_big_pos, tf_big_val, line_ckpt_base, line_data,
+         doc_len, field_len, path_blob, path_off, mtime_ns, size, digest_list) = _segment_arrays(
+            arrays, path_blob, path_off, mtime_ns, size, digests, n_terms)
         cdef size_t n_post = post_tf.shape[0]
-        cdef _Blocks term_ptr = _Blocks(arrays, "term_ptr_rel", <size_t>n_terms + 1)
-        cdef _Blocks docs = _Blocks(arrays, "post_doc", n_post)
-        cdef _Blocks line_ckpt = _Blocks(arrays, "line_ckpt_rel", line_checkpoints(n_post))
-        tf_big_pos = _checked(arrays["tf_big_pos"], np.uint64, "tf_big_pos")
-        tf_big_val = _checked(arrays["tf_big_val"], np.uint32, "tf_big_val")
-        line_ckpt_base = _checked(arrays["line_ckpt_base"], np.uint64, "line_ckpt_base")
-        line_data = _checked(arrays["line_data"], np.uint8, "line_data")
-        doc_len = _checked(arrays["doc_len"], np.uint32, "doc_len")
-        field_len = _checked(arrays["field_len"], np.uint32, "field_len")
-        path_blob = _checked(path_blob, np.uint8, "path_blob")
-        path_off = _checked(path_off, np.uint64, "path_off")
-        mtime_ns = _checked(mtime_ns, np.int64, "mtime_ns")
-        size = _checked(size, np.uint64, "size")
         cdef size_t n_docs = doc_len.shape[0]
         cdef size_t n_ckpt = line_checkpoints(n_post)
-        if <size_t>term_ptr_base.shape[0] != offset_bases(<size_t>n_terms + 1) \
-                or <size_t>line_ckpt_base.shape[0] != offset_bases(n_ckpt):
-            raise ValueError("offset bases do not cover the offsets")
-        if tf_big_pos.shape[0] != tf_big_val.shape[0]:
-            raise ValueError("posting arrays disagree in length")
-        # The bases are small and read unchecked: they must not decrease.
-        if np.any(term_ptr_base[1:] < term_ptr_base[:-1]) or np.any(line_ckpt_base[1:] < line_ckpt_base[:-1]):
-            raise ValueError("offset bases decrease")
-        if <size_t>path_off.shape[0] != n_docs + 1 or <size_t>mtime_ns.shape[0] != n_docs \
-                or <size_t>size.shape[0] != n_docs:
-            raise ValueError("file table and documents disagree in length")
-        if <size_t>field_len.shape[0] != n_docs * 3:
-            raise ValueError("field lengths and documents disagree in length")
-        cdef list digest_list = []
-        if digests is not None:
-            for name, arr in (("term_ptr_rel", term_ptr.bits), ("post_doc", docs.bits), ("post_tf", post_tf),
-                              ("line_ckpt_rel", line_ckpt.bits), ("line_data", line_data)):
-                dg = _checked(digests[name], np.uint64, name + " digests")
-                if <size_t>dg.shape[0] != chunk_count(arr.nbytes):
-                    raise ValueError(f"the digests of {name} do not cover it")
-                digest_list.append(dg)
-            for blocks in (term_ptr, docs, line_ckpt):
-                (<_Blocks>blocks).check_metadata(digests)
         cdef const uint64_t[::1] tpb = term_ptr_base
         cdef const uint64_t[::1] lcb = line_ckpt_base
         cdef const uint8_t[::1] pt = post_tf
@@ -675,10 +715,6 @@ cdef class LiveIndex:
         cdef const uint8_t[::1] ld = line_data
         cdef const uint32_t[::1] dl = doc_len
         cdef const uint32_t[::1] fl = field_len
-        cdef const uint8_t[::1] pb = path_blob
-        cdef const uint64_t[::1] po = path_off
-        cdef const int64_t[::1] mt = mtime_ns
-        cdef const uint64_t[::1] sz = size
         cdef BaseArrays base
         cdef SlotArrays slots
         cdef const char* err
@@ -712,22 +748,10 @@ cdef class LiveIndex:
         base.doc_len = u32_ptr(dl)
         base.field_len = u32_ptr(fl)
         base.n_docs = n_docs
-        slots.path_blob = <const char*>&pb[0] if pb.shape[0] else NULL
-        slots.path_bytes = pb.shape[0]
-        slots.path_off = &po[0]
-        slots.mtime_ns = i64_ptr(mt)
-        slots.size = u64_ptr(sz)
+        slots = _slot_arrays(path_blob, path_off, mtime_ns, size)
         if digest_list:
             checks.reset(new SegmentChecks())
-            _check_region(deref(checks).term_ptr, term_ptr.bits, digest_list[0], b"term offsets")
-            _check_region(deref(checks).post_doc, docs.bits, digest_list[1], b"posting documents")
-            _check_region(deref(checks).post_tf, post_tf, digest_list[2], b"posting tfs")
-            _check_region(deref(checks).line_ckpt, line_ckpt.bits, digest_list[3], b"line checkpoints")
-            _check_region(deref(checks).line_data, line_data, digest_list[4], b"line data")
-            base.seg.checks = checks.get()
-            base.seg.packed_doc.check = &deref(checks).post_doc
-            base.seg.term_ptr.rel_blocks.check = &deref(checks).term_ptr
-            base.seg.line_ckpt.rel_blocks.check = &deref(checks).line_ckpt
+            _attach_checks(&base, checks.get(), term_ptr, docs, line_ckpt, post_tf, line_data, digest_list)
         cdef size_t vocab_terms
         self._lock_writer()
         try:
@@ -1226,6 +1250,47 @@ cdef class LiveIndex:
             raise ValueError("mask or multiplier length differs from the number of slots")
         return status
 
+    cdef int _field_terms(self, _ScorerBox box, list terms) except -1:
+        """``box.fts``: each query term's weight, whether it is a query token, and its term id in each field
+        (body, then the dir, name and defs prefixes; ``kNoTerm`` where the vocabulary lacks it)."""
+        cdef FieldTerm ft
+        cdef int64_t tid
+        cdef list keep = []
+        cdef Py_ssize_t tlen
+        cdef const char* tdata
+        cdef int f
+        cdef size_t i
+        box.fts.clear()
+        box.keys.clear()
+        for item in terms:
+            if isinstance(item, str):
+                token = item
+                ft.weight = 1.0
+                ft.query_token = True
+            else:
+                token, weight, is_query = item
+                ft.weight = weight
+                ft.query_token = bool(is_query)
+            tdata = utf8_of(token, &tlen, keep, "token")
+            box.keys.push_back(string(tdata, tlen))
+            box.fts.push_back(ft)
+        with nogil:  # the vocabulary's lock is only ever taken without the GIL
+            self.vocab.lock.lock()
+            try:
+                for i in range(box.fts.size()):
+                    box.key.assign(1, 0)
+                    box.key.append(box.keys[i])
+                    for f in range(4):
+                        if f == 0:
+                            tid = self.vocab.c.lookup(box.keys[i].data(), box.keys[i].size())
+                        else:
+                            box.key[0] = kFieldPrefix[f]
+                            tid = self.vocab.c.lookup(box.key.data(), box.key.size())
+                        box.fts[i].ids[f] = <uint32_t>tid if tid >= 0 else kNoTerm
+            finally:
+                self.vocab.lock.unlock()
+        return 0
+
     def search_fields(self, list terms not None, Py_ssize_t limit, object paths, uint64_t generation,
                       FieldRanking ranking not None, Py_ssize_t n_query_tokens, allowed=None, multiplier=None,
                       double multiplier_max=float("inf"), bint exhaustive=False, int64_t prune_min_postings=4096,
@@ -1248,14 +1313,7 @@ cdef class LiveIndex:
         if not ranking.ready:
             raise ValueError("the FieldRanking was not initialized: every parameter must be given")
         cdef type rt = _row_type(row_type)
-        cdef FieldTerm ft
         cdef SearchRequest req
-        cdef int64_t tid
-        cdef list keep = []
-        cdef Py_ssize_t tlen
-        cdef const char* tdata
-        cdef int f
-        cdef size_t i
         cdef _ScorerBox box = self.pool.pop() if self.pool else _ScorerBox()
         try:
             req.glob = NULL
@@ -1263,35 +1321,7 @@ cdef class LiveIndex:
                 box.glob.df = box.gdf_all.data()
                 box.glob.n_df = box.gdf_all.size()
                 req.glob = &box.glob
-            box.fts.clear()
-            box.keys.clear()
-            for item in terms:
-                if isinstance(item, str):
-                    token = item
-                    ft.weight = 1.0
-                    ft.query_token = True
-                else:
-                    token, weight, is_query = item
-                    ft.weight = weight
-                    ft.query_token = bool(is_query)
-                tdata = utf8_of(token, &tlen, keep, "token")
-                box.keys.push_back(string(tdata, tlen))
-                box.fts.push_back(ft)
-            with nogil:  # the vocabulary's lock is only ever taken without the GIL
-                self.vocab.lock.lock()
-                try:
-                    for i in range(box.fts.size()):
-                        box.key.assign(1, 0)
-                        box.key.append(box.keys[i])
-                        for f in range(4):
-                            if f == 0:
-                                tid = self.vocab.c.lookup(box.keys[i].data(), box.keys[i].size())
-                            else:
-                                box.key[0] = kFieldPrefix[f]
-                                tid = self.vocab.c.lookup(box.key.data(), box.key.size())
-                            box.fts[i].ids[f] = <uint32_t>tid if tid >= 0 else kNoTerm
-                finally:
-                    self.vocab.lock.unlock()
+            self._field_terms(box, terms)
             req.generation = generation
             req.limit = <size_t>limit
             req.k1 = ranking.k1

@@ -101,6 +101,44 @@ def utf8_length(content):
     return n
 
 
+def _dictionary_arrays(blocks, block_base, block_rel, Py_ssize_t n_terms, blocks_digests, offset_digests, heads,
+                       filter, filter_digests):
+    """:meth:`Vocabulary.from_front_coded`'s arrays, each checked for its type and its length against the others
+    (``ValueError``); the digests converted when both are given (the dictionary is then checked lazily)."""
+    blocks = _contiguous(blocks, np.uint8, "blocks")
+    block_base = _contiguous(block_base, np.uint64, "block_base")
+    block_rel = _contiguous(block_rel, np.uint32, "block_rel")
+    if n_terms < 0:
+        raise ValueError("n_terms must be >= 0")
+    cdef size_t n = <size_t>n_terms
+    if <size_t>block_rel.shape[0] != term_blocks(n) + 1:
+        raise ValueError("term block offsets do not match the number of terms")
+    if <size_t>block_base.shape[0] != offset_bases(block_rel.shape[0]):
+        raise ValueError("term block offset bases do not cover the offsets")
+    checked = blocks_digests is not None and offset_digests is not None
+    if checked:
+        blocks_digests = _contiguous(blocks_digests, np.uint64, "blocks_digests")
+        offset_digests = _contiguous(offset_digests, np.uint64, "offset_digests")
+        if <size_t>blocks_digests.shape[0] != chunk_count(blocks.nbytes) \
+                or <size_t>offset_digests.shape[0] != chunk_count(block_rel.nbytes):
+            raise ValueError("digest arrays do not cover the dictionary")
+    if heads is not None:
+        heads = _contiguous(heads, np.uint64, "heads")
+        if <size_t>heads.shape[0] != (n + kHeadEvery - 1) // kHeadEvery:
+            raise ValueError("heads do not cover the dictionary")
+    if filter is not None:
+        filter = _contiguous(filter, np.uint64, "filter")
+        if <size_t>filter.shape[0] != filter_blocks(n) * kFilterBlockWords:
+            raise ValueError("the term filter does not fit the dictionary")
+        if checked:
+            if filter_digests is None:
+                raise ValueError("a checked dictionary needs the filter's digests")
+            filter_digests = _contiguous(filter_digests, np.uint64, "filter_digests")
+            if <size_t>filter_digests.shape[0] != chunk_count(filter.nbytes):
+                raise ValueError("digest arrays do not cover the term filter")
+    return blocks, block_base, block_rel, blocks_digests, offset_digests, heads, filter, filter_digests
+
+
 cdef class Vocabulary:
     """Interned token strings with dense ids (the index's term dictionary)."""
 
@@ -361,23 +399,11 @@ cdef class Vocabulary:
         ValueError
             When the arrays are inconsistent.
         """
-        blocks = _contiguous(blocks, np.uint8, "blocks")
-        block_base = _contiguous(block_base, np.uint64, "block_base")
-        block_rel = _contiguous(block_rel, np.uint32, "block_rel")
-        if n_terms < 0:
-            raise ValueError("n_terms must be >= 0")
-        cdef size_t n = <size_t>n_terms
-        if <size_t>block_rel.shape[0] != term_blocks(n) + 1:
-            raise ValueError("term block offsets do not match the number of terms")
-        if <size_t>block_base.shape[0] != offset_bases(block_rel.shape[0]):
-            raise ValueError("term block offset bases do not cover the offsets")
+        (blocks, block_base, block_rel, blocks_digests, offset_digests, heads, filter, filter_digests) = \
+            _dictionary_arrays(blocks, block_base, block_rel, n_terms, blocks_digests, offset_digests, heads,
+                               filter, filter_digests)
         checked = blocks_digests is not None and offset_digests is not None
-        if checked:
-            blocks_digests = _contiguous(blocks_digests, np.uint64, "blocks_digests")
-            offset_digests = _contiguous(offset_digests, np.uint64, "offset_digests")
-            if <size_t>blocks_digests.shape[0] != chunk_count(blocks.nbytes) \
-                    or <size_t>offset_digests.shape[0] != chunk_count(block_rel.nbytes):
-                raise ValueError("digest arrays do not cover the dictionary")
+        cdef size_t n = <size_t>n_terms
         cdef const uint8_t[::1] bview = blocks
         cdef const uint64_t[::1] obase = block_base
         cdef const uint32_t[::1] orel = block_rel
@@ -393,9 +419,6 @@ cdef class Vocabulary:
         cdef const uint64_t[::1] hv
         cdef const uint64_t* hp = NULL
         if heads is not None:
-            heads = _contiguous(heads, np.uint64, "heads")
-            if <size_t>heads.shape[0] != (n + kHeadEvery - 1) // kHeadEvery:
-                raise ValueError("heads do not cover the dictionary")
             hv = heads
             hp = &hv[0] if hv.shape[0] else NULL
         cdef const uint64_t[::1] fv
@@ -403,17 +426,9 @@ cdef class Vocabulary:
         cdef const uint64_t* fp = NULL
         cdef const uint64_t* fdp = NULL
         if filter is not None:
-            filter = _contiguous(filter, np.uint64, "filter")
-            if <size_t>filter.shape[0] != filter_blocks(n) * kFilterBlockWords:
-                raise ValueError("the term filter does not fit the dictionary")
             fv = filter
             fp = &fv[0]
             if checked:
-                if filter_digests is None:
-                    raise ValueError("a checked dictionary needs the filter's digests")
-                filter_digests = _contiguous(filter_digests, np.uint64, "filter_digests")
-                if <size_t>filter_digests.shape[0] != chunk_count(filter.nbytes):
-                    raise ValueError("digest arrays do not cover the term filter")
                 fdv = filter_digests
                 fdp = &fdv[0]
         cdef Vocabulary vocab = Vocabulary()

@@ -71,6 +71,7 @@ def _run(job: int, state: RootState, full: bool, reason: str | None, progress: P
     with state.lock:
         if state.build.current(job):
             state.report = report
+            state.build.done.notify_all()  # (a wait for the report, Job.wait_until, asks again now)
 
 
 def _build(state: RootState, job: int, full: bool, reason: str | None,

@@ -1,22 +1,12 @@
 """The project facade: a repository whose index is kept on disk and fresh, and its queries.
 
-Opening a :class:`Project` loads the index saved under the index directory,
-stats the current files and refreshes only what changed (or rebuilds when
-too much did, or when the saved index is unreadable), then saves
-(:mod:`codelex.project.lifecycle`, :mod:`codelex.project.refresh`).  Opening
-in the background returns at once; until an index is available,
-:meth:`Project.search` answers ``available=False`` with the reason instead
-of waiting.  Edits arrive through :meth:`Project.on_edit`
-(:mod:`codelex.project.edits`).
-
 ``Project`` only composes: the root's word index service
-(:class:`~codelex.project.service.IndexService`: builds, edits, the watcher,
-and the structure, import graph and chunk services beside the index) and the
-query classes given it: :class:`~codelex.project.search.FileSearch` (files,
-the import graph), :class:`~codelex.project.symbols.SymbolQueries`
-(outlines, definitions) and :class:`~codelex.project.code_search.CodeSearch`
-(chunks).  Each public method is the one of the part that owns it, its
-signature and documentation included.
+(:class:`~codelex.project.service.IndexService`: builds, refreshes, edits, the watcher, and the structure,
+import graph and chunk services beside the index) and the query classes given it:
+:class:`~codelex.project.search.FileSearch` (files, the import graph),
+:class:`~codelex.project.symbols.SymbolQueries` (outlines, definitions) and
+:class:`~codelex.project.code_search.CodeSearch` (chunks).  Each public method is its part's, signature and
+documentation included.
 """
 
 from __future__ import annotations
@@ -45,6 +35,12 @@ def _forward(part: str, method):
     def forwarded(self, *args, **kwargs):
         return getattr(getattr(self, part), name)(*args, **kwargs)
     return forwarded
+
+
+def _forward_setting(name: str) -> property:
+    """What the project was asked for (``progress``, ``watch``...), read and set on its service."""
+    return property(lambda self: getattr(self.service, name), lambda self, value: setattr(self.service, name, value),
+                    doc=f"The ``{name}`` the project was made with (see :class:`Project`); settable.")
 
 
 def _forward_property(part: str, prop: property) -> property:
@@ -173,6 +169,10 @@ class Project:
 
     # --- the index: status, builds, edits, the watcher (IndexService) ------------------
 
+    progress, debounce_ms = _forward_setting("progress"), _forward_setting("debounce_ms")
+    build_structure, watch = _forward_setting("build_structure"), _forward_setting("watch")
+    import_graph = _forward_setting("import_graph")
+
     status = _forward_property("service", IndexService.status)
     status_reason = _forward_property("service", IndexService.status_reason)
     config = _forward_property("service", IndexService.config)
@@ -184,12 +184,12 @@ class Project:
     watch_status = _forward_property("service", IndexService.watch_status)
     watching = _forward_property("service", IndexService.watching)
 
-    @functools.wraps(IndexService.open)
+    @functools.wraps(IndexService.open, assigned=("__doc__",))
     def open(self, wait: bool = True) -> Project:
         self.service.open(wait)
         return self
 
-    @functools.wraps(IndexService.rebuild)
+    @functools.wraps(IndexService.rebuild, assigned=("__doc__",))
     def rebuild(self, wait: bool = True) -> Project:
         self.service.rebuild(wait)
         return self

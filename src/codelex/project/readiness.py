@@ -22,6 +22,8 @@ STRUCTURE_START_S = 1.0
 #: While waiting for the embeddings, how long each wait on the embedding job lasts before the code search is
 #: asked again (a model loading in the background starts the embedding when it is loaded).
 EMBEDDING_LOOK_S = 0.25
+#: An exception's message says why, in its first line, at most this long (a message can quote its input back).
+BLOCKED_MAX_CHARS = 1000
 #: The start of a code search's hint when its ranking cannot become hybrid by waiting (no usable model; the
 #: embedding cap reached): :meth:`codelex.Project.code_search`'s words.
 NOT_BY_WAITING = ("lexical ranking only", "vectors cover")
@@ -102,7 +104,7 @@ def _await_vectors(project, left) -> tuple[bool, str | None]:
         try:
             probe = project.code_search("index status", limit=1, excerpt_lines=1, total_lines=1)
         except (ValueError, TypeError, CodelexError, OSError) as exc:
-            return False, str(exc) or type(exc).__name__
+            return False, (str(exc).splitlines() or [type(exc).__name__])[0][:BLOCKED_MAX_CHARS]
         if probe.mode == "hybrid":
             return True, None
         error = project.embedding_status()["error"]
@@ -117,11 +119,15 @@ def _await_vectors(project, left) -> tuple[bool, str | None]:
         # On the work under way (the structure, the chunks' preparation, a model's load, the embedding), each
         # look bounded: one ending may start the next, which the next probe finds.
         look = EMBEDDING_LOOK_S if remaining is None else min(EMBEDDING_LOOK_S, remaining)
+        began = time.monotonic()
         structure = project.service.structure
         if structure.status == "building":
             structure.wait(look)
-        elif not project.service.chunks.wait_progress(look):
-            time.sleep(look)  # nothing runs yet: the probe's start of it is a moment away
+        else:
+            project.service.chunks.wait_progress(look)
+        # Nothing ran (the probe's start of it is a moment away), or a run ended at once (closed, cancelled):
+        # the rest of the look, so that the probes never spin.
+        time.sleep(max(0.0, look - (time.monotonic() - began)) if time.monotonic() - began < look / 10 else 0.0)
 
 
 @dataclass(frozen=True)
