@@ -1,7 +1,9 @@
 #include "text/definitions.hpp"
 
 #include <cstring>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 namespace codelex {
 
@@ -132,31 +134,27 @@ bool blank(const Line& l, size_t a, size_t b) {
   return true;
 }
 
-// The [begin, end) of the name a line defines; begin == end for none.
-std::pair<size_t, size_t> scan_line(const Line& l, bool go, bool in_go_block) {
-  const size_t none_at = 0;
-  const std::pair<size_t, size_t> none{none_at, none_at};
+using Span = std::pair<size_t, size_t>;  // [begin, end) of a name in a line; begin == end for none
+constexpr Span kNone{0, 0};
+
+// `#define NAME` (the line's '#' at i).
+Span macro_definition(const Line& l, size_t i) {
   const size_t n = l.n;
-  if (n > kMaxLine) return none;
-  const size_t i = spaces(l, 0);
-  // 1. #define NAME
-  if (i < n && l.p[i] == '#') {
-    const size_t j = spaces(l, i + 1);
-    if (l.starts_with("define", j) && j + 6 < n && (l.p[j + 6] == ' ' || l.p[j + 6] == '\t')) {
-      const size_t k = spaces(l, j + 6);
-      return {k, ident(l, k)};
-    }
-    return none;
+  const size_t j = spaces(l, i + 1);
+  if (l.starts_with("define", j) && j + 6 < n && (l.p[j + 6] == ' ' || l.p[j + 6] == '\t')) {
+    const size_t k = spaces(l, j + 6);
+    return {k, ident(l, k)};
   }
-  if (in_go_block && i > 0) {
-    const size_t end = ident(l, i);
-    if (end > i) return {i, end};
-  }
-  // 2. modifiers, then a definition keyword and a name
+  return kNone;
+}
+
+// Modifiers, then a definition keyword and a name (`pub fn name`, `func (r) Name`, `macro_rules! name`, a Go
+// declaration's `type name`).
+Span keyword_definition(const Line& l, size_t i, bool go) {
   size_t j = i;
   for (;;) {
     const size_t end = ident(l, j);
-    if (end == j) break;
+    if (end == j) return kNone;
     const sv word = l.slice(j, end);
     if (go && (word == "const" || word == "var" || word == "type")) {
       const size_t k = spaces(l, end);
@@ -164,99 +162,107 @@ std::pair<size_t, size_t> scan_line(const Line& l, bool go, bool in_go_block) {
         const size_t stop = ident(l, k);
         if (stop > k) return {k, stop};
       }
-      break;
+      return kNone;
     }
     if (among(kModifiers, word)) {
       size_t after = end;
       if (word == "pub" && l.at(end) == '(') {  // Rust's pub(crate), pub(super), pub(in path)
         const size_t close = matching(l, end);
-        if (close == SIZE_MAX) break;
+        if (close == SIZE_MAX) return kNone;
         after = close + 1;
       }
       const size_t k = spaces(l, after);
-      if (k == end) break;
+      if (k == end) return kNone;
       j = k;
       continue;
     }
-    if (among(kKeywords, word)) {
-      size_t k = end;
-      if (word == "macro_rules") {
-        if (l.at(k) != '!') break;
-        ++k;
-      }
-      size_t k2 = spaces(l, k);
-      if (word == "func" && l.at(k2) == '(') {
-        const size_t close = l.find(')', k2);
-        if (close == SIZE_MAX) break;
-        k2 = spaces(l, close + 1);
-      } else if (k2 == k) {
-        break;
-      }
-      const auto name = dotted(l, k2);
-      if (name.second > name.first) return name;
+    if (!among(kKeywords, word)) return kNone;
+    size_t k = end;
+    if (word == "macro_rules") {
+      if (l.at(k) != '!') return kNone;
+      ++k;
     }
-    break;
-  }
-  // 3. an upper-case constant at the start of a line
-  if (i == 0) {
-    const size_t end = ident(l, 0);
-    if (upper_constant(l.slice(0, end))) {
-      size_t k = spaces(l, end);
-      if (k < n && l.p[k] == ':') {
-        const size_t eq = l.find('=', k);
-        k = eq == SIZE_MAX ? n : eq;
-      }
-      if (k < n && l.p[k] == '=' && !l.starts_with("==", k)) return {0, end};
+    size_t k2 = spaces(l, k);
+    if (word == "func" && l.at(k2) == '(') {
+      const size_t close = l.find(')', k2);
+      if (close == SIZE_MAX) return kNone;
+      k2 = spaces(l, close + 1);
+    } else if (k2 == k) {
+      return kNone;
     }
+    const auto name = dotted(l, k2);
+    return name.second > name.first ? name : kNone;
   }
-  // 4. a function bound to a name
-  j = i;
+}
+
+// `NAME = ...` or `NAME: type = ...` at the start of a line, NAME upper-case.
+Span constant_assignment(const Line& l) {
+  const size_t n = l.n;
+  const size_t end = ident(l, 0);
+  if (!upper_constant(l.slice(0, end))) return kNone;
+  size_t k = spaces(l, end);
+  if (k < n && l.p[k] == ':') {
+    const size_t eq = l.find('=', k);
+    k = eq == SIZE_MAX ? n : eq;
+  }
+  if (k < n && l.p[k] == '=' && !l.starts_with("==", k)) return {0, end};
+  return kNone;
+}
+
+// For an `[export] const|let|var name = ...` line: the name when a function is bound to it (`function`, an arrow
+// function), else none; nothing (no value) for any other line.
+std::optional<Span> bound_function(const Line& l, size_t i) {
+  const size_t n = l.n;
+  size_t j = i;
   size_t end = ident(l, j);
   if (l.slice(j, end) == "export") {
     j = spaces(l, end);
     end = ident(l, j);
   }
   const sv decl = l.slice(j, end);
-  if (decl == "const" || decl == "let" || decl == "var") {
-    const size_t k = spaces(l, end);
-    const size_t name_end = ident(l, k);
-    if (name_end > k) {
-      const size_t eq = l.find('=', name_end);
-      if (eq != SIZE_MAX && !l.starts_with("==", eq)) {
-        // Between the name and '=' only blanks, or a type after ':'.
-        size_t t = spaces(l, name_end);
-        if (t == eq || l.p[t] == ':') {
-          size_t r = spaces(l, eq + 1);
-          if (l.starts_with("async ", r) || l.starts_with("async(", r)) r = spaces(l, r + 5);
-          const size_t e2 = ident(l, r);
-          const bool function = l.starts_with("function", r) && (r + 8 == n || !is_cont(l.p[r + 8]));
-          const bool arrow_of_name = e2 > r && l.starts_with("=>", spaces(l, e2));
-          if (function || l.at(r) == '(' || arrow_of_name) return {k, name_end};
-        }
+  if (decl != "const" && decl != "let" && decl != "var") return std::nullopt;
+  const size_t k = spaces(l, end);
+  const size_t name_end = ident(l, k);
+  if (name_end > k) {
+    const size_t eq = l.find('=', name_end);
+    if (eq != SIZE_MAX && !l.starts_with("==", eq)) {
+      // Between the name and '=' only blanks, or a type after ':'.
+      size_t t = spaces(l, name_end);
+      if (t == eq || l.p[t] == ':') {
+        size_t r = spaces(l, eq + 1);
+        if (l.starts_with("async ", r) || l.starts_with("async(", r)) r = spaces(l, r + 5);
+        const size_t e2 = ident(l, r);
+        const bool function = l.starts_with("function", r) && (r + 8 == n || !is_cont(l.p[r + 8]));
+        const bool arrow_of_name = e2 > r && l.starts_with("=>", spaces(l, e2));
+        if (function || l.at(r) == '(' || arrow_of_name) return Span{k, name_end};
       }
     }
-    return none;
   }
-  // 5. a function or method head
+  return kNone;
+}
+
+// A function or method head from i (`Type name(params) {`, `def name(...):`).
+Span function_head(const Line& l, size_t i) {
+  const size_t n = l.n;
   const size_t first_end = ident(l, i);
-  if (first_end == i) return none;
+  if (first_end == i) return kNone;
   const sv first = l.slice(i, first_end);
-  if (among(kControl, first) || among(kKeywords, first)) return none;
+  if (among(kControl, first) || among(kKeywords, first)) return kNone;
   const size_t paren = l.find('(', i);
-  if (paren == SIZE_MAX) return none;
+  if (paren == SIZE_MAX) return kNone;
   size_t k = paren;
   while (k > i && (l.p[k - 1] == ' ' || l.p[k - 1] == '\t')) --k;
   size_t start = k;
   while (start > i && is_cont(l.p[start - 1])) --start;
-  if (start == k || !is_start(l.p[start]) || among(kControl, l.slice(start, k))) return none;
+  if (start == k || !is_start(l.p[start]) || among(kControl, l.slice(start, k))) return kNone;
   for (size_t q = i; q < start; ++q)
-    if (!prefix_char(l.p[q])) return none;
+    if (!prefix_char(l.p[q])) return kNone;
   const bool words_before = !blank(l, i, start);
   const size_t close = matching(l, paren);
-  if (close == SIZE_MAX) {
-    if (!words_before) return none;
+  if (close == SIZE_MAX) {  // the parameters go on: a head if something (a type, a modifier) precedes the name
+    if (!words_before) return kNone;
     for (size_t q = paren; q < n; ++q)
-      if (l.p[q] == ';') return none;
+      if (l.p[q] == ';') return kNone;
     return {start, k};
   }
   size_t t = close + 1;
@@ -264,12 +270,37 @@ std::pair<size_t, size_t> scan_line(const Line& l, bool go, bool in_go_block) {
   size_t tail_end = n;
   while (tail_end > t && (l.p[tail_end - 1] == ' ' || l.p[tail_end - 1] == '\t' || l.p[tail_end - 1] == '\r'))
     --tail_end;
-  if (l.starts_with("==", t)) return none;
+  if (l.starts_with("==", t)) return kNone;
   if (t < tail_end && (l.p[t] == '{' || l.p[t] == ':')) return {start, k};
   for (const sv& w : kTailWords)
     if (l.starts_with(w, t)) return {start, k};
   if (t == tail_end && words_before) return {start, k};
-  return none;
+  return kNone;
+}
+
+// The [begin, end) of the name a line defines; begin == end for none.  The steps as the Python reference's
+// scan_line (codelex._reference.definitions) takes them.
+Span scan_line(const Line& l, bool go, bool in_go_block) {
+  if (l.n > kMaxLine) return kNone;
+  const size_t i = spaces(l, 0);
+  // 1. a preprocessor definition; a name inside a Go declaration block
+  if (i < l.n && l.p[i] == '#') return macro_definition(l, i);
+  if (in_go_block && i > 0) {
+    const size_t end = ident(l, i);
+    if (end > i) return {i, end};
+  }
+  // 2. modifiers, then a definition keyword and a name
+  const Span keyword = keyword_definition(l, i, go);
+  if (keyword.second > keyword.first) return keyword;
+  // 3. an upper-case constant at the start of a line
+  if (i == 0) {
+    const Span constant = constant_assignment(l);
+    if (constant.second > constant.first) return constant;
+  }
+  // 4. a function bound to a name (any other const/let/var line defines nothing)
+  if (const auto bound = bound_function(l, i)) return *bound;
+  // 5. a function or method head
+  return function_head(l, i);
 }
 
 }  // namespace

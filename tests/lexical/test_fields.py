@@ -142,6 +142,7 @@ SCANNER_CASES = [
              "let x = compute(3);\n", [("loadUser", 1), ("render", 3)]),
     ("d.rs", "pub(crate) fn parse_header(buf: &[u8]) -> Result<Header> {\n}\nimpl Parser for X {\n",
      [("parse_header", 1)]),
+    ("d.rs", "pub(crate)fn tight(buf: &[u8]) {\n}\n", [("tight", 1)]),  # (no blank needed after the ')')
     ("e.c", "#define BUFFER_SIZE 64\nstatic int read_block(struct dev *d,\n\t\t      int n)\n{\n  return helper(d, n);\n}\n",
      [("BUFFER_SIZE", 1), ("read_block", 2)]),
     ("f.java", "public static <T> List<T> sortAll(List<T> xs) throws IOException {\n  if (x) { go(); }\n",

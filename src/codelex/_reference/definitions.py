@@ -153,7 +153,7 @@ def _keyword_definition(line: str, i: int, go: bool) -> str:
                     return ""
                 after = close + 1
             k = _spaces(line, after)
-            if k == after:
+            if k == end:  # a modifier runs into the next word (``pub(crate)fn`` does not: its ')' ends it)
                 return ""
             j = k
             continue
