@@ -706,11 +706,6 @@ def mcp_source_answer(source) -> tuple[str, dict]:
 # --- a project's status (MCP index_status) ---------------------------------------------------------------------
 
 
-def _blocked_text(why: str) -> str:
-    """Why waiting cannot make the embeddings ready, as shown (escaped)."""
-    return display_text(why)
-
-
 def _vectors_phrase(embedding: dict, ready: bool, blocked: str | None) -> str:
     """How far the embeddings are, and what that means for code_search."""
     done, total = embedding["embedded"], embedding["chunks"]
@@ -740,7 +735,7 @@ def mcp_status_data(status, readiness, wait_for: str | None, waited: float) -> d
                       "running": embedding["running"], "error": embedding["error"]},
     }
     if readiness.blocked:
-        data["embedding"]["unavailable"] = _blocked_text(readiness.blocked)
+        data["embedding"]["unavailable"] = display_text(readiness.blocked)
     data["waitedFor"] = wait_for or "default"
     data["ready"] = readiness.ready
     data["waitedSeconds"] = round(waited, 2)
@@ -771,7 +766,7 @@ def mcp_status_answer(status, readiness, wait_for: str | None, waited: float) ->
                  + (f" ({display_text(structure['reason'])})" if structure.get("reason") else "") + ".")
     lines.append(f"Import graph: {status.graph['state']}.")
     vectors_ready = wait_for == "embeddings" and readiness.ready
-    blocked = _blocked_text(readiness.blocked) if readiness.blocked else None
+    blocked = display_text(readiness.blocked) if readiness.blocked else None
     lines.append(f"Embeddings: {_vectors_phrase(status.embedding, vectors_ready, blocked)}.")
     if wait_for is not None:
         lines.append(f"Waited {waited:.1f} s for {wait_for}: " + ("ready." if data["ready"] else

@@ -127,7 +127,9 @@ def _await_vectors(project, left) -> tuple[bool, str | None]:
             project.service.chunks.wait_progress(look)
         # Nothing ran (the probe's start of it is a moment away), or a run ended at once (closed, cancelled):
         # the rest of the look, so that the probes never spin.
-        time.sleep(max(0.0, look - (time.monotonic() - began)) if time.monotonic() - began < look / 10 else 0.0)
+        spent = time.monotonic() - began
+        if spent < look / 10:
+            time.sleep(look - spent)
 
 
 @dataclass(frozen=True)

@@ -83,11 +83,13 @@ class RootState:
         # (signature of the configuration files, effective settings) that ``options`` were derived from: the
         # project compares the signature on each request and re-derives the options when it moved.
         self.config: tuple[tuple, dict] | None = None
-        # Both read every file through the admission of the options in force (followed as they change); a weak
-        # reference, so that a root nobody holds is still forgotten at once.
-        this = weakref.ref(self)
-        self.structure = StructureUpkeep(self.root, lambda: this().options.admission, self.writable_dir)
-        self.code = CodeUpkeep(self.root, lambda: this().options.admission, self.writable_dir)
+        # Both read every file through the admission of the options in force (followed as they change).
+        self.structure = StructureUpkeep(self.root, self.admission, self.writable_dir)
+        self.code = CodeUpkeep(self.root, self.admission, self.writable_dir)
+
+    def admission(self):
+        """The admission of the options in force: what every stage reads a file through."""
+        return self.options.admission
 
     def candidate_dirs(self) -> list[Path]:
         """The usable index directories, best first; the refused ones are noted for ``status``."""
