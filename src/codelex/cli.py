@@ -123,7 +123,7 @@ def _cmd_search(args) -> int:
                             ranking=args.ranking,
                             # an explicit empty map: no centrality (the server's graph included)
                             centrality={} if args.no_priors or args.no_import_graph else None)
-    parsed, _ = parse_request(args.query, options)  # a bad query fails before any indexing
+    request = parse_request(args.query, options)  # a bad query fails before any indexing; parsed once
     machine = args.json or args.jsonl or args.files_only or args.vimgrep
     progress = _Progress(sys.stderr) if sys.stderr.isatty() and not machine else None
     started = time.perf_counter()
@@ -136,13 +136,13 @@ def _cmd_search(args) -> int:
         print(f"codelex: warning: {report.save_error}", file=sys.stderr)
     try:
         opened = time.perf_counter()
-        result = project.search(args.query, options)
+        result = project.search(request)
         searched = time.perf_counter()
         root = str(project.root)
         fmt = "json" if args.json else "jsonl" if args.jsonl else "files" if args.files_only else \
             "vimgrep" if args.vimgrep else "text"
         where = Where(root, getattr(args, "scope", None))
-        _write(search_lines(result, fmt, where, query=args.query, tokens=parsed.tokens,
+        _write(search_lines(result, fmt, where, query=args.query, tokens=request.tokens,
                             style=_style(args) if fmt == "text" else None))
         if not args.quiet:
             from codelex.output import search_notes

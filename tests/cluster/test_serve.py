@@ -98,10 +98,10 @@ SLOW_MARKER = "/nonexistent"
 class SlowHolder(ShardHolder):
     """A holder that answers phase 1 late for shard ``gamma`` once a marker file exists."""
 
-    def query_stats(self, names, query, options):
+    def query_stats(self, names, request, again=None):
         if "gamma" in names and os.path.exists(SLOW_MARKER):
             time.sleep(3.0)
-        return super().query_stats(names, query, options)
+        return super().query_stats(names, request, again)
 
 
 def test_a_slow_shard_is_not_waited_for(built, ray_local, tmp_path, monkeypatch):

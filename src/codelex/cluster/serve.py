@@ -124,9 +124,10 @@ class ShardHolder:
         raise LookupError(f"shard {name!r} is not served here" if cur is None else
                           f"shard {name!r} was replaced during the query")
 
-    def query_stats(self, names: Sequence[str], query: str, options,
+    def query_stats(self, names: Sequence[str], request,
                     again: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> dict[str, object]:
-        """Phase 1 for each of ``names``: ``(content hash, ShardQueryStats)`` or ``("error", reason)``.
+        """Phase 1 for each of ``names`` (``request``: the coordinator's :class:`~codelex.query.Request`):
+        ``(content hash, ShardQueryStats)`` or ``("error", reason)``.
 
         ``again`` (name -> (content hash, words)) asks those shards once more, for the dfs of words
         other shards found (:func:`codelex.lexical.shards.missing_words`), on the version asked first.
@@ -136,18 +137,19 @@ class ShardHolder:
             try:
                 version, words = again[name] if again else (None, ())
                 version, index = self._index(name, version)
-                out[name] = (version, index.query_stats(query, options, words=words))
+                out[name] = (version, index.query_stats(request, words=words))
             except Exception as exc:
                 out[name] = ("error", describe_failure(exc))
         return out
 
-    def search(self, requests: Sequence[tuple[str, str, object]], query: str, global_stats) -> dict[str, object]:
-        """Phase 2: per ``(name, version, options)``, the shard's hits under ``global_stats`` (or an error)."""
+    def search(self, requests: Sequence[tuple[str, str, object]], request, global_stats) -> dict[str, object]:
+        """Phase 2: per ``(name, version, options)``, the shard's hits for ``request`` under those options and
+        ``global_stats`` (or an error)."""
         out: dict[str, object] = {}
         for name, version, options in requests:
             try:
                 _, index = self._index(name, version)
-                out[name] = ("hits", list(index.search(query, options, global_stats=global_stats)))
+                out[name] = ("hits", list(index.search(request.with_options(options), global_stats=global_stats)))
             except Exception as exc:
                 out[name] = ("error", describe_failure(exc))
         return out
@@ -432,7 +434,7 @@ class Coordinator:
             versions[name] = one[0]
             stats[name] = one[1]
 
-    def _ask_again(self, placement: dict, actors: list, text: str, opts, stats: dict, versions: dict,
+    def _ask_again(self, placement: dict, actors: list, request, stats: dict, versions: dict,
                    missing: dict, deadline: float):
         """The collection's statistics from phase 1's ``stats``: the shards whose bodies lack variants that may
         be terms of their other fields asked again first (by ``deadline``), their answers replacing the first
@@ -447,7 +449,7 @@ class Coordinator:
                 again.setdefault(placement[name], {})[name] = (versions[name], words)
         if not again:
             return global_stats
-        calls = {slot: actors[slot].query_stats.remote(list(asked), text, opts, asked) for slot, asked in again.items()}
+        calls = {slot: actors[slot].query_stats.remote(list(asked), request, asked) for slot, asked in again.items()}
         answers, failures = self._fan_out(calls, deadline)
         groups = {slot: list(asked) for slot, asked in again.items()}
         for name in [n for group in groups.values() for n in group]:
@@ -474,7 +476,7 @@ class Coordinator:
             (served), ``answered`` (shards whose hits are in the merge), ``generation``, ``seconds``.
         """
         from codelex.federation.coordinator import merge_hits, shard_options, split_shard_filters
-        from codelex.query.options import parse_request
+        from codelex.query.request import parse_request
 
         started = time.monotonic()
         deadline = started + float(deadline_s)
@@ -486,14 +488,15 @@ class Coordinator:
                                        for n in placement if n not in self.loaded}
         names = sorted(placement)
         text, selected = split_shard_filters(query, names)
-        parsed, opts = parse_request(text, options, kwargs)  # a bad request fails before any shard is asked
+        request = parse_request(text, options, kwargs)  # a bad request fails before any shard is asked; parsed once
+        opts = request.options
 
         def answer(results: list, answered: Sequence[str] = ()) -> dict:
             return {"results": results, "missing": dict(sorted(missing.items())), "shards": len(names),
                     "answered": sorted(answered), "generation": generation,
                     "seconds": time.monotonic() - started}
 
-        if opts.limit <= 0 or not parsed.tokens or not selected:
+        if opts.limit <= 0 or not request.tokens or not selected:
             return answer([])
         by_slot: dict[int, list[str]] = {}
         for name in names:
@@ -501,14 +504,14 @@ class Coordinator:
                 by_slot.setdefault(placement[name], []).append(name)
         # Phase 1 on every shard (filters select documents; the statistics stay global), within a share of
         # the deadline: a shard slow to answer it must not leave the others no time to score.
-        calls = {slot: actors[slot].query_stats.remote(group, text, opts) for slot, group in by_slot.items()}
+        calls = {slot: actors[slot].query_stats.remote(group, request) for slot, group in by_slot.items()}
         answers, failures = self._fan_out(calls, started + PHASE1_SHARE * float(deadline_s))
         stats: dict[str, object] = {}
         versions: dict[str, str] = {}
         self._collect(by_slot, answers, failures, missing, stats, versions)
         if not stats:
             return answer([])
-        global_stats = self._ask_again(placement, actors, text, opts, stats, versions, missing,
+        global_stats = self._ask_again(placement, actors, request, stats, versions, missing,
                                        started + PHASE1_AGAIN_SHARE * float(deadline_s))
         if global_stats is None:
             return answer([])
@@ -516,7 +519,7 @@ class Coordinator:
         by_slot2: dict[int, list] = {}
         for name in wanted:
             by_slot2.setdefault(placement[name], []).append((name, versions[name], shard_options(opts, name)))
-        calls = {slot: actors[slot].search.remote(reqs, text, global_stats) for slot, reqs in by_slot2.items()}
+        calls = {slot: actors[slot].search.remote(reqs, request, global_stats) for slot, reqs in by_slot2.items()}
         answers, failures = self._fan_out(calls, deadline)
         groups2 = {slot: [name for name, _v, _o in reqs] for slot, reqs in by_slot2.items()}
         hits_of = {name: one[1] for name, one in self._answered(groups2, answers, failures, missing)}

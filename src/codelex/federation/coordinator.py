@@ -28,7 +28,8 @@ from codelex.defaults import SHARD_FILTER_KEY, SHARD_SEPARATOR
 from codelex.errors import QueryError
 from codelex.lexical.hits import Hit
 from codelex.lexical.shards import GlobalQueryStats, ShardQueryStats, merge_query_stats, missing_words
-from codelex.query.options import SearchOptions, parse_request
+from codelex.query.options import SearchOptions
+from codelex.query.request import Request, parse_request
 
 __all__ = [
     "ShardHandle",
@@ -45,11 +46,9 @@ __all__ = [
 class ShardHandle(Protocol):
     """What the coordinator needs of a shard (a :class:`~codelex.lexical.index.WordIndex` is one)."""
 
-    def query_stats(self, query: str, options: SearchOptions | None = None, *,
-                    words: Sequence[str] = ()) -> ShardQueryStats: ...
+    def query_stats(self, query: Request, *, words: Sequence[str] = ()) -> ShardQueryStats: ...
 
-    def search(self, query: str, options: SearchOptions | None = None, *,
-               global_stats: GlobalQueryStats | None = None) -> list[Hit]: ...
+    def search(self, query: Request, *, global_stats: GlobalQueryStats | None = None) -> list[Hit]: ...
 
 
 def check_shard_name(name: object) -> str:
@@ -179,21 +178,22 @@ def federated_search(shards: Sequence[tuple[str, ShardHandle]], query: str, opti
     run = fan_out or _sequential
     names = [name for name, _ in shards]
     text, selected = split_shard_filters(query, names)
-    parsed, opts = parse_request(text, options, kwargs)  # the request's errors before any shard is asked
-    if opts.limit <= 0 or not parsed.tokens or not selected:
+    request = parse_request(text, options, kwargs)  # the request's errors before any shard is asked; parsed once
+    opts = request.options
+    if opts.limit <= 0 or not request.tokens or not selected:
         return []
     handles: Mapping[str, ShardHandle] = dict(shards)
     # Statistics from every shard, selected or not: filters select documents, the statistics stay global.
-    stats = list(run(lambda pair: pair[1].query_stats(text, opts), list(shards)))
+    stats = list(run(lambda pair: pair[1].query_stats(request), list(shards)))
     global_stats = merge_query_stats(stats)
     # Variants some shards' bodies lack may be terms of their other fields: those shards count them too.
     again = [i for i, s in enumerate(stats) if missing_words(s, global_stats)]
     if again:
-        redo = list(run(lambda i: shards[i][1].query_stats(text, opts, words=missing_words(stats[i], global_stats)),
+        redo = list(run(lambda i: shards[i][1].query_stats(request, words=missing_words(stats[i], global_stats)),
                         again))
         for i, s in zip(again, redo):
             stats[i] = s
         global_stats = merge_query_stats(stats)
-    answers = list(run(lambda name: handles[name].search(text, shard_options(opts, name),
+    answers = list(run(lambda name: handles[name].search(request.with_options(shard_options(opts, name)),
                                                          global_stats=global_stats), list(selected)))
     return merge_hits(list(zip(selected, answers)), opts.limit)

@@ -11,7 +11,8 @@ from codelex.federation.coordinator import ShardHandle, check_shard_name, federa
 from codelex.lexical.hits import Hit
 from codelex.lexical.index import WordIndex
 from codelex.lexical.shards import GlobalQueryStats, merge_query_stats, missing_words
-from codelex.query.options import SearchOptions, parse_request
+from codelex.query.options import SearchOptions
+from codelex.query.request import parse_request
 
 __all__ = ["Federation"]
 
@@ -144,10 +145,10 @@ class Federation:
         ``repo:`` filters are left out first, as :meth:`search` does.
         """
         text, _ = split_shard_filters(query, self.names)
-        _, opts = parse_request(text, options, kwargs)
-        stats = [handle.query_stats(text, opts) for _, handle in self._shards]
+        request = parse_request(text, options, kwargs)
+        stats = [handle.query_stats(request) for _, handle in self._shards]
         merged = merge_query_stats(stats)
-        stats = [handle.query_stats(text, opts, words=missing_words(s, merged)) if missing_words(s, merged) else s
+        stats = [handle.query_stats(request, words=missing_words(s, merged)) if missing_words(s, merged) else s
                  for (_, handle), s in zip(self._shards, stats)]
         return merge_query_stats(stats)
 

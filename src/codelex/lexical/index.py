@@ -55,7 +55,8 @@ from codelex.lexical.masks import search_mask
 from codelex.lexical.priors import slot_multipliers
 from codelex.lexical.shards import GlobalQueryStats, ShardQueryStats
 from codelex.lexical.stems import StemTable, is_prose, stemmer_available
-from codelex.query.options import SearchOptions, parse_request
+from codelex.query.options import SearchOptions
+from codelex.query.request import Request, parse_request
 from codelex.text import Vocabulary, utf8_length
 
 if TYPE_CHECKING:
@@ -690,19 +691,21 @@ class WordIndex:
 
     # --- search ---------------------------------------------------------------
 
-    def search(self, query: str, options: SearchOptions | None = None, *,
+    def search(self, query: str | Request, options: SearchOptions | None = None, *,
                global_stats: GlobalQueryStats | None = None, **kwargs) -> list[Hit]:
         """Rank files for a query.
 
         Parameters
         ----------
-        query : str
+        query : str or Request
             Free text plus inline filters (``lang:``, ``file:``, ``ext:``,
-            negated with ``-``); see :func:`codelex.parse_query`.
+            negated with ``-``; see :func:`codelex.parse_query`), or a request
+            parsed once (:func:`codelex.query.parse_request`) with its options.
         options : SearchOptions, optional
-            How to rank; keyword arguments (``limit``, ``paths``, ``lang``,
-            ``centrality``, ``demote_test_vendor``, ``demote_docs``; see
-            :class:`codelex.SearchOptions`) build one or override its fields.
+            How to rank (not with a Request); keyword arguments (``limit``,
+            ``paths``, ``lang``, ``centrality``, ``demote_test_vendor``,
+            ``demote_docs``; see :class:`codelex.SearchOptions`) build one or
+            override its fields.
         global_stats : GlobalQueryStats, optional
             A federation's statistics for this query (phase 2; see
             :meth:`query_stats` and :func:`codelex.federation.merge_query_stats`):
@@ -732,7 +735,8 @@ class WordIndex:
         >>> [h.file for h in index.search("parse config", limit=1)]
         ['a.py']
         """
-        parsed, opts = parse_request(query, options, kwargs)
+        request = parse_request(query, options, kwargs)
+        parsed, opts = request.parsed, request.options
         if opts.limit <= 0 or not parsed.tokens:
             return []
         tokens = list(parsed.tokens)
@@ -751,7 +755,7 @@ class WordIndex:
         return (self.k1, self.b, self.field_weights, self.field_b, self.def_boost, self.name_boost,
                 self._stem_weight)
 
-    def query_stats(self, query: str, options: SearchOptions | None = None, *, words: Sequence[str] = (),
+    def query_stats(self, query: str | Request, options: SearchOptions | None = None, *, words: Sequence[str] = (),
                     **kwargs) -> ShardQueryStats:
         """Phase 1 of a federated search: what this index contributes to the collection's statistics.
 
@@ -785,7 +789,8 @@ class WordIndex:
         >>> index.query_stats("parse config").dfs["parse"]
         (1, 0, 0, 1)
         """
-        parsed, opts = parse_request(query, options, kwargs)
+        request = parse_request(query, options, kwargs)
+        parsed, opts = request.parsed, request.options
         tokens = list(parsed.tokens)
         stems = self._stem_weight > 0 and opts.ranking == "code" and is_prose(parsed.terms)
         extra = tuple(words)

@@ -21,6 +21,7 @@ from codelex.project.results import HINTS, CodeResult, pending_note
 from codelex.project.search import FileSearch
 from codelex.project.service import IndexService
 from codelex.query.options import SearchOptions
+from codelex.query.request import Request, parse_request
 
 __all__ = ["EARLY_FILES", "CodeReadiness", "CodeSearch"]
 
@@ -264,6 +265,7 @@ class CodeSearch:
         _check_arguments(query, alternatives, limit=limit, per_file=per_file, excerpt_lines=excerpt_lines,
                          total_lines=total_lines)
         opts = SearchOptions(paths=paths, lang=lang)
+        request, *others = [parse_request(q, opts) for q in (query, *alternatives)]  # parsed once, checked now
         config, fusion = self._code_config(fusion)
         ready = self._code_readiness(embedder, config, wait=wait, background=background, progress=progress)
         if ready.index is None:
@@ -271,11 +273,11 @@ class CodeSearch:
         how = dict(fusion=fusion, limit=limit, per_file=per_file, excerpt_lines=excerpt_lines,
                    total_lines=_unbounded(limit, excerpt_lines))
         if ready.preparing is not None:
-            return _within_budget(self._early_code_search(ready, query, alternatives, opts, **how), total_lines)
+            return _within_budget(self._early_code_search(ready, request, others, **how), total_lines)
         # Picked with no shared budget, then cut to it (_within_budget): the same hits, and the count of those
         # the budget left out.
         facts, pending = self._code_facts(ready.index)
-        result = ready.searcher.search(query, alternatives=alternatives, allowed=_allowed(ready.corpus, opts),
+        result = ready.searcher.search(request, alternatives=others, allowed=_allowed(ready.corpus, opts),
                                        facts=facts, **how)
         return _within_budget(_noting(ready.annotated(result), pending), total_lines)
 
@@ -388,7 +390,7 @@ class CodeSearch:
                     "source files first); set embed_limit in .codelex.toml to embed more")
         return hint
 
-    def _early_code_search(self, ready: CodeReadiness, query: str, alternatives, opts: SearchOptions, **how):
+    def _early_code_search(self, ready: CodeReadiness, request: Request, others: list[Request], **how):
         """A lexical answer while the corpus is prepared: the chunks of the files the word index ranks best."""
         from codelex.structure import analyze
         from codelex.structure.pool import content_hash
@@ -404,11 +406,11 @@ class CodeSearch:
                 return store.get(path)
             return analyze(path, content)
 
-        wanted = dataclasses.replace(opts, limit=min(max(EARLY_FILES, 2 * how["limit"]), 100))
-        paths = [h.file for q in (query, *alternatives) for h in ready.index.search(q, wanted)]
+        wanted = min(max(EARLY_FILES, 2 * how["limit"]), 100)
+        paths = [h.file for r in (request, *others) for h in ready.index.search(r.derive(limit=wanted))]
         searcher = self.service.chunks.provisional(paths, structure_for)
         facts, pending = self._code_facts(ready.index)
-        result = _noting(searcher.search(query, alternatives=alternatives, facts=facts, **how), pending)
+        result = _noting(searcher.search(request, alternatives=others, facts=facts, **how), pending)
         hint = (f"the chunks of this project are being prepared in the background ({ready.preparing}): a lexical "
                 f"ranking of the chunks of the {len(searcher.corpus.file_rows)} best-matching files until then")
         if ready.loading:

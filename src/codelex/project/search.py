@@ -9,7 +9,6 @@ graph's prior) is asked of the root's jobs.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 
@@ -18,7 +17,8 @@ from codelex.lexical import WordIndex
 from codelex.project.edits import relative_path
 from codelex.project.results import HINTS, Coverage, SearchResult
 from codelex.project.service import IndexService
-from codelex.query.options import SearchOptions, parse_request
+from codelex.query.options import SearchOptions
+from codelex.query.request import Request, parse_request
 
 __all__ = ["FileSearch"]
 
@@ -35,7 +35,7 @@ class FileSearch:
         #: Near-copy line signatures by (path, mtime_ns, size), kept across queries (see ranking_facts).
         self._copy_signatures: dict = {}
 
-    def search(self, query: str, options: SearchOptions | None = None, **kwargs) -> SearchResult:
+    def search(self, query: str | Request, options: SearchOptions | None = None, **kwargs) -> SearchResult:
         """Rank files for ``query`` without ever waiting for a build.
 
         Parameters are those of :meth:`codelex.WordIndex.search`.  When no
@@ -62,7 +62,8 @@ class FileSearch:
             background and this answer comes from the index held).
         """
         service = self.service
-        _, opts = parse_request(query, options, kwargs)  # a malformed request raises, available or not
+        request = parse_request(query, options, kwargs)  # a malformed request raises, available or not
+        query, opts = request.text, request.options
         service.follow_config(start=True)
         index = service.index
         if index is None:
@@ -77,23 +78,23 @@ class FileSearch:
             # for them, the saved ones (if any), and the answer says it is provisional.
             prior, exact = service.graph_prior(service.import_graph)
             if prior is not None:
-                opts = dataclasses.replace(opts, centrality=prior)
+                request = request.derive(centrality=prior)
             if not exact:
                 pending = ("import graph",)
             start_graph = service.import_graph is True
         try:
-            return self._search_index(index, query, opts, pending)
+            return self._search_index(index, request, pending)
         finally:
             if start_graph:  # after this answer: the graph's build would compete with it
                 service.ensure_graph()
 
-    def _search_index(self, index: WordIndex, query: str, opts: SearchOptions,
-                      pending: tuple[str, ...]) -> SearchResult:
+    def _search_index(self, index: WordIndex, request: Request, pending: tuple[str, ...]) -> SearchResult:
+        query = request.text
         try:
-            if opts.ranking == "code":
-                hits = self._pipeline_search(index, query, opts)
+            if request.options.ranking == "code":
+                hits = self._pipeline_search(index, request)
             else:  # classic: the original's formula, exactly (its centrality prior the same counts)
-                hits = index.search(query, opts)
+                hits = index.search(request)
         except IndexFormatError as exc:
             # A chunk this query read failed its digest (the index is checked as it is read): drop the
             # index, rebuild it in the background, and answer as while building.
@@ -103,7 +104,7 @@ class FileSearch:
         return SearchResult(True, query, results, Coverage(len(index), self.service.coverage.truncated),
                             self.service.generated_at, pending=pending)
 
-    def _pipeline_search(self, index: WordIndex, query: str, opts: SearchOptions) -> list:
+    def _pipeline_search(self, index: WordIndex, request: Request) -> list:
         """Files for ``query`` through the ranking pipeline (:func:`codelex.rank.search_files`), with the names
         the files define (:meth:`~codelex.project.structure.StructureUpkeep.names_source`) when the project
         reads structure, and the facts it knows of its files (:meth:`ranking_facts`)."""
@@ -112,7 +113,8 @@ class FileSearch:
         service = self.service
         names_of = service.structure.names_source(service.structure_dir(), index) if service.build_structure \
             else None
-        return search_files(index, query, opts, names_of=names_of, facts=self.ranking_facts(index, opts.centrality))
+        return search_files(index, request, names_of=names_of,
+                            facts=self.ranking_facts(index, request.options.centrality))
 
     def ranking_facts(self, index: WordIndex, importers=None):
         """What the ranking pipeline's stages read of the project's files beyond their words: the importer

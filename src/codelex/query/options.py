@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from codelex.defaults import DEFAULT_LIMIT, DEFAULT_RANKING, MAX_LIMIT, RANKINGS
 from codelex.query.globs import paths_predicate
-from codelex.query.parse import ParsedQuery, parse_query, resolve_kind, validate_filters
+from codelex.query.parse import resolve_kind
 
 
 def check_limit(limit: object) -> int:
@@ -212,17 +212,4 @@ _CACHE: dict[tuple, SearchOptions] = {}
 _CACHE_SIZE = 256
 
 
-def parse_request(query: object, options: SearchOptions | None = None,
-                  overrides: Mapping[str, object] | None = None) -> tuple[ParsedQuery, SearchOptions]:
-    """Validate a whole request: the parsed query (its filters checked) and the options.
-
-    Raises the errors a search documents (``TypeError``, ``codelex.QueryError``)
-    whether or not an index exists yet.
-    """
-    parsed = parse_query(query)
-    opts = SearchOptions.of(options, overrides)
-    validate_filters(parsed.filters)
-    return parsed, opts
-
-
-__all__ = ["CentralityMap", "SearchOptions", "check_limit", "parse_request"]
+__all__ = ["CentralityMap", "SearchOptions", "check_limit"]

@@ -24,7 +24,7 @@ from codelex.defaults import (
     PIPELINE_DEPTH,
 )
 from codelex._native.dense import VectorIndex
-from codelex.query.parse import parse_query
+from codelex.query.request import Request, parse_request
 from codelex.rank.chunks import ChunkCorpus, ChunkLexicalIndex
 from codelex.rank.fusion import FUSIONS, Fusion, QueryRankings, fuse, fused_order
 from codelex.rank.pipeline import NO_FACTS, FileFacts, analyze_query
@@ -186,22 +186,23 @@ class HybridSearcher:
             fused = fused_order(rankings, fusion, n, lambda row: corpus_rows[row].path)
         return fused, similarity, lex_rows, rows.tolist(), vector_best, lexical_best
 
-    def search(self, query: str, *, alternatives: Sequence[str] = (), fusion: str | Fusion = "adaptive",
-               limit: int = HYBRID_LIMIT, per_file: int = HYBRID_PER_FILE,
+    def search(self, query: Request | str, *, alternatives: Sequence[Request | str] = (),
+               fusion: str | Fusion = "adaptive", limit: int = HYBRID_LIMIT, per_file: int = HYBRID_PER_FILE,
                excerpt_lines: int = HYBRID_EXCERPT_LINES, total_lines: int = HYBRID_TOTAL_LINES,
                allowed: np.ndarray | None = None, query_vector=None, facts: FileFacts = NO_FACTS) -> HybridResult:
-        """The best chunks for ``query`` (and its alternative phrasings, fused with :func:`fuse_rankings`).
+        """The best chunks for ``query`` (and its alternative phrasings, fused with :func:`fuse_rankings`): each a
+        :class:`~codelex.query.Request` parsed once by the caller (a str is parsed here).
 
         ``query_vector``, when given, stands for the embedding of ``query``; ``facts`` (importer counts,
         translated documents) feeds the ranking pipeline's stages that read them.
         """
         fusion = FUSIONS[fusion] if isinstance(fusion, str) else fusion
-        parsed = parse_query(query)  # inline filters (lang:, ext:, file:) judge a chunk by its file
-        filtered = self.corpus.allowed(parsed.filters)
+        request = parse_request(query)
+        filtered = self.corpus.allowed(request.filters)  # inline filters (lang:, ext:, file:) judge a chunk by its file
         if filtered is not None:
             allowed = filtered if allowed is None else (allowed & filtered)
-        query = parsed.terms
-        alternatives = [parse_query(a).terms for a in alternatives]
+        query = request.terms
+        alternatives = [parse_request(a).terms for a in alternatives]
         if not self._has_terms(query):  # empty, or stop words only: nothing to rank by
             return HybridResult(query, [], 0.0, 0.0, "hybrid" if self.complete else "lexical",
                                 int(self.present.sum()), len(self.corpus))

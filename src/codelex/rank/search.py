@@ -11,19 +11,17 @@ counts, which documents are translations.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 
 from codelex.defaults import PIPELINE_DEPTH, PIPELINE_JOIN_DEPTH
 from codelex.lexical import Hit, WordIndex
-from codelex.query.options import SearchOptions
-from codelex.query.parse import parse_query
+from codelex.query.request import Request, parse_request
 from codelex.rank.pipeline import NO_FACTS, FileFacts, QueryAnalysis, Units, analyze_query, enabled, rank_units
 
 __all__ = ["search_files"]
 
 
-def search_files(index: WordIndex, query: str, options: SearchOptions | None = None, *,
+def search_files(index: WordIndex, request: Request | str, *,
                  names_of: Callable[[str], frozenset | None] | None = None,
                  facts: FileFacts = NO_FACTS) -> list[Hit]:
     """The best files of ``index`` for ``query``, best first (at most ``options.limit``).
@@ -32,10 +30,10 @@ def search_files(index: WordIndex, query: str, options: SearchOptions | None = N
     ----------
     index : WordIndex
         The project's word index (candidates, best lines, hit counts, fields).
-    query : str
-        The query, inline filters included.
-    options : SearchOptions, optional
-        Limit, filters and path priors; its ``centrality`` is ignored (``facts.importers`` stands for it).
+    request : Request or str
+        The query, parsed once (:func:`codelex.query.parse_request`; a str is parsed here), with its options:
+        limit, filters and path priors (the options' ``centrality`` is ignored: ``facts.importers`` stands
+        for it).
     names_of : callable, optional
         ``names_of(path)``: the names a file defines (None when unknown).  Without it the stages have too
         little to read (a file's definitions carry most of what they add): the word index's own ranking is
@@ -49,15 +47,14 @@ def search_files(index: WordIndex, query: str, options: SearchOptions | None = N
         A hit's ``start_line``, ``hits`` and ``fields`` are the word index's for that file (for a file that
         joined for a definition the index did not rank for the query itself, those of its definition).
     """
-    opts = SearchOptions.of(options, None)
-    parsed = parse_query(query)
-    analysis = analyze_query(parsed.terms)
+    request = parse_request(request)  # (a Request as it is)
+    opts = request.options
+    analysis = analyze_query(request.terms)
     if (not analysis.tokens and not analysis.names) or names_of is None:
-        return index.search(query, opts)  # nothing for the stages to read: the index's answer
-    filters = " ".join(("-" if f.negated else "") + f"{f.key}:{f.value}" for f in parsed.filters)
-    candidates = dataclasses.replace(opts, limit=max(opts.limit, PIPELINE_DEPTH), centrality={})
-    native = index.search(f"{filters} {analysis.lexical}".strip(), candidates)
-    joined = _definers(index, analysis, filters, candidates, names_of, {h.file for h in native}) \
+        return index.search(request)  # nothing for the stages to read: the index's answer
+    candidates = request.derive(analysis.lexical, limit=max(opts.limit, PIPELINE_DEPTH), centrality={})
+    native = index.search(candidates)
+    joined = _definers(index, analysis, candidates, names_of, {h.file for h in native}) \
         if enabled("definitions") and enabled("definers") else []
     hits = native + joined
     units = Units([h.file for h in hits], [names_of(h.file) for h in hits], chunks=False)
@@ -71,7 +68,7 @@ def search_files(index: WordIndex, query: str, options: SearchOptions | None = N
     return out
 
 
-def _definers(index: WordIndex, analysis: QueryAnalysis, filters: str, options: SearchOptions,
+def _definers(index: WordIndex, analysis: QueryAnalysis, candidates: Request,
               names_of: Callable[[str], frozenset | None], seen: set[str]) -> list[Hit]:
     """Files that define a name the query names but that the index did not retrieve for the whole query (the
     name is rare in their text, or the question's other words are not): each name asked of the index alone
@@ -81,7 +78,7 @@ def _definers(index: WordIndex, analysis: QueryAnalysis, filters: str, options: 
         return []  # (a symbol query's definitions are the index's own first answers)
     out = []
     for name in wanted[:4]:
-        found = index.search(f"{filters} {name}".strip(), dataclasses.replace(options, limit=PIPELINE_JOIN_DEPTH))
+        found = index.search(candidates.derive(name, limit=PIPELINE_JOIN_DEPTH))
         for h in found:
             if h.file not in seen and name in (names_of(h.file) or ()):
                 seen.add(h.file)
