@@ -136,6 +136,9 @@ STALE_CHURN = 0.3
 STALE_MIN_FILES = 32
 #: An index refreshed longer ago than this gets a staleness note (and a background refresh) in MCP answers.
 STALE_AFTER_S = 600
+#: A query ranks against one generation of the index: it ranks again when an edit landed while it ranked, at
+#: most this many times unhindered, then once more with edits held off (see FileSearch.search).
+GENERATION_TRIES = 3
 
 # --- the ranking pipeline (codelex.rank.pipeline) ---------------------------------------
 #: Words a prose question is made of that name nothing in code; dropped from a prose query (never from an

@@ -94,9 +94,10 @@ def _bounded(value, default: int, low: int, high: int) -> int:
 # --- paging: cursor / nextCursor -------------------------------------------------------------------------------
 # A cursor is opaque to the client: "cx1." and the URL-safe base64 of [offset, digest, stamp].  The digest names
 # the tool, the project and the parameters that decide the ranking (not `limit` or the snippet sizes: a client
-# may change its page size between pages); the stamp names the index's state (when it was last built and how
-# many files it holds), so a page of an index that changed since the previous one says so.  A page is cut from
-# the first offset + limit (+ 1, to know whether more follow) results, so offsets stop at MCP_MAX_PAGE_OFFSET.
+# may change its page size between pages); the stamp names the index's state (when it was last built, how many
+# files it holds and, for a search, the generation its answer ranked against), so a page of an index that changed
+# since the previous one says so.  A page is cut from the first offset + limit (+ 1, to know whether more
+# follow) results, so offsets stop at MCP_MAX_PAGE_OFFSET.
 
 _CURSOR_PREFIX = "cx1."
 _CURSOR_MAX_CHARS = 200
@@ -119,9 +120,9 @@ def _encode_cursor(offset: int, digest: str, stamp: str) -> str:
     return _CURSOR_PREFIX + base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
-def _page_start(cursor, digest: str, stamp: str) -> tuple[int, str | None]:
-    """``(offset, note)`` of the page ``cursor`` asks for (``(0, None)`` without one); the note when the index
-    changed since the cursor was made.
+def _page_start(cursor, digest: str) -> tuple[int, str | None]:
+    """``(offset, stamp)`` of the page ``cursor`` asks for (``(0, None)`` without one): the stamp of the index's
+    state it was made at (see :func:`_moved`).
 
     Raises
     ------
@@ -145,7 +146,12 @@ def _page_start(cursor, digest: str, stamp: str) -> tuple[int, str | None]:
     if made_for != digest:
         raise ToolError("This `cursor` belongs to another query or other parameters: call with the same query, "
                         "paths, lang and options as the call that returned it, or omit `cursor` to start over.")
-    return offset, (None if made_at == stamp else _MOVED)
+    return offset, made_at
+
+
+def _moved(made_at: str | None, stamp: str) -> str | None:
+    """The note of a page whose cursor was made at another state of the index than this page's (``stamp``)."""
+    return None if made_at is None or made_at == stamp else _MOVED
 
 
 def _next_cursor(next_offset: int, more: bool, digest: str, stamp: str, note: str | None) -> tuple[str | None,
@@ -191,8 +197,7 @@ def symbol_search_answer(project: Project, query: str, limit=None, paths=None, l
     n = _limit(limit)
     digest = _page_digest("symbol_search", project.root, query=query, paths=paths or None, lang=lang,
                           ranking=ranking)
-    stamp = _index_stamp(project)
-    offset, note = _page_start(cursor, digest, stamp)
+    offset, made_at = _page_start(cursor, digest)
     try:
         result = project.search(query, SearchOptions(limit=offset + n + 1, paths=paths or None, lang=lang,
                                                      ranking=ranking))
@@ -202,6 +207,8 @@ def symbol_search_answer(project: Project, query: str, limit=None, paths=None, l
         return mcp_unavailable_answer(result, echo)
     ranked = result.results
     result = dataclasses.replace(result, results=ranked[offset:offset + n])
+    stamp = f"{_index_stamp(project)}:{result.generation}"  # (the generation this page ranked against, whole)
+    note = _moved(made_at, stamp)
     next_cursor, note = _next_cursor(offset + n, len(ranked) > offset + n, digest, stamp, note)
 
     staleness = None
@@ -235,7 +242,8 @@ def docs_search_answer(docs_of, root: Path, query: str, limit=None, cursor=None,
     index = docs_of()
     digest = _page_digest("docs_search", root, query=query, paths=paths, language=language)
     stamp = index.stamp[:8]
-    offset, note = _page_start(cursor, digest, stamp)
+    offset, made_at = _page_start(cursor, digest)
+    note = _moved(made_at, stamp)
     try:
         ranked = index.search(query, offset + n + 1, paths=paths, language=language) if terms(query) else []
     except (QueryError, TypeError, ValueError) as exc:
@@ -314,7 +322,8 @@ def code_search_answer(project: Project, query, limit=None, alternatives=None, p
     digest = _page_digest("code_search", project.root, query=query, alternatives=alternatives or [], paths=paths,
                           lang=lang, fusion=fusion)
     stamp = _index_stamp(project)
-    offset, note = _page_start(cursor, digest, stamp)
+    offset, made_at = _page_start(cursor, digest)
+    note = _moved(made_at, stamp)
     wanted = offset + n + 1  # (one more than the page: whether more follow)
     try:  # picked with a budget that never binds, then the page cut to `lines` (as one answer is)
         result = project.code_search(query, alternatives=alternatives or (), limit=wanted, paths=paths, lang=lang,
@@ -524,7 +533,8 @@ def text_search_answer(project: Project, pattern, regex=None, ignore_case=None, 
     digest = _page_digest("text_search", project.root, pattern=pattern, regex=regex, ignore_case=ignore_case,
                           paths=opts.paths, lang=opts.lang)
     stamp = _index_stamp(project)
-    offset, note = _page_start(cursor, digest, stamp)
+    offset, made_at = _page_start(cursor, digest)
+    note = _moved(made_at, stamp)
     found = search_text(project.root, files, matcher, limit=offset + n + 1, context=_context(context),
                         max_bytes=project.config.get("max_bytes"))
     more = len(found.matches) > offset + n

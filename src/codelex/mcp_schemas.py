@@ -44,7 +44,7 @@ _SYMBOL_SEARCH = _object({
     "available": _BOOL, "query": _STR, "hint": _nullable(_STR), "unavailableReason": _nullable(_STR),
     "coverage": _object({"files": _INT, "truncated": _BOOL}, ["files", "truncated"]),
     "results": {"type": "array", "items": _SYMBOL_HIT}, "staleness": _STR, "provisional": _BOOL, "pending": _STRS,
-    **_PAGING,
+    "generation": _STR, **_PAGING,
 }, ["query"], anyOf=[{"required": ["coverage", "results"]}, {"required": ["available", "unavailableReason"]}])
 
 _DOCS_SECTION = _object({

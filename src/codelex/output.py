@@ -295,6 +295,8 @@ def mcp_search_answer(result, root: str, echo: str, *, staleness: str | None = N
     if result.provisional:
         payload["provisional"] = True
         payload["pending"] = list(result.pending)
+    if result.generation is not None:
+        payload["generation"] = result.generation
     if next_cursor:
         payload["nextCursor"] = next_cursor
     if page_note:

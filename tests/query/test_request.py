@@ -27,7 +27,8 @@ def index():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=5), st.integers(0, 5), st.sampled_from(["code", "classic"]))
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=5), st.integers(0, 5),
+       st.sampled_from(["code", "classic"]))
 def test_a_request_ranks_as_its_text_does(index, pieces, limit, ranking):
     text = " ".join(pieces)
     request = parse_request(text, limit=limit, ranking=ranking)

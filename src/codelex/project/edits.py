@@ -76,7 +76,7 @@ def edit(state: RootState, rel: str, content: str | bytes | None, debounce_ms: f
     ``util.js``) moves the compiled one out of the index or back in, as the
     walk would.
     """
-    with state.edit_lock:  # (never taken by a query: edits wait for each other, never for a search)
+    with state.edit_lock:  # (edits wait for each other; for a query only when edits kept moving it: edits_held)
         with state.lock:
             if state.status == "building":
                 state.pending_edits.append((rel, content))

@@ -86,7 +86,8 @@ def refresh(state: RootState, job: int, index: WordIndex, walk: WalkResult,
                            pruned_dirs=Counter(walk.pruned_dirs))
     report.skipped.update(walk.skipped)
     for path in removed:
-        index.remove(path)
+        with state.edit_lock:  # (each change of the published index as an edit makes it: see edits_held)
+            index.remove(path)
         report.dropped += 1
     to_read = [new[p] for p in sorted(stale + added)]
     stale_set = set(stale)
@@ -96,7 +97,9 @@ def refresh(state: RootState, job: int, index: WordIndex, walk: WalkResult,
     max_bytes = state.options.max_bytes
     for doc in read_files(state.root, to_read, max_bytes=max_bytes, skipped=read_skipped, progress=progress,
                           should_continue=lambda: state.build.current(job), on_skip=content_skips.__setitem__):
-        if not index.update(doc.path, doc.content, mtime_ns=doc.mtime_ns):  # (over the cap: never reported added)
+        with state.edit_lock:
+            indexed = index.update(doc.path, doc.content, mtime_ns=doc.mtime_ns)
+        if not indexed:  # (over the cap: never reported added)
             read_skipped["too-large"] += 1
             continue
         read_ok.add(doc.path)
@@ -111,10 +114,11 @@ def refresh(state: RootState, job: int, index: WordIndex, walk: WalkResult,
         # Left out on reading: gone, binary, generated or grown past the cap.
         # Only a transient read failure keeps the old content.
         outcome = state.options.admission.read(f.path)
-        if isinstance(outcome, Document):  # raced back into existence
-            index.update(outcome.path, outcome.content, mtime_ns=outcome.mtime_ns)
-        elif outcome != "unreadable" and index.remove(f.path):
-            report.dropped += 1
+        with state.edit_lock:
+            if isinstance(outcome, Document):  # raced back into existence
+                index.update(outcome.path, outcome.content, mtime_ns=outcome.mtime_ns)
+            elif outcome != "unreadable" and index.remove(f.path):
+                report.dropped += 1
     report.skipped.update(read_skipped)
     report.reused = len(new) - report.refreshed - report.added - sum(read_skipped.values())
     # Remember what was left out for its content; forget files gone or indexed now.

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from codelex.lexical import Hit
 from codelex.rank import HybridResult
 
-__all__ = ["HINTS", "CodeResult", "Coverage", "RefreshReport", "SearchResult", "pending_note"]
+__all__ = ["HINTS", "CodeResult", "Coverage", "RefreshReport", "SearchResult", "generation_id", "pending_note"]
 
 #: Why a query could not be answered, and what to do (``unavailable_reason`` -> hint).
 HINTS = {
@@ -51,6 +51,11 @@ class SearchResult:
         What the ranking would also read but is not known for the index's
         files yet (``"import graph"``: its counts are being derived); empty
         when the answer is the one every later query of the same files gets.
+    generation : str or None
+        The generation of the word index the answer ranked against, whole:
+        ``"N.E"``, the N-th index this process published with E edits
+        applied to it (None when unavailable).  Two answers with the same
+        generation ranked the same files' same contents.
     """
 
     available: bool
@@ -61,6 +66,7 @@ class SearchResult:
     unavailable_reason: str | None = None
     hint: str | None = None
     pending: tuple[str, ...] = ()
+    generation: str | None = None
 
     @property
     def provisional(self) -> bool:
@@ -85,7 +91,14 @@ class SearchResult:
         if self.pending:
             out["provisional"] = True
             out["pending"] = list(self.pending)
+        if self.generation is not None:
+            out["generation"] = self.generation
         return out
+
+
+def generation_id(number: int, edits: int) -> str:
+    """The id of a word index's generation: ``"N.E"``, its publication number in this process and its edits."""
+    return f"{number}.{edits}"
 
 
 @dataclass(frozen=True)

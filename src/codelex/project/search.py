@@ -9,13 +9,15 @@ graph's prior) is asked of the root's jobs.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 
+from codelex.defaults import GENERATION_TRIES
 from codelex.errors import IndexFormatError
 from codelex.lexical import WordIndex
 from codelex.project.edits import relative_path
-from codelex.project.results import HINTS, Coverage, SearchResult
+from codelex.project.results import HINTS, Coverage, SearchResult, generation_id
 from codelex.project.service import IndexService
 from codelex.query.options import SearchOptions
 from codelex.query.request import Request, parse_request
@@ -65,7 +67,7 @@ class FileSearch:
         request = parse_request(query, options, kwargs)  # a malformed request raises, available or not
         query, opts = request.text, request.options
         service.follow_config(start=True)
-        index = service.index
+        index, number = service.published()
         if index is None:
             why, reason, start = service.availability()
             if start:
@@ -83,10 +85,30 @@ class FileSearch:
                 pending = ("import graph",)
             start_graph = service.import_graph is True
         try:
-            return self._search_index(index, request, pending)
+            return self._search_whole(index, number, request, pending)
         finally:
             if start_graph:  # after this answer: the graph's build would compete with it
                 service.ensure_graph()
+
+    def _search_whole(self, index: WordIndex, number: int, request: Request, pending: tuple[str, ...]) -> SearchResult:
+        """The answer ranked against one generation of ``index``, whole, and that generation's id.
+
+        The pipeline asks the index several times (candidates, definers, each file's symbols): an edit landing
+        between them would mix two generations.  It ranks again when the index's edit count moved meanwhile,
+        :data:`GENERATION_TRIES` times unhindered (edits never wait for a search), then once with edits held
+        off for the length of the query."""
+        for _ in range(GENERATION_TRIES):
+            edits = index.edits
+            result = self._search_index(index, request, pending)
+            if index.edits == edits:
+                break
+        else:
+            with self.service.edits_held():
+                edits = index.edits
+                result = self._search_index(index, request, pending)
+        if not result.available:
+            return result
+        return dataclasses.replace(result, generation=generation_id(number, edits))
 
     def _search_index(self, index: WordIndex, request: Request, pending: tuple[str, ...]) -> SearchResult:
         query = request.text

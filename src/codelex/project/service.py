@@ -81,6 +81,16 @@ class IndexService:
         """The index published last (None until one is available)."""
         return self._state.index
 
+    def edits_held(self):
+        """A context in which no edit or refresh changes the index (they wait: hold it only as long as a
+        query).  Edits take this lock first, so a reader holding it holds no other lock they wait for."""
+        return self._state.edit_lock
+
+    def published(self) -> tuple[WordIndex | None, int]:
+        """``(index, number)``: the index published last, read with its publication number (a generation's
+        first part: see :func:`codelex.project.results.generation_id`)."""
+        return self._state.published()
+
     @property
     def status(self) -> str:
         """``idle``, ``building``, ``ready``, ``refused``, ``failed`` or ``closed``.

@@ -65,7 +65,8 @@ class RootState:
         # closed), published with the index under the same lock.
         self.build = Job(f"building the index of {self.root}", lock=self.lock)
         self.done = self.build.done
-        self.index: WordIndex | None = None
+        # The word index published last and its publication number in this process (see :attr:`index`).
+        self._published: tuple[WordIndex | None, int] = (None, 0)
         self.generated_at: float | None = None
         self.truncated = False
         self.report: RefreshReport | None = None
@@ -90,6 +91,21 @@ class RootState:
     def admission(self):
         """The admission of the options in force: what every stage reads a file through."""
         return self.options.admission
+
+    @property
+    def index(self) -> WordIndex | None:
+        """The word index published last (None while there is none)."""
+        return self._published[0]
+
+    @index.setter
+    def index(self, value: WordIndex | None) -> None:
+        # Each index published is a new generation: its number goes with it, read together (one tuple).
+        held, number = self._published
+        self._published = (value, number + 1 if value is not None and value is not held else number)
+
+    def published(self) -> tuple[WordIndex | None, int]:
+        """``(index, number)``: the index published last and how many indexes this process published up to it."""
+        return self._published
 
     def candidate_dirs(self) -> list[Path]:
         """The usable index directories, best first; the refused ones are noted for ``status``."""
