@@ -78,7 +78,7 @@ _CHUNK = _object({
 _CHUNKS = _object({
     "query": _STR, "available": _BOOL, "mode": _STR, "hint": _nullable(_STR), "embedded": _INT, "chunks": _INT,
     "vectorBest": _NUM, "lexicalBest": _NUM, "results": {"type": "array", "items": _CHUNK}, "omitted": _INT,
-    "lineBudget": _nullable(_INT), **_PAGING,
+    "lineBudget": _nullable(_INT), "generation": _STR, **_PAGING,
 }, ["available", "mode", "hint"])
 
 _INDEX_STATUS = _object({

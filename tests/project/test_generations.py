@@ -87,3 +87,13 @@ def test_edits_that_keep_landing_are_held_off_for_the_last_try(repo, monkeypatch
         project.files._worker.join(5)
         monkeypatch.setattr(FileSearch, "_search_index", real)
         assert project.search("parse config").generation == f"1.{GENERATION_TRIES + 1}"
+
+
+def test_a_code_answer_names_the_generation_its_chunks_follow(repo):
+    with Project(repo) as project:
+        project.open()
+        project.prepare_code_search()
+        answer = project.code_search("parse config", embedder=False)
+        assert answer.generation == "1.0" and answer.to_dict()["generation"] == "1.0"
+        project.on_edit(repo / "pkg/config.py", "def parse_config(path, strict):\n    return path\n")
+        assert project.code_search("parse config", embedder=False).generation == "1.1"

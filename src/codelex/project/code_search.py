@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from codelex.defaults import DEFAULT_EMBED_LIMIT, DEFAULT_FUSION, EMBEDDER_ENV
 from codelex.project.edits import relative_path
-from codelex.project.results import HINTS, CodeResult, pending_note
+from codelex.project.results import HINTS, CodeResult, generation_id, pending_note
 from codelex.project.search import FileSearch
 from codelex.project.service import IndexService
 from codelex.query.options import SearchOptions
@@ -109,6 +109,13 @@ class CodeReadiness:
     chosen: object = None
     saved: int | None = None
     searcher: object = None
+    number: int = 0  # the index's publication number (its generation's first part)
+
+    @property
+    def generation(self) -> str:
+        """The id of the word index's generation the chunks follow, and of the vectors when they rank too."""
+        base = generation_id(self.number, self.index.edits)
+        return f"{base}+v{self.embedded}" if self.searcher is not None and self.mode == "hybrid" else base
 
     @property
     def mode(self) -> str:
@@ -273,13 +280,15 @@ class CodeSearch:
         how = dict(fusion=fusion, limit=limit, per_file=per_file, excerpt_lines=excerpt_lines,
                    total_lines=_unbounded(limit, excerpt_lines))
         if ready.preparing is not None:
-            return _within_budget(self._early_code_search(ready, request, others, **how), total_lines)
+            early = self._early_code_search(ready, request, others, **how)
+            return dataclasses.replace(_within_budget(early, total_lines), generation=ready.generation)
         # Picked with no shared budget, then cut to it (_within_budget): the same hits, and the count of those
         # the budget left out.
         facts, pending = self._code_facts(ready.index)
         result = ready.searcher.search(request, alternatives=others, allowed=_allowed(ready.corpus, opts),
                                        facts=facts, **how)
-        return _within_budget(_noting(ready.annotated(result), pending), total_lines)
+        return dataclasses.replace(_within_budget(_noting(ready.annotated(result), pending), total_lines),
+                                   generation=ready.generation)
 
     def _code_facts(self, index):
         """``(facts, pending)``: what the ranking pipeline reads of the project's files for chunks, as for files
@@ -307,12 +316,12 @@ class CodeSearch:
         service = self.service
         if wait and service.status in ("idle", "building"):
             service.open(wait=True)
-        index = service.index
+        index, number = service.published()
         if index is None:
             why, reason, start = service.availability()
             if start:  # starts a build, or adopts a saved index at once (then answers from it)
                 service.open(wait=False)
-            index = service.index
+            index, number = service.published()
             if index is None:
                 return CodeReadiness(hint=HINTS[why].format(reason=reason))
         upkeep, code = service.structure, service.chunks
@@ -330,10 +339,10 @@ class CodeSearch:
             if preparing is not None:
                 loading = self._embedder(embedder, config, wait=False, then=self._embed_later)[1] \
                     if background else None  # the model loads meanwhile
-                return CodeReadiness(index, upkeep=upkeep, preparing=preparing, loading=loading)
+                return CodeReadiness(index, upkeep=upkeep, preparing=preparing, loading=loading, number=number)
         # While the structure is refreshed, the corpus it had answers (a sync now would read it half-done).
         corpus = code.corpus if analyzing else code.sync_with(upkeep, index)
-        ready = CodeReadiness(index, upkeep=upkeep, corpus=corpus)
+        ready = CodeReadiness(index, upkeep=upkeep, corpus=corpus, number=number)
         return self._vector_readiness(ready, embedder, config, wait=wait, background=background, progress=progress)
 
     def _embed_later(self, chosen) -> None:

@@ -118,17 +118,22 @@ class CodeResult(HybridResult):
         The shared line budget the answer was cut to (None: no shared budget,
         as :meth:`Project.find_related`, whose excerpts are only cut one by
         one).
+    generation : str or None
+        The word index's generation the chunks followed (see
+        :attr:`SearchResult.generation`), with ``+vK`` when K chunks' vectors
+        ranked too (a hybrid answer).
 
     Notes
     -----
-    ``to_dict`` adds ``omitted`` and ``lineBudget`` to the hybrid answer's
-    keys.  The budget is the original's (``select_from``): results share
+    ``to_dict`` adds ``omitted``, ``lineBudget`` and ``generation`` to the
+    hybrid answer's keys.  The budget is the original's (``select_from``): results share
     ``total_lines`` in rank order, so a few long excerpts can leave fewer
     than ``limit`` results; this says so instead of answering short silently.
     """
 
     omitted: int = 0
     line_budget: int | None = None
+    generation: str | None = None
 
     @property
     def cut_excerpts(self) -> int:
@@ -137,7 +142,10 @@ class CodeResult(HybridResult):
 
     def to_dict(self) -> dict:
         """The hybrid answer's keys, with ``omitted`` and ``lineBudget``."""
-        return dict(super().to_dict(), omitted=self.omitted, lineBudget=self.line_budget)
+        out = dict(super().to_dict(), omitted=self.omitted, lineBudget=self.line_budget)
+        if self.generation is not None:
+            out["generation"] = self.generation
+        return out
 
 
 @dataclass
