@@ -295,7 +295,7 @@ def _cmd_status(args) -> int:
 
 
 def _cmd_docs(args) -> int:
-    from codelex.docs import DocsIndex, terms
+    from codelex.docs import terms
     from codelex.output import docs_lines
     from codelex.render import echo_query
 
@@ -308,13 +308,15 @@ def _cmd_docs(args) -> int:
     if refused:
         raise _Failure(f"refusing to index {root.resolve()}: {refused}")
     started = time.perf_counter()
-    from codelex.project.pool import docs_options
-
-    pool = getattr(args, "pool", None)  # in the server: the root's docs kept in memory, checked against the disk
+    pool = getattr(args, "pool", None)  # in the server: the root's docs kept in memory by the watcher's edits
     if pool is not None:
         index = pool.docs(root.resolve(), args.max_bytes)
     else:
-        index = DocsIndex.for_project(root, **docs_options(root.resolve(), args.max_bytes))
+        project = _open_project(args)  # (its documentation stage alone: no word index is opened)
+        try:
+            index = project.docs()
+        finally:
+            project.close()
     opened = time.perf_counter()
     # (docs are the project's whatever the current subdirectory; a --path given there is read from there)
     hits = index.search(args.query, args.limit, paths=_search_paths(args, scoped=False), language=args.lang)

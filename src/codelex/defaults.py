@@ -139,6 +139,11 @@ STALE_AFTER_S = 600
 #: A query ranks against one generation of the index: it ranks again when an edit landed while it ranked, at
 #: most this many times unhindered, then once more with edits held off (see FileSearch.search).
 GENERATION_TRIES = 3
+#: An unwatched project's documentation is checked against the disk (a walk; changed files parsed again) when
+#: last checked longer ago than this (a watched one follows the watcher's edits instead).
+DOCS_TTL_S = 2.0
+#: How long a docs search waits for a root's first reading of its documentation (a walk and a parse).
+DOCS_WAIT_S = 300.0
 
 # --- the ranking pipeline (codelex.rank.pipeline) ---------------------------------------
 #: Words a prose question is made of that name nothing in code; dropped from a prose query (never from an

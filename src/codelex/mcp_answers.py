@@ -239,7 +239,10 @@ def docs_search_answer(docs_of, root: Path, query: str, limit=None, cursor=None,
     if language is not None and (not isinstance(language, str) or not language.strip()):
         raise ToolError("`language` must be a language tag such as 'en' or 'pt-br', or 'all'.")
     n = _limit(limit, MCP_DOCS_LIMIT)
-    index = docs_of()
+    try:
+        index = docs_of()
+    except (OSError, ValueError) as exc:  # a broken settings file, a first reading that failed or ran too long
+        raise ToolError(f"Cannot read the documentation: {error_text(exc)}") from None
     digest = _page_digest("docs_search", root, query=query, paths=paths, language=language)
     stamp = index.stamp[:8]
     offset, made_at = _page_start(cursor, digest)

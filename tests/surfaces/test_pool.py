@@ -51,17 +51,22 @@ def test_a_broken_configuration_is_the_next_calls_error(repo):
         pool.close()
 
 
-def test_docs_are_kept_and_reread_after_their_ttl(repo, monkeypatch):
-    from codelex.project import pool as pool_module
-
+def test_docs_are_kept_and_follow_the_watchers_edits(repo):
     pool = ProjectPool()
-    first = pool.docs(repo)
-    assert any(h.section.heading == "Login" for h in first.search("authenticate", 5))
-    assert pool.docs(repo) is first  # within the TTL
-    monkeypatch.setattr(pool_module, "DOCS_TTL_S", 0.0)
-    assert pool.docs(repo) is first  # checked against the disk: nothing changed
-    doc = next(p for p in repo.rglob("*.md") if ".codelex" not in p.parts)
-    doc.write_text(doc.read_text() + "\n## Rotation\nKeys rotate nightly.\n")
-    again = pool.docs(repo)
-    assert again is not first and [h.section.heading for h in again.search("rotate nightly", 1)] == ["Rotation"]
-    pool.close()
+    try:
+        first = pool.docs(repo)
+        assert any(h.section.heading == "Login" for h in first.search("authenticate", 5))
+        assert pool.docs(repo) is first  # nothing changed: the same generation
+        project = pool.get(repo)
+        assert project.watching and project.docs_status["version"] == 1
+        doc = next(p for p in repo.rglob("*.md") if ".codelex" not in p.parts)
+        doc.write_text(doc.read_text() + "\n## Rotation\nKeys rotate nightly.\n")
+        assert project.sync()
+        again = pool.docs(repo)
+        assert again is not first and [h.section.heading for h in again.search("rotate nightly", 1)] == ["Rotation"]
+        assert project.docs_status["version"] == 2
+        doc.unlink()
+        assert project.sync()
+        assert not pool.docs(repo).search("rotate nightly", 1)
+    finally:
+        pool.close()

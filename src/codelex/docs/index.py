@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from codelex.errors import QueryError
 from codelex.persist.container import decode_items, encode_items
 from codelex.persist.docs import DocsTables, load_docs, save_docs
 from codelex.query.options import check_limit
+
+if TYPE_CHECKING:
+    from codelex.ingest.admission import Admission
 
 __all__ = ["DocsIndex"]
 
@@ -175,6 +179,17 @@ def _group_by_file(sections: Iterable[Section]) -> list[_NewFile]:
     if group:
         files.append(_NewFile(group[0].path, 0, 0, group))
     return files
+
+
+def _read_new(admission: Admission, path: str) -> _NewFile | None:
+    """``path`` read through ``admission`` and parsed into sections (None: it is left out for what it holds)."""
+    from codelex.ingest import Document
+
+    doc = admission.read(path)
+    if not isinstance(doc, Document):
+        return None
+    text = doc.content.decode("utf-8", "replace")
+    return _NewFile(path, doc.mtime_ns, doc.size, sections_from_file(path, text))
 
 
 class DocsIndex:
@@ -398,10 +413,35 @@ class DocsIndex:
         return all(f.path == self.paths[i] and f.mtime_ns == mtime[i] and f.size == size[i]
                    for i, f in enumerate(walk))
 
+    def updated(self, admission: Admission, paths: Iterable[str]) -> DocsIndex:
+        """This index with ``paths`` (root-relative) read again through ``admission`` (the project's
+        documentation admission): a changed file parsed again, a new one added, a vanished or no longer
+        admitted one dropped; the other files' rows are copied, not parsed.  Returns ``self`` when none of
+        ``paths`` is or becomes documentation."""
+        wanted = set(paths)
+        where = {p: i for i, p in enumerate(self.paths)}
+        fresh: dict[str, _NewFile | None] = {}
+        for path in wanted:
+            admitted = admission.reason(path) is None
+            if not admitted and path not in where:
+                continue
+            fresh[path] = _read_new(admission, path) if admitted else None
+        if not fresh:
+            return self
+        entries: list[_NewFile | int] = []
+        for path in sorted(set(self.paths) | {p for p, f in fresh.items() if f is not None}):
+            if path in fresh:
+                if fresh[path] is not None:
+                    entries.append(fresh[path])  # type: ignore[arg-type]
+            else:
+                entries.append(where[path])
+        return DocsIndex(tables=_build_tables(entries, self._tables))
+
     @classmethod
     def for_project(cls, root: str | os.PathLike[str], *, index_dir: str | os.PathLike[str] | None = None,
                     max_bytes: int | None = DEFAULT_MAX_BYTES, ignore: Iterable[str] = (),
-                    previous: DocsIndex | None = None) -> DocsIndex:
+                    previous: DocsIndex | None = None, admission: Admission | None = None,
+                    use_git: bool | None = None, save: bool = True) -> DocsIndex:
         """The documentation of a project, brought in line with the disk and kept in its docs store.
 
         Files are chosen by the project walk (ignore files, excluded
@@ -423,16 +463,28 @@ class DocsIndex:
             the code index, the docs leave those files out.
         previous : DocsIndex, optional
             An index of this root already in memory (a server's): returned as it is when nothing changed.
+        admission : Admission, optional
+            The project's documentation admission
+            (:meth:`codelex.ingest.Admission.documentation`), which decides
+            and reads every file; it stands for ``max_bytes`` and ``ignore``.
+        use_git : bool or None
+            As :func:`codelex.ingest.list_files` takes it.
+        save : bool, default True
+            Keep the result in the docs store.
 
         Returns
         -------
         DocsIndex
         """
-        from codelex.ingest import Document, list_files, read_file
+        from codelex.ingest import list_files
         from codelex.persist.layout import writable_dir
 
         root = Path(root).resolve()
-        walk = list_files(root, max_bytes=max_bytes, ignore=tuple(ignore), accept=is_doc_path).files
+        if admission is None:
+            from codelex.ingest import Admission
+
+            admission = Admission(root, max_bytes=max_bytes, ignore=tuple(ignore), accept=is_doc_path)
+        walk = list_files(root, admission=admission, use_git=use_git).files
         if previous is not None and previous.holds(walk):
             return previous
         directory = writable_dir(root, Path(index_dir) if index_dir is not None else None)
@@ -451,12 +503,12 @@ class DocsIndex:
                     and int(old.size[i]) == f.size:
                 entries.append(i)
                 continue
-            doc = read_file(str(root), f.path, max_bytes)
-            if not isinstance(doc, Document):
-                continue
-            text = doc.content.decode("utf-8", "replace")
-            entries.append(_NewFile(f.path, doc.mtime_ns, doc.size, sections_from_file(f.path, text)))
+            new = _read_new(admission, f.path)
+            if new is not None:
+                entries.append(new)
         tables = _build_tables(entries, old)
+        if not save:
+            return cls(tables=tables)
         try:
             save_docs(directory, tables)
             legacy = directory / LEGACY_DOCS_CACHE_FILE

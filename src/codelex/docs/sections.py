@@ -367,9 +367,6 @@ def sections_from_file(path: str, text: str) -> list[Section]:
     return sections_from_rst(path, text) if kind_of(path) == "restructuredtext" else sections_from_markdown(path, text)
 
 
-#: A plain text file is documentation under one of these directories only (lower-cased).
-
-
 def is_doc_path(path: str) -> bool:
     """Whether the docs index a file: :func:`codelex.languages.is_documentation` (prose, and ``.txt`` files under
     a ``doc``/``docs``/``Documentation`` directory)."""

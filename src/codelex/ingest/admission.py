@@ -94,6 +94,15 @@ class Admission:
         return cls(options.root, ignore=options.ignore, include=options.include, kinds=options.kinds,
                    max_bytes=options.max_bytes)
 
+    def documentation(self) -> Admission:
+        """The admission of the documentation of the same root, for docs search: the same ignore and include
+        patterns and size cap, with documentation's file names (:func:`codelex.languages.is_documentation`:
+        prose, and ``.txt`` under a docs directory) in place of the code kinds (``languages`` picks those)."""
+        from codelex.languages import is_documentation
+
+        return Admission(self.root, ignore=self.ignore, include=self.include, max_bytes=self.max_bytes,
+                         accept=is_documentation)
+
     # --- what a listing record holds for -------------------------------------------------
 
     @property

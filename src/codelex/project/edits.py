@@ -76,6 +76,7 @@ def edit(state: RootState, rel: str, content: str | bytes | None, debounce_ms: f
     ``util.js``) moves the compiled one out of the index or back in, as the
     walk would.
     """
+    state.docs.on_edit(rel)  # (the documentation's stage judges the file by its own admission when it reads it)
     with state.edit_lock:  # (edits wait for each other; for a query only when edits kept moving it: edits_held)
         with state.lock:
             if state.status == "building":
@@ -117,8 +118,13 @@ def apply_changes(state: RootState, changes, debounce_ms: float | None) -> None:
         prefix = gone + "/"
         if index is not None:
             files.update(f for f in index.files if f.startswith(prefix))
-    admission = state.options.admission
+        state.docs.on_gone_dir(gone)
+    admission, documentation = state.options.admission, state.options.documentation
     for new in changes.new_dirs:
         files.update(files_under(state.root, new, admission))
+        files.update(files_under(state.root, new, documentation))
     for rel in sorted(files):
-        edit(state, rel, None, debounce_ms)
+        if admission.admits(rel) or (index is not None and rel in index):
+            edit(state, rel, None, debounce_ms)
+        else:  # documentation the word index does not take (the watcher lets both admissions' files through)
+            state.docs.on_edit(rel)

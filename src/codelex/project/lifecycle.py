@@ -332,3 +332,4 @@ def close(state: RootState) -> None:
     state.structure.close()
     state.code.close()
     state.imports.close()
+    state.docs.close()

@@ -1,6 +1,6 @@
 """One pool of opened, watched projects: what the per-user server (:mod:`codelex.server`) and the MCP server
-(:mod:`codelex.mcp_server`) keep warm, and each root's documentation sections, re-read every
-:data:`DOCS_TTL_S` seconds.
+(:mod:`codelex.mcp_server`) keep warm, their documentation sections included (each project's docs stage,
+kept by its watcher's edits).
 
 A project is kept per ``(root, options)`` (the server's commands may cap file sizes; MCP passes none),
 made watched (``Project(root, watch=True, **options)``) the first time it is asked for, or again once
@@ -14,30 +14,11 @@ started for).
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 from codelex.project import Project
 
-__all__ = ["DOCS_TTL_S", "ProjectPool", "docs_options"]
-
-#: A root's documentation is checked against the disk (a walk; changed files parsed again) when last checked
-#: longer ago than this: the answers in between are a query's work alone.
-DOCS_TTL_S = 2.0
-
-
-def docs_options(root: Path, max_bytes=None) -> dict:
-    """How a root's documentation is walked: the project's ``ignore`` patterns (``.codelexignore`` and the
-    settings' ``ignore``) and its ``max_bytes`` unless ``max_bytes`` is given.  Raises the settings'
-    :class:`~codelex.errors.ConfigError` when a settings file is broken."""
-    from codelex.defaults import DEFAULT_MAX_BYTES
-    from codelex.project.config import load_config
-
-    config = load_config(root)
-    if max_bytes is None:
-        max_bytes = config.get("max_bytes", DEFAULT_MAX_BYTES)
-    return {"max_bytes": max_bytes, "ignore": list(config.get("ignore", ()))}
-
+__all__ = ["ProjectPool"]
 
 class ProjectPool:
     """Opened, watched projects by ``(root, options)``, and the docs of each root (see the module docstring)."""
@@ -45,8 +26,6 @@ class ProjectPool:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self._projects: dict[tuple, Project] = {}
-        self._docs: dict[tuple, tuple[float, object]] = {}
-        self._docs_guards: dict[tuple, threading.Lock] = {}
 
     def get(self, root: Path, options: dict | None = None) -> Project:
         """The pool's project for ``root`` (made, watched, when absent or closed; nothing is opened or waited
@@ -96,35 +75,15 @@ class ProjectPool:
             return {str(key[0]): p.watch_status["state"] for key, p in self._projects.items()}
 
     def docs(self, root: Path, max_bytes=None):
-        """The documentation sections of ``root`` (a :class:`~codelex.docs.DocsIndex`), kept in memory and
-        checked against the disk when last checked longer than :data:`DOCS_TTL_S` ago (a walk: the same
-        index when nothing changed; changed files parsed again, the rest taken from the docs store).  One
-        check at a time per root: a call that arrives during one waits for it and takes its index (a cold
-        tree is parsed once, not once per caller).  The project's settings apply (:func:`docs_options`;
-        ``max_bytes`` given overrides theirs); a broken settings file raises its ConfigError."""
-        from codelex.docs import DocsIndex
-
-        options = docs_options(root, max_bytes)
-        key = (root, options["max_bytes"], tuple(options["ignore"]))
-        with self.lock:
-            entry = self._docs.get(key)
-            guard = self._docs_guards.setdefault(key, threading.Lock())
-        if entry is not None and time.monotonic() - entry[0] < DOCS_TTL_S:
-            return entry[1]
-        with guard:  # (bounded by the check it waits for: a walk, and parsing what changed)
-            with self.lock:
-                entry = self._docs.get(key)
-            if entry is not None and time.monotonic() - entry[0] < DOCS_TTL_S:
-                return entry[1]  # (checked by the call this one waited for)
-            index = DocsIndex.for_project(root, previous=entry[1] if entry is not None else None, **options)
-            with self.lock:
-                self._docs[key] = (time.monotonic(), index)
-        return index
+        """The documentation sections of ``root`` (a :class:`~codelex.docs.DocsIndex`): those of the pool's
+        project for it (:meth:`codelex.Project.docs`: read once by a job, then kept by the watcher's edits;
+        concurrent cold callers wait for the one reading).  ``max_bytes`` given, the project of that cap.
+        Raises the settings' :class:`~codelex.errors.ConfigError` when a settings file is broken."""
+        return self.get(root, {"max_bytes": max_bytes} if max_bytes is not None else None).docs()
 
     def close(self) -> None:
-        """Close every project (flushing pending saves) and forget them and the docs; the pool stays usable."""
+        """Close every project (flushing pending saves) and forget them; the pool stays usable."""
         with self.lock:
             projects, self._projects = list(self._projects.values()), {}
-            self._docs = {}
         for project in projects:
             project.close()

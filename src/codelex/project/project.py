@@ -209,6 +209,9 @@ class Project:
         ``index``, ``structure`` or ``embeddings``, each including the ones before it)."""
         return wait_until(self, what, timeout)
 
+    docs = _forward("service", IndexService.docs)
+    docs_status = _forward_property("service", IndexService.docs_status)
+
     # --- files and the import graph (FileSearch) ---------------------------------------
 
     search = _forward("files", FileSearch.search)

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from codelex.defaults import DOCS_WAIT_S
 from codelex.errors import ConfigError
 from codelex.lexical import WordIndex
 from codelex.project import lifecycle
@@ -383,6 +384,37 @@ class IndexService:
         """The import graph, waited for at most ``timeout`` s (None while it builds)."""
         return self._state.imports.wait(self._state, timeout)
 
+    # --- the documentation's sections ---------------------------------------------------
+
+    def docs(self, timeout: float | None = DOCS_WAIT_S):
+        """The root's documentation sections (a :class:`codelex.docs.DocsIndex`) as the files are now.
+
+        The first call starts reading them in the background (the root's
+        documentation admission: its ignore and include patterns, size cap
+        and ``use_git``) and waits for it at most ``timeout`` seconds; later
+        ones apply the edits the watcher (or :meth:`on_edit`) reported since,
+        parsing those files alone, or, unwatched, check the files against
+        the disk every :data:`~codelex.defaults.DOCS_TTL_S` seconds.
+
+        Raises
+        ------
+        codelex.ConfigError
+            When a configuration file is invalid.
+        TimeoutError
+            When the first reading did not finish within ``timeout``.
+        OSError
+            When reading failed (the next call tries again).
+        """
+        self.follow_config(start=True)
+        if self.watch and not self.watching:
+            self.start_watching()  # (a watched project's docs follow its edits, whether or not it was opened)
+        return self._state.docs.current(watched=self.watching, timeout=timeout)
+
+    @property
+    def docs_status(self) -> dict:
+        """The documentation stage's job state, generation (``version``) and, once read, files and sections."""
+        return self._state.docs.status()
+
     # --- edits and the watcher -------------------------------------------------------
 
     def on_edit(self, path: str | os.PathLike[str], content: str | bytes | None = None) -> bool:
@@ -490,7 +522,11 @@ class IndexService:
             parent = rel.rpartition("/")[0]  # a nested .gitignore counts where its directory is walked
             return rel in CONFIG_FILES or not parent or state.options.admission.admits(parent, True)
 
-        return ProjectWatcher(state.root, lambda rel, is_dir: state.options.admission.admits(rel, is_dir),
+        def admitted(rel: str, is_dir: bool) -> bool:  # by the word index's admission or the documentation's
+            options = state.options
+            return options.admission.admits(rel, is_dir) or options.documentation.admits(rel, is_dir)
+
+        return ProjectWatcher(state.root, admitted,
                               self.apply_changes,
                               sentinel_dir=self._sentinel_dir(), on_overflow=recheck, settings=settings)
 

@@ -20,6 +20,7 @@ from codelex.ingest.admission import Admission
 from codelex.lexical import WordIndex
 from codelex.defaults import STRUCTURE_FILE
 from codelex.persist.layout import index_locations, probe_index, writable_dir
+from codelex.project.docs_upkeep import DocsUpkeep
 from codelex.project.results import RefreshReport
 from codelex.project.code import CodeUpkeep
 from codelex.project.graph_upkeep import GraphUpkeep
@@ -49,6 +50,11 @@ class RootOptions:
         """Which files of the root are indexed: the one :class:`codelex.ingest.Admission` the walk, per-edit
         upkeep and the watcher all ask (new options, a new one)."""
         return Admission.of_options(self)
+
+    @functools.cached_property
+    def documentation(self) -> Admission:
+        """Which files docs search reads: the admission's documentation (:meth:`Admission.documentation`)."""
+        return self.admission.documentation()
 
 
 class RootState:
@@ -87,6 +93,7 @@ class RootState:
         # Both read every file through the admission of the options in force (followed as they change).
         self.structure = StructureUpkeep(self.root, self.admission, self.writable_dir)
         self.code = CodeUpkeep(self.root, self.admission, self.writable_dir)
+        self.docs = DocsUpkeep(self.root, lambda: self.options, self.writable_dir)  # the documentation's sections
 
     def admission(self):
         """The admission of the options in force: what every stage reads a file through."""
