@@ -778,19 +778,14 @@ std::pair<uint32_t, uint32_t> Scorer::field_term_bounds(const LiveIndex& index, 
   return field_bounds_[term] = {max_tf, min_len};
 }
 
-// MaxScore over the base for the code ranking, document at a time: each
-// query term is one cursor over the union of its four field lists.  A
-// document is scored exactly (terms in query order, fields in field order,
-// as the term-at-a-time passes sum) only when its essential terms' exact
-// contributions plus the other terms' bounds, times the largest multiplier
-// and the boosts it can earn, reach the k-th score.
-void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& req, TopK& top) {
+// One cursor per known query term over the base (the union of its field
+// lists, its variants' included), with the bound of its contribution, in
+// ascending order of bound; pruned_prefix_[j] is the sum of the j smallest
+// bounds and pruned_at_term_[i] term i's place in that order.
+void Scorer::open_field_cursors(const LiveIndex& index, const SearchRequest& req) {
   const SegmentView& seg = index.base().seg;
-  const uint8_t* base_live = index.base_live_or_null();
   const double k1 = req.k1;
   const FieldParams& p = req.field_params;
-  const size_t all = req.n_query_tokens;
-  const double slack = (1 + 1e-9) * req.multiplier_max;
   std::vector<FieldCursor>& cursors = field_cursors_;
   cursors.clear();
   const size_t run_room = pruned_terms_.size() * kMaxSubs * kForBlock;
@@ -825,71 +820,95 @@ void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& r
   }
   std::sort(cursors.begin(), cursors.end(), [](const FieldCursor& a, const FieldCursor& b) { return a.ub < b.ub; });
   const size_t nc = cursors.size();
-  std::vector<double> prefix(nc + 1, 0.0);  // prefix[j]: the sum of the j smallest bounds
-  for (size_t j = 0; j < nc; ++j) prefix[j + 1] = prefix[j] + cursors[j].ub;
-  std::vector<int> at_term(pruned_terms_.size(), -1);
-  for (size_t j = 0; j < nc; ++j) at_term[cursors[j].term] = static_cast<int>(j);
-  const double* ff = field_factor_.data();
-  // d's exact score with every cursor of `cs` at or past d (the non-essential
-  // ones, those before `from`, are moved there first), summed in query order
-  // as the term-at-a-time path sums; offered to top.
-  auto score_exactly = [&](std::vector<FieldCursor>& cs, size_t from, uint32_t d) -> bool {
-    const double bf = docs_[d].body_factor;
-    double score = 0.0;
-    uint32_t hits = 0;
-    size_t n_defs = 0, n_name = 0;
-    for (size_t i = 0; i < pruned_terms_.size(); ++i) {
-      const int j = at_term[i];
-      if (j < 0) continue;
-      FieldCursor& c = cs[static_cast<size_t>(j)];
-      if (static_cast<size_t>(j) < from) c.seek(d);
-      if (c.cur != d) continue;
-      if (c.at != d) c.eval(d, ff, bf, k1);
-      if (c.query_token) {
-        n_defs += c.mask >> kDefs & 1u;
-        n_name += c.mask >> kName & 1u;
-      }
-      if (c.scored) {
-        score = score + c.contrib;
-        hits += c.hits;
-      }
+  pruned_prefix_.assign(nc + 1, 0.0);
+  for (size_t j = 0; j < nc; ++j) pruned_prefix_[j + 1] = pruned_prefix_[j] + cursors[j].ub;
+  pruned_at_term_.assign(pruned_terms_.size(), -1);
+  for (size_t j = 0; j < nc; ++j) pruned_at_term_[cursors[j].term] = static_cast<int>(j);
+}
+
+// d's exact score with every cursor of cs at or past d (the non-essential
+// ones, those before `from`, are moved there first), summed in query order
+// as the term-at-a-time path sums; offered to top.
+bool Scorer::score_exactly(std::vector<FieldCursor>& cs, size_t from, uint32_t d, const SearchRequest& req,
+                           TopK& top) {
+  const FieldParams& p = req.field_params;
+  const double bf = docs_[d].body_factor;
+  double score = 0.0;
+  uint32_t hits = 0;
+  size_t n_defs = 0, n_name = 0;
+  for (size_t i = 0; i < pruned_terms_.size(); ++i) {
+    const int j = pruned_at_term_[i];
+    if (j < 0) continue;
+    FieldCursor& c = cs[static_cast<size_t>(j)];
+    if (static_cast<size_t>(j) < from) c.seek(d);
+    if (c.cur != d) continue;
+    if (c.at != d) c.eval(d, field_factor_.data(), bf, req.k1);
+    if (c.query_token) {
+      n_defs += c.mask >> kDefs & 1u;
+      n_name += c.mask >> kName & 1u;
     }
-    if (!(score > 0)) return false;
-    if (p.def_boost != 1.0 && n_defs == all) score *= p.def_boost;
-    if (p.name_boost != 1.0 && n_name == all) score *= p.name_boost;
-    if (req.multiplier) score *= req.multiplier[d];
-    return top.offer(SearchHit{d, hits, 0, score});
-  };
-  // The documents that can earn a boost above 1 hold every query token in
-  // their definitions (or file name), so they are in every query token's
-  // list: while one query token's cursor stays essential, the essential
-  // cursors reach them, and only their bounds need the boost.
+    if (c.scored) {
+      score = score + c.contrib;
+      hits += c.hits;
+    }
+  }
+  if (!(score > 0)) return false;
+  if (p.def_boost != 1.0 && n_defs == req.n_query_tokens) score *= p.def_boost;
+  if (p.name_boost != 1.0 && n_name == req.n_query_tokens) score *= p.name_boost;
+  if (req.multiplier) score *= req.multiplier[d];
+  return top.offer(SearchHit{d, hits, 0, score});
+}
+
+// The documents that can earn a boost above 1 hold every query token in
+// their definitions (or file name), so they are in every query token's list:
+// while one query token's cursor stays essential, the essential cursors reach
+// them, and only their bounds need the boost.  Scored first and exactly, they
+// start the k-th score high (they tend to be the best documents), and the main
+// loop passes over them (scored_first_).  When they are many, only some are,
+// and the others' bounds carry their boosts: true when some are left so.
+bool Scorer::score_boosted_first(const LiveIndex& index, const SearchRequest& req, TopK& top) {
+  const SegmentView& seg = index.base().seg;
+  const FieldParams& p = req.field_params;
   boosted_defs_.clear();
   boosted_name_.clear();
   if (p.def_boost > 1.0) base_all_tokens(index, req, kDefs, boosted_defs_);
   if (p.name_boost > 1.0) base_all_tokens(index, req, kName, boosted_name_);
-  // Scored first and exactly, they start the k-th score high (they tend to
-  // be the best documents), and the main loop passes over them.  When they
-  // are many, only some are, and the others' bounds carry their boosts.
   scored_first_.clear();
   std::set_union(boosted_defs_.begin(), boosted_defs_.end(), boosted_name_.begin(), boosted_name_.end(),
                  std::back_inserter(scored_first_));
   const bool all_first = scored_first_.size() <= kScoredFirstAll;
   if (!all_first) scored_first_.resize(kScoredFirstSome);
   if (!scored_first_.empty()) {
-    first_cursors_ = cursors;
+    first_cursors_ = field_cursors_;
     if (!seg.post_doc) {  // the copies decode into runs of their own
       if (first_cursor_runs_.size() < cursor_runs_.size()) first_cursor_runs_.resize(cursor_runs_.size());
       for (size_t j = 0; j < first_cursors_.size(); ++j)
         first_cursors_[j].assign_runs(first_cursor_runs_.data() + j * kMaxSubs * kForBlock);
     }
-    for (uint32_t d : scored_first_) score_exactly(first_cursors_, nc, d);
+    for (uint32_t d : scored_first_) score_exactly(first_cursors_, first_cursors_.size(), d, req, top);
   }
   if (all_first) {
     boosted_defs_.clear();
     boosted_name_.clear();
   }
-  const bool any_boosted = !boosted_defs_.empty() || !boosted_name_.empty();
+  return !boosted_defs_.empty() || !boosted_name_.empty();
+}
+
+// MaxScore over the base for the code ranking, document at a time: each
+// query term is one cursor over the union of its four field lists.  A
+// document is scored exactly (terms in query order, fields in field order,
+// as the term-at-a-time passes sum) only when its essential terms' exact
+// contributions plus the other terms' bounds, times the largest multiplier
+// and the boosts it can earn, reach the k-th score.
+void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& req, TopK& top) {
+  const uint8_t* base_live = index.base_live_or_null();
+  const FieldParams& p = req.field_params;
+  const double slack = (1 + 1e-9) * req.multiplier_max;
+  open_field_cursors(index, req);
+  std::vector<FieldCursor>& cursors = field_cursors_;
+  const std::vector<double>& prefix = pruned_prefix_;
+  const size_t nc = cursors.size();
+  const bool any_boosted = score_boosted_first(index, req, top);
   size_t last_query_cursor = 0;  // in bound order
   for (size_t j = 0; j < nc; ++j)
     if (cursors[j].query_token) last_query_cursor = j;
@@ -906,6 +925,7 @@ void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& r
   const uint32_t* const name_end = next_name + boosted_name_.size();
   const uint32_t* next_done = scored_first_.data();
   const uint32_t* const done_end = next_done + scored_first_.size();
+  const double* ff = field_factor_.data();
   while (first < nc) {
     uint32_t d = kEnd;
     for (size_t j = first; j < nc; ++j) d = std::min(d, cursors[j].cur);
@@ -920,7 +940,7 @@ void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& r
       for (size_t j = first; j < nc; ++j) {
         FieldCursor& c = cursors[j];
         if (c.cur != d) continue;
-        c.eval(d, ff, bf, k1);
+        c.eval(d, ff, bf, req.k1);
         bound += c.contrib;
       }
       double boost = 1.0;
@@ -930,7 +950,8 @@ void Scorer::search_fields_pruned(const LiveIndex& index, const SearchRequest& r
         if (next_defs < defs_end && *next_defs == d) boost *= p.def_boost;
         if (next_name < name_end && *next_name == d) boost *= p.name_boost;
       }
-      if (bound * slack * boost >= top.threshold() && score_exactly(cursors, first, d) && top.full()) update_first();
+      if (bound * slack * boost >= top.threshold() && score_exactly(cursors, first, d, req, top) && top.full())
+        update_first();
     }
     for (size_t j = first; j < nc; ++j)
       if (cursors[j].cur == d) cursors[j].step(d);

@@ -140,6 +140,15 @@ class Scorer {
   void prepare_field_terms(const LiveIndex& index, const SearchRequest& req);
   void accumulate_fields(const LiveIndex& index, const SearchRequest& req, bool base);
   void search_fields_pruned(const LiveIndex& index, const SearchRequest& req, TopK& top);
+  // search_fields_pruned's steps: the cursors in bound order (field_cursors_, pruned_prefix_,
+  // pruned_at_term_), one document's exact score offered to top, and the boosted documents scored first
+  // (true when some are left to the main loop, their bounds carrying the boosts).
+  struct FieldCursor;
+  void open_field_cursors(const LiveIndex& index, const SearchRequest& req);
+  bool score_exactly(std::vector<FieldCursor>& cs, size_t from, uint32_t d, const SearchRequest& req, TopK& top);
+  bool score_boosted_first(const LiveIndex& index, const SearchRequest& req, TopK& top);
+  std::vector<double> pruned_prefix_;
+  std::vector<int> pruned_at_term_;
   // (max tf, min field length) over a base field term's postings, cached per base.
   std::pair<uint32_t, uint32_t> field_term_bounds(const LiveIndex& index, uint32_t term, int field);
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> field_bounds_;
