@@ -42,7 +42,7 @@ def _noting(result, pending: tuple[str, ...]):
     return dataclasses.replace(result, hint=f"{result.hint} {note}" if result.hint else note)
 
 
-def _within_budget(result, total_lines: int | None) -> CodeResult:
+def _within_budget(result, total_lines: int | None, generation: str | None = None) -> CodeResult:
     """``result``, whose hits were picked with no shared line budget, cut to ``total_lines`` as the original's
     selection cuts them (:func:`codelex.rank.original.fit_budget`), saying how many results the budget left out.
 
@@ -52,6 +52,7 @@ def _within_budget(result, total_lines: int | None) -> CodeResult:
     from codelex.rank.original import fit_budget
 
     fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
+    fields["generation"] = generation  # (the generation the answer followed: CodeReadiness.generation)
     if total_lines is None:
         return CodeResult(**fields)
     fields["hits"], fields["omitted"] = fit_budget(result.hits, total_lines)
@@ -281,14 +282,13 @@ class CodeSearch:
                    total_lines=_unbounded(limit, excerpt_lines))
         if ready.preparing is not None:
             early = self._early_code_search(ready, request, others, **how)
-            return dataclasses.replace(_within_budget(early, total_lines), generation=ready.generation)
+            return _within_budget(early, total_lines, ready.generation)
         # Picked with no shared budget, then cut to it (_within_budget): the same hits, and the count of those
         # the budget left out.
         facts, pending = self._code_facts(ready.index)
         result = ready.searcher.search(request, alternatives=others, allowed=_allowed(ready.corpus, opts),
                                        facts=facts, **how)
-        return dataclasses.replace(_within_budget(_noting(ready.annotated(result), pending), total_lines),
-                                   generation=ready.generation)
+        return _within_budget(_noting(ready.annotated(result), pending), total_lines, ready.generation)
 
     def _code_facts(self, index):
         """``(facts, pending)``: what the ranking pipeline reads of the project's files for chunks, as for files
