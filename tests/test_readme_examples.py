@@ -214,9 +214,32 @@ def _routes_first(stdout: str, stderr: str) -> None:
     assert "def add_route(path, handler):" in stdout, stdout
 
 
+def _installed(suffix: str) -> Callable[[str, str], None]:
+    # run with the test's private HOME (cli_env): the file named is the temporary home's or project's
+    def check(stdout: str, stderr: str) -> None:
+        assert re.search(rf"added MCP server 'codelex' to \S*{re.escape(suffix)} ", stdout), stdout
+        assert sys.executable.split(os.sep)[-1] and "Traceback" not in stderr
+    return check
+
+
+def _printed_only(stdout: str, stderr: str) -> None:
+    server = tomllib.loads(stdout)["mcp_servers"]["codelex"]
+    assert server["args"] == ["-m", "codelex", "mcp"] and os.path.isabs(server["command"]), stdout
+    assert "nothing written" in stderr, stderr
+
+
+def _nothing_to_remove(stdout: str, stderr: str) -> None:
+    # a fresh home holds no entry to remove: said, exit 1
+    assert "no MCP server 'codelex'" in stderr, stderr
+
+
 RUN: dict[str, Run] = {
     normalized('codelex search "identifier splitter boundary"'): Run("source", _quick_start),
     normalized('codelex code "how are routes registered" --wait'): Run("fixture", _routes_first, needs_model=True),
+    normalized("codelex mcp install claude"): Run("fixture", _installed("/home/.claude.json")),
+    normalized("codelex mcp install vscode --scope project"): Run("fixture", _installed("/project/.vscode/mcp.json")),
+    normalized("codelex mcp install codex --print"): Run("fixture", _printed_only),
+    normalized("codelex mcp uninstall claude"): Run("fixture", _nothing_to_remove, status=1),
 }
 
 _INSTALLS = "installs packages (the test runs the codelex already installed)"
@@ -499,7 +522,7 @@ def test_synopsis(block):
     for line in synopsis_lines(block):
         words = line.split()[1:]
         parser, name = _parser(), "codelex"
-        while words and _subparsers(parser):
+        while words and _subparsers(parser) and not words[0].startswith(("-", "[")):  # (optional actions)
             choices = _subparsers(parser)
             if "|" in words[0] and not words[0].startswith("-"):
                 missing = [w for w in words[0].split("|") if w not in choices]

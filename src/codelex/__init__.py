@@ -19,6 +19,7 @@ TYPE_CHECKING = False  # (not typing.TYPE_CHECKING: importing typing costs more 
 from codelex.defaults import DEFAULT_MAX_BYTES, DEFAULT_RANKING, RANKINGS, STOPWORDS, VERSION
 from codelex.errors import (
     AmbiguousSymbolError,
+    ClientConfigError,
     CodelexError,
     ConfigError,
     EmbedderError,
@@ -116,6 +117,7 @@ __all__ = [
     "NON_CODE_KINDS",
     "RANKINGS",
     "STOPWORDS",
+    "ClientConfigError",
     "CodelexError",
     "ConfigError",
     "CodeResult",

@@ -575,6 +575,52 @@ def _cmd_mcp(args) -> int:
     return EXIT_FOUND
 
 
+def _cmd_mcp_install(args) -> int:
+    from codelex.mcp_install import install
+
+    roots = getattr(args, "root", None) or ()
+    change = _client_change(install, args, roots=roots, dry_run=args.print_only)
+    if args.print_only:  # the entry on stdout (it can be pasted), where it would go on stderr
+        verb = {"added": "would add", "updated": "would update", "unchanged": "already holds"}[change.action]
+        print(f"codelex: {verb} MCP server {change.name!r} in {_where(change)}; nothing written", file=sys.stderr)
+        sys.stdout.write(change.snippet)
+        return EXIT_FOUND
+    verb = {"added": "added", "updated": "updated", "unchanged": "already up to date:"}[change.action]
+    print(f"codelex: {verb} MCP server {change.name!r} {'to' if change.action == 'added' else 'in'} "
+          f"{_where(change)}")
+    return EXIT_FOUND
+
+
+def _cmd_mcp_uninstall(args) -> int:
+    from codelex.mcp_install import uninstall
+
+    change = _client_change(uninstall, args)
+    if change.action == "absent":
+        print(f"codelex: no MCP server {change.name!r} in {_where(change)}", file=sys.stderr)
+        return EXIT_NONE
+    print(f"codelex: removed MCP server {change.name!r} from {_where(change)}")
+    return EXIT_FOUND
+
+
+def _where(change) -> str:
+    from codelex.render import display_path
+
+    return f"{display_path(str(change.path))} ({change.client.title}, {change.scope} scope)"
+
+
+def _client_change(action, args, **options):
+    """``action`` (install or uninstall) of args.client; a refusal that comes with the entry to add by hand
+    prints it on stdout before the one-line error."""
+    from codelex.errors import ClientConfigError
+
+    try:
+        return action(args.client, scope=args.scope, name=args.name, **options)
+    except ClientConfigError as exc:
+        if exc.snippet and action.__name__ == "install":
+            sys.stdout.write(exc.snippet)
+        raise
+
+
 def _interrupt_again(hook_args, previous=sys.unraisablehook) -> None:
     """A ctrl-c that lands in a callback Python cannot raise from (a weakref or ``__del__``): deliver it
     again to the main thread, where the command's own handler reports it, instead of a printed traceback."""
@@ -648,6 +694,7 @@ def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool, stderr_
 COMMANDS = {
     "search": _cmd_search, "index": _cmd_index, "status": _cmd_status, "docs": _cmd_docs, "outline": _cmd_outline,
     "show": _cmd_show, "code": _cmd_code, "related": _cmd_related, "serve": _cmd_serve, "mcp": _cmd_mcp,
+    "mcp_install": _cmd_mcp_install, "mcp_uninstall": _cmd_mcp_uninstall,
     "cluster_index": cmd_cluster_index, "cluster_serve": cmd_cluster_serve, "cluster_search": cmd_cluster_search,
 }
 

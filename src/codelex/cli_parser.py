@@ -12,7 +12,7 @@ import re
 
 from codelex.defaults import EXIT_ERROR, FILTER_KEYS, SHARD_FILTER_KEY
 
-__all__ = ["PLACEHOLDERS", "Parser", "add_color", "build_parser", "parse", "positive_int", "protect_negations"]
+__all__ = ["PLACEHOLDERS", "Parser", "add_color", "add_mcp_install", "build_parser", "parse", "positive_int", "protect_negations"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -270,7 +270,58 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--root", action="append", metavar="DIR",
                    help="another project to serve (repeatable)")
     m.set_defaults(func="mcp")
+    add_mcp_install(m)
     return parser
+
+
+def _mcp_client(text: str):
+    """An MCP client's name or alias (``codelex mcp install CLIENT``): the :mod:`codelex.mcp_install` entry."""
+    from codelex.errors import ClientConfigError
+    from codelex.mcp_install import client_named
+
+    try:
+        return client_named(text)
+    except ClientConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_mcp_install(mcp: argparse.ArgumentParser) -> None:
+    """``codelex mcp install|uninstall CLIENT``: register (or remove) this installation's MCP server with a client;
+    plain ``codelex mcp`` still serves."""
+    from codelex.mcp_install import CLIENTS, SCOPES
+
+    names = ", ".join(f"{c.name} ({c.title}{'; ' + ', '.join(c.aliases) if c.aliases else ''})" for c in CLIENTS)
+    actions = mcp.add_subparsers(dest="mcp_command", metavar="ACTION")
+    shared = Parser(add_help=False)
+    shared.add_argument("client", type=_mcp_client, metavar="CLIENT", help=f"one of: {names}")
+    shared.add_argument("--scope", choices=SCOPES, default=None,
+                        help="user: every project (the user's configuration); project: the project of the "
+                             "current directory (default: the client's usual one; Windsurf has user only)")
+    shared.add_argument("--name", default="codelex", help="the server's name in the client's configuration "
+                                                          "(default: codelex)")
+    shared.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    i = actions.add_parser(
+        "install", parents=[shared], help="register this codelex's MCP server with an agent client",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Add codelex's MCP server to CLIENT's configuration file (or update the entry of the same "
+                    "name), as\nthe client documents it. The command registered is this interpreter with "
+                    "`-m codelex mcp`,\nso the client runs the codelex installed here. Other entries and the "
+                    "rest of the file are kept\nexactly; a file codelex cannot edit safely is left alone and "
+                    "the entry to add by hand is printed.",
+        epilog="examples:\n  codelex mcp install claude\n  codelex mcp install vscode --scope project\n"
+               "  codelex mcp install cursor --root ~/src/other-project --print")
+    i.add_argument("--root", action="append", metavar="DIR", default=argparse.SUPPRESS,
+                   help="another project for the server to serve (repeatable; passed on as `codelex mcp --root`)")
+    i.add_argument("--print", action="store_true", dest="print_only",
+                   help="print the configuration that would be written, write nothing")
+    i.set_defaults(func="mcp_install")
+    u = actions.add_parser(
+        "uninstall", parents=[shared], help="remove codelex's MCP server from an agent client",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Remove the entry named --name (default: codelex) from CLIENT's configuration file; "
+                    "nothing else\nchanges. Exit 1 when there was no such entry.",
+        epilog="example:\n  codelex mcp uninstall claude --scope user")
+    u.set_defaults(func="mcp_uninstall")
 
 
 def parse(parser: argparse.ArgumentParser, argv: list[str], *, in_process: bool = True) -> argparse.Namespace:

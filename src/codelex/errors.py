@@ -37,6 +37,15 @@ class ConfigError(CodelexError, ValueError):
     """A project configuration (``[tool.codelex]`` in ``pyproject.toml``, ``.codelex/config.toml``) is malformed."""
 
 
+class ClientConfigError(ConfigError):
+    """An MCP client's configuration cannot be changed (``codelex mcp install``): an unknown client or scope,
+    a malformed file, a symbolic link; ``snippet`` holds the entry to add by hand, when there is one."""
+
+    def __init__(self, message: str, snippet: str = "") -> None:
+        super().__init__(message)
+        self.snippet = snippet
+
+
 class UnsafePathError(CodelexError, ValueError):
     """A path leaves the project root or passes through a symbolic link (codelex never follows one there)."""
 

@@ -77,6 +77,7 @@ __all__ = [
     "directory_lock",
     "encode_header",
     "encode_items",
+    "fsync_directory",
     "header_trusted",
     "is_dir",
     "open_regular",
@@ -225,7 +226,7 @@ def atomic_file(directory: Path, name: str):
             except OSError:
                 pass
             raise
-        _fsync_directory(directory)
+        fsync_directory(directory)
 
 
 # --- the directory's lock ------------------------------------------------------------
@@ -410,7 +411,8 @@ def _remove_stale_temporaries(directory: Path, name: str) -> None:
             pass
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (POSIX; a file system that cannot fsync a directory is let be)."""
     if os.name == "nt":  # directories cannot be opened for fsync on Windows
         return
     try:
