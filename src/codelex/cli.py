@@ -571,7 +571,7 @@ def _cmd_mcp(args) -> int:
     roots, problems = serve_roots(named=args.root or ())
     if problems:  # a root the user named that cannot be served: said now, not at the first tool call
         raise _Failure(f"cannot serve {problems[0]}")
-    serve(roots)
+    serve(roots, output_schemas=args.output_schemas)
     return EXIT_FOUND
 
 

@@ -269,6 +269,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "tool's cwd must lie inside one of them.")
     m.add_argument("--root", action="append", metavar="DIR",
                    help="another project to serve (repeatable)")
+    m.add_argument("--output-schemas", action="store_true",
+                   help="publish each tool's answer schema (outputSchema) in the tool list, for clients that "
+                        "check answers against it (off: it doubles the list an agent's context starts with)")
     m.set_defaults(func="mcp")
     add_mcp_install(m)
     return parser

@@ -84,6 +84,8 @@ MAX_LIMIT = 2**31 - 1
 MCP_MAX_LIMIT = 200
 #: Sections of an MCP ``docs_search`` answer unless asked otherwise.
 MCP_DOCS_LIMIT = 5
+#: Digits an MCP answer's scores keep (a ranking's order never depends on more; the answer stays small).
+MCP_SCORE_DIGITS = 4
 #: The largest line budget (``lines``) MCP ``code_search`` takes: it bounds the reply.
 MCP_MAX_TOTAL_LINES = 10_000
 #: The longest MCP ``index_status`` waits (``wait``) for the index, definitions and embeddings: under the usual

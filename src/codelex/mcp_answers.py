@@ -226,7 +226,7 @@ def symbol_search_answer(project: Project, query: str, limit=None, paths=None, l
 
 
 def docs_search_answer(docs_of, root: Path, query: str, limit=None, cursor=None, paths=None, language=None) -> Answer:
-    """The ``docs_search`` reply: numbered sections with snippets, then a fenced JSON block (the data); ``cursor``
+    """The ``docs_search`` reply: numbered sections with snippets, and the data; ``cursor``
     (a previous answer's ``nextCursor``) asks for the page after it; ``paths`` (globs) and ``language`` (a tag,
     or ``all``) narrow the documents (by default, a project with translations answers in its main language).
     ``docs_of()`` gives the project's docs (:class:`codelex.docs.DocsIndex`; asked once the arguments are
@@ -306,7 +306,7 @@ def read_symbol_answer(project: Project, path, symbol, line=None) -> Answer:
 
 def code_search_answer(project: Project, query, limit=None, alternatives=None, paths=None, lang=None,
                        fusion=None, lines=None, cursor=None, excerpt_lines=None) -> Answer:
-    """The ``code_search`` reply: function-sized excerpts, best first, then a fenced JSON block.
+    """The ``code_search`` reply: function-sized excerpts, best first, and the data.
 
     Each excerpt is at most ``excerpt_lines`` lines (default :data:`~codelex.defaults.HYBRID_EXCERPT_LINES`),
     and the page's excerpts ``lines`` in all (the budget, allocated by rank); ``cursor`` (a previous answer's

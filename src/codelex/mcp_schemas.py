@@ -36,24 +36,24 @@ _SUGGESTED = _object({"tool": _STR, "path": _STR, "symbol": _STR, "line": _INT},
 
 _SYMBOL_HIT = _object({
     "file": _STR, "score": _NUM, "hits": _INT, "startLine": _INT, "endLine": _INT, "symbol": _STR,
-    "fields": _STRS, "importers": _INT, "text": _STR, "suggestedNext": _SUGGESTED,
+    "fields": _STRS, "importers": _INT, "text": _STR,
     "snippet": _object({"startLine": _INT, "lines": _STRS}, ["startLine", "lines"]),
-}, ["file", "score", "hits", "startLine", "endLine", "text", "suggestedNext"])
+}, ["file", "score", "hits", "startLine", "endLine", "text"])
 
 _SYMBOL_SEARCH = _object({
     "available": _BOOL, "query": _STR, "hint": _nullable(_STR), "unavailableReason": _nullable(_STR),
     "coverage": _object({"files": _INT, "truncated": _BOOL}, ["files", "truncated"]),
     "results": {"type": "array", "items": _SYMBOL_HIT}, "staleness": _STR, "provisional": _BOOL, "pending": _STRS,
-    "generation": _STR, **_PAGING,
+    "generation": _STR, "suggestedNext": _SUGGESTED, **_PAGING,
 }, ["query"], anyOf=[{"required": ["coverage", "results"]}, {"required": ["available", "unavailableReason"]}])
 
 _DOCS_SECTION = _object({
     "path": _STR, "anchor": _STR, "title": _STR, "heading": _STR, "startLine": _INT, "endLine": _INT,
-    "score": _NUM, "snippet": _STR, "labels": _STRS, "language": _STR, "suggestedNext": _SUGGESTED,
+    "score": _NUM, "snippet": _STR, "labels": _STRS, "language": _STR,
 }, ["path", "title", "heading", "startLine", "endLine", "score", "snippet"])
 
 _DOCS_SEARCH = _object({"query": _STR, "sections": _INT, "results": {"type": "array", "items": _DOCS_SECTION},
-                        "scope": _STR, **_PAGING}, ["query", "sections", "results"])
+                        "scope": _STR, "suggestedNext": _SUGGESTED, **_PAGING}, ["query", "sections", "results"])
 
 _SPAN = _object({"startLine": _INT, "endLine": _INT}, ["startLine", "endLine"])
 

@@ -19,9 +19,10 @@ each file's best line, ``symbol_search``), ``excerpt_lines`` and ``lines`` (per 
 
 ``symbol_search`` answers like the original's ``pilens_symbol_search``:
 numbered lines (``Top N file(s) for "<q>":``), a staleness note when the
-index is ten minutes old or more, the coverage line, then a fenced JSON
-block with ``query``, ``coverage`` and ``results`` (each with the best line's
-text and a ``suggestedNext`` step).  A cold project never blocks a call: the
+index is ten minutes old or more, the coverage line, then the suggested next
+call; its data (``query``, ``coverage``, ``results`` with each best line's
+text, ``suggestedNext``) is the structured content, not a second copy in the
+text.  A cold project never blocks a call: the
 build runs in the background and the call returns the ``available: false``
 JSON with the reason and a hint.
 
@@ -76,7 +77,6 @@ from codelex.defaults import (
     TEXT_SEARCH_MAX_CONTEXT,
     VERSION,
 )
-from codelex.languages import BY_KIND
 from codelex.output import (
     wired,
 )
@@ -110,9 +110,8 @@ __all__ = ["build_server", "code_search_answer", "code_search_text", "docs_searc
            "read_symbol_answer", "read_symbol_text", "serve", "symbol_search_answer", "symbol_search_text"]
 
 _QUERY_HELP = (
-    "Words or identifiers to rank files by (identifier-aware: getUserByID matches 'get user by id'). "
-    "Inline filters: lang:KIND (e.g. lang:python), file:TEXT (path substring), ext:EXT; prefix any filter "
-    "with '-' to exclude."
+    "Words or identifiers (getUserByID matches 'get user by id'), with optional filters lang:KIND, file:TEXT, "
+    "ext:EXT ('-' excludes)."
 )
 
 #: The projects this server keeps warm (watched), one per served root, and their docs.
@@ -245,8 +244,6 @@ def _reply(answer_of_project, cwd, *args, **kwargs) -> CallToolResult:
 # 1e300 for `limit`, an alias such as `py` for `lang`, gets the clamped or resolved answer, or an error in our
 # own words, never the SDK's validation dump; the schema still tells an agent exactly what to send.
 
-#: The language kinds ``lang`` takes (the registry's; aliases such as ``py`` are accepted but not listed).
-LANG_KINDS = tuple(sorted(BY_KIND))
 
 
 def _fusions() -> tuple[str, ...]:
@@ -283,26 +280,19 @@ def _text(description: str):
 
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
-_Cwd = _optional(str, {"type": "string"},
-                 "A directory inside a project this server serves (absolute, or relative to where it started); "
-                 "default: the first served project. Other directories are refused.")
-_Paths = _optional(object, _STRINGS,
-                   "Globs over paths relative to the project root that scope the search (e.g. 'src/**/*.py'); a "
-                   "bare directory scopes its subtree.")
+_Cwd = _optional(str, {"type": "string"}, "A directory inside a served project (default: the first one).")
+_Paths = _optional(object, _STRINGS, "Globs over root-relative paths, e.g. 'src/**/*.py' (a directory: its subtree).")
 _Path = _text("The file, relative to the project root (as search results name it) or absolute inside it.")
 _Line = Annotated[float, WithJsonSchema({"type": "integer", "minimum": 1}),
                   Field(description="A 1-based line number inside the chunk (a function, method or block).")]
 _PickLine = _optional(float, {"type": "integer", "minimum": 1},
-                      "Picks one of several definitions of the same name: the one whose lines hold this 1-based "
-                      "line (the candidates an ambiguous name lists carry it).")
-_Lang = _choice("Only files of this language kind (as the inline filter lang:KIND).", LANG_KINDS)
+                      "Picks, among definitions of one name, the one holding this line.")
+_Lang = _optional(str, {"type": "string"},
+                  "Only files of this language: python, typescript, go, rust, java, cpp... or a short name (py, ts).")
 _DocsLanguage = _optional(object, {"type": "string"},
-                          "The documents' human language, as a tag ('en', 'de', 'pt-br'): that language's documents "
-                          "and the untranslated ones. Default: the project's main language when its docs have "
-                          "translations (docs/<lang>/... or page.<lang>.md); 'all' for every language.")
+                          "A human language tag ('en', 'pt-br') or 'all' (default: the docs' main language).")
 _Cursor = _optional(object, {"type": "string"},
-                    "The `nextCursor` of a previous answer, to get the page after it; the other arguments must be "
-                    "the same as that call's (`limit` and the snippet sizes may change). Omit for the first page.")
+                    "A previous answer's nextCursor, for the next page (the other arguments unchanged).")
 
 #: Every tool but reindex reads (its index is a cache it keeps itself): nothing in the project or the world changes.
 _READS = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -361,10 +351,10 @@ def symbol_search(
     limit: _count(f"How many files (default {DEFAULT_LIMIT}).") = None,
     paths: _Paths = None,
     lang: _Lang = None,
-    ranking: _choice(f"'{RANKINGS[0]}' (default: BM25F over the body, the path and the names a file defines) "
-                     "or 'classic' (BM25 over file bodies only).", RANKINGS) = None,
-    snippet_lines: _count(f"Lines shown per file around its best-matching line (default {MCP_SNIPPET_LINES}: "
-                          "the line alone; more add a `snippet` to each result).", MCP_MAX_SNIPPET_LINES) = None,
+    ranking: _choice(f"'{RANKINGS[0]}' (default: body, path and defined names) or 'classic' (body only, BM25).",
+                     RANKINGS) = None,
+    snippet_lines: _count(f"Lines around each best line (default {MCP_SNIPPET_LINES}).",
+                          MCP_MAX_SNIPPET_LINES) = None,
     cursor: _Cursor = None,
 ) -> CallToolResult:
     return _reply(symbol_search_answer, cwd, query, limit=limit, paths=paths, lang=lang, ranking=ranking,
@@ -375,9 +365,7 @@ def symbol_search(
     title="Search documentation sections",
     description=(
         "Find the sections of a project's documentation (.md, .mdx, .rst, docs/*.txt) that answer a question, "
-        "best first, with each one's anchor (as the rendered site links it: Markdown {#id} attributes, Sphinx "
-        "ids) and a snippet; translations stay out unless asked for (`language`). Use symbol_search or "
-        "code_search for code."
+        "best first, with anchors and snippets; translations only when asked for (`language`)."
     ),
 )
 def docs_search(
@@ -400,9 +388,8 @@ def docs_search(
     name="file_outline",
     title="Outline a file's definitions",
     description=(
-        "List the definitions (functions, methods, classes, types, constants) of one file of the project, "
-        "nested, with their kinds, line spans and signatures. Use it after a search to see what a file "
-        "holds, then read_symbol to read one definition."
+        "List one file's definitions (functions, methods, classes, types, constants), nested, with kinds, line "
+        "spans and signatures; then read_symbol reads one."
     ),
 )
 def file_outline(path: _Path, cwd: _Cwd = None) -> CallToolResult:
@@ -429,10 +416,9 @@ def read_symbol(
     name="code_search",
     title="Search code by behaviour or identifier",
     description=(
-        "Find the functions, methods and classes of a project that answer a query, as excerpts, best first: "
-        "an embedding ranking fused with the lexical one, so both a description of behaviour and an exact "
-        "identifier work. Until the project's chunks are embedded (in the background) the answer is lexical "
-        "and says how far embedding is."
+        "Find the functions, methods and classes that answer a query, as excerpts, best first: embeddings fused "
+        "with the lexical ranking, so behaviour in words and exact identifiers both work (lexical until the "
+        "project is embedded, and said so)."
     ),
 )
 def code_search(
@@ -443,14 +429,11 @@ def code_search(
                             "identifiers); each is ranked and the rankings fused.") = None,
     paths: _Paths = None,
     lang: _Lang = None,
-    fusion: _choice(f"How the embedding and lexical rankings are fused: '{DEFAULT_FUSION}' (default, weighs "
-                    "each by its evidence), 'shape' (by the query's shape), 'original' (fixed 0.7/0.3), "
-                    "'vector' (the embedding ranking first).", _fusions()) = None,
-    lines: _count(f"The page's excerpts' lines in all (default {HYBRID_TOTAL_LINES}), allocated by rank; an "
-                  "answer this budget cut says so (and its `nextCursor` continues after it).",
-                  MCP_MAX_TOTAL_LINES) = None,
-    excerpt_lines: _count(f"Lines per excerpt at most (default {HYBRID_EXCERPT_LINES}); a longer chunk shows its "
-                          "first lines and is marked truncated.", MCP_MAX_EXCERPT_LINES) = None,
+    fusion: _choice(f"How the embedding and lexical rankings are fused (default '{DEFAULT_FUSION}': by each "
+                    "one's evidence).", _fusions()) = None,
+    lines: _count(f"Excerpt lines in all, by rank (default {HYBRID_TOTAL_LINES}).", MCP_MAX_TOTAL_LINES) = None,
+    excerpt_lines: _count(f"Lines per excerpt at most (default {HYBRID_EXCERPT_LINES}).",
+                          MCP_MAX_EXCERPT_LINES) = None,
     cursor: _Cursor = None,
 ) -> CallToolResult:
     return _reply(code_search_answer, cwd, query, limit, alternatives, paths, lang, fusion, lines, cursor,
@@ -477,23 +460,18 @@ def find_related(
     name="index_status",
     title="What is indexed, and how fresh",
     description=(
-        "Say what a project's indexes hold and how ready they are: the files indexed and how fresh, whether a "
-        "watcher keeps them fresh, and whether definitions (file_outline, read_symbol), the import graph and "
-        "the embeddings (code_search, find_related) are ready. Pass `wait` to wait for them, and `wait_for` "
-        "to say which (e.g. 'embeddings' before relying on code_search's embedding ranking). The first call on "
-        "a project starts its index."
+        "What a project's indexes hold and how ready they are: the files and how fresh, the watcher, the "
+        "definitions (file_outline, read_symbol), the import graph, the embeddings (code_search, find_related). "
+        "`wait` waits for what `wait_for` names. The first call starts the index."
     ),
 )
 def index_status(
     cwd: _Cwd = None,
     wait: _optional(float, {"type": "number", "minimum": 0, "maximum": MCP_MAX_WAIT_S},
-                    f"Seconds to wait, at most {MCP_MAX_WAIT_S}, before answering (default 0: answer at once); "
-                    "the answer comes as soon as what `wait_for` names is ready.") = None,
-    wait_for: _choice("What `wait` waits for, each including the ones before it: 'index' (the files, for "
-                      "symbol_search and text_search), 'structure' (definitions, for file_outline and "
-                      "read_symbol), 'embeddings' (until code_search ranks by embeddings: starts them if "
-                      "nothing has, answers at once when waiting cannot help, e.g. no model installed). "
-                      "Default: the index, the definitions and an embedding already running.", READINESS) = None,
+                    f"Seconds to wait, at most {MCP_MAX_WAIT_S}, for what `wait_for` names (default 0).") = None,
+    wait_for: _choice("'index' (symbol_search, text_search), 'structure' (and file_outline, read_symbol) or "
+                      "'embeddings' (and code_search's embedding ranking; started if need be). Default: the "
+                      "index, the definitions and an embedding already running.", READINESS) = None,
 ) -> CallToolResult:
     return _reply(index_status_answer, cwd, wait, wait_for)
 
@@ -501,12 +479,9 @@ def index_status(
     name="reindex",
     title="Bring the index up to date now",
     description=(
-        "Bring a project's index up to date with the files on disk now: list the tree again and apply the "
-        "files added, changed and removed (or, with `full`, rebuild it from scratch). For after changes the "
-        "file watcher cannot see (a branch switch on another machine's mount, a watcher that could not "
-        "start). The build runs in the background, one at a time per project: the answer says what changed "
-        "when it finishes within `wait` seconds, else that it is running (a second call while it runs "
-        "starts nothing and reports its progress). Definitions and embeddings follow in the background."
+        "Bring a project's index up to date with the disk now (after changes its file watcher could not see): "
+        "apply the files added, changed and removed, or with `full` rebuild it. One build per project, in the "
+        "background: the answer says what changed if it ends within `wait` s, else how far it is."
     ),
     annotations=_REINDEXES,
 )
@@ -524,10 +499,9 @@ def reindex(
     name="text_search",
     title="Find an exact string or regex",
     description=(
-        "Find the lines of a project's indexed files that hold an exact string (or, with `regex`, match a "
-        "regular expression: RE2 syntax, no backreferences or lookaround), as path:line:column: text, in "
-        "path order. For when you know the text: an error message, a key, every use of a name to rename. "
-        "Bounded: at most `limit` lines and a couple of seconds, and it says when it stopped early."
+        "Find the lines of a project's indexed files that hold an exact string (or match an RE2 `regex`), as "
+        "path:line:column: text, in path order: when you know the text (an error message, a name to rename). "
+        "Bounded by `limit` lines and a few seconds (said when hit)."
     ),
 )
 def text_search(
@@ -546,8 +520,13 @@ def text_search(
     return _reply(text_search_answer, cwd, pattern, regex, ignore_case, limit, context, paths, lang, cursor)
 
 
-def build_server(roots: list[Path] | None = None) -> MCPServer:
-    """The server with its tools (not yet running), serving ``roots`` (default: :func:`serve_roots`'s)."""
+def build_server(roots: list[Path] | None = None, *, output_schemas: bool = False) -> MCPServer:
+    """The server with its tools (not yet running), serving ``roots`` (default: :func:`serve_roots`'s).
+
+    With ``output_schemas``, each tool publishes its answers' JSON schema (``outputSchema``,
+    :data:`OUTPUT_SCHEMAS`), which a client then checks every answer against.  Off by default: the schemas
+    would more than double the tool list every session starts with (an agent's context), and the answers'
+    structured content is the same either way."""
     global _roots
     _roots = list(serve_roots()[0] if roots is None else roots)
     served = ", ".join(display_path(str(r)) for r in _roots) or "none (started outside a project)"
@@ -555,14 +534,17 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
     for name, title, description, hints, fn in _TOOLS:
         made = Tool.from_function(fn, name=name, title=title, description=description, annotations=hints,
                                   structured_output=False)  # (the function builds its CallToolResult)
-        made.fn_metadata.output_schema = OUTPUT_SCHEMAS[name]  # published with the tool, checked by clients
+        if output_schemas:
+            made.fn_metadata.output_schema = OUTPUT_SCHEMAS[name]  # published with the tool, checked by clients
         tools.append(made)
     return MCPServer("codelex", version=VERSION, instructions=_instructions(served), tools=tools)
 
-def serve(roots: list[Path] | None = None) -> None:
+
+def serve(roots: list[Path] | None = None, *, output_schemas: bool = False) -> None:
     """Run the server on stdio until the client disconnects, serving ``roots`` (default: :func:`serve_roots`'s:
-    the project of the current directory and ``$CODELEX_MCP_ROOTS``)."""
+    the project of the current directory and ``$CODELEX_MCP_ROOTS``); ``output_schemas`` as
+    :func:`build_server` takes it."""
     try:
-        build_server(roots).run("stdio")
+        build_server(roots, output_schemas=output_schemas).run("stdio")
     finally:
         _pool.close()  # flush pending saves

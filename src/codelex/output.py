@@ -12,7 +12,8 @@ format        what it prints
 ``jsonl``     those hit objects, one per line
 ``files``     the paths alone, best first (``-l``)
 ``vimgrep``   ``path:line:column:text``, the column of the first query word in the best line
-``mcp``       MCP ``symbol_search``'s reply: numbered lines, notes, then a fenced JSON block
+``mcp``       MCP ``symbol_search``'s reply: numbered lines, notes, the suggested next call (the data is the
+              structured content, not a second copy in the text)
 ============  ==================================================================================
 
 :func:`search_lines` renders the first five, :func:`mcp_search_text` the last; a hit's JSON object
@@ -41,12 +42,14 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+
+from codelex.defaults import MCP_SCORE_DIGITS
 from codelex.render import best_line_text, display_path, display_text, echo_query, wire_text
 
 __all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "budget_note", "code_fence", "code_lines", "docs_entry",
            "docs_lines", "docs_scope_note", "highlighter", "hit_entry", "match_column", "mcp_code_search_answer",
            "mcp_code_search_text",
-           "mcp_docs_answer", "mcp_docs_text", "mcp_entry", "mcp_no_answer", "mcp_no_answer_text",
+           "mcp_docs_answer", "mcp_docs_text", "mcp_entry", "mcp_next_step", "mcp_no_answer", "mcp_no_answer_text",
            "mcp_outline_answer", "mcp_outline_text", "mcp_page_lines", "mcp_related_answer", "mcp_related_text",
            "mcp_search_answer", "mcp_search_text", "mcp_source_answer", "mcp_source_text", "mcp_unavailable_answer",
            "mcp_unavailable_text", "outline_entry", "outline_lines", "overloads_note", "search_lines", "source_lines",
@@ -214,11 +217,12 @@ def _file_lines(root: str, path: str, first: int, last: int, max_chars: int = 20
 
 
 def mcp_entry(hit, root: str, importers: int | None = None, snippet_lines: int = 1) -> dict:
-    """A hit as MCP ``symbol_search``'s JSON block holds it: :meth:`~codelex.Hit.to_dict`, ``importers`` (how
+    """A hit as MCP ``symbol_search``'s data holds it: :meth:`~codelex.Hit.to_dict`, ``importers`` (how
     many files import it, when the import graph is ready), ``file``, ``text`` and ``symbol`` escaped for
-    display, and the ``suggestedNext`` tool call.  With ``snippet_lines`` above 1, ``snippet``: that many lines
+    display, the score to :data:`MCP_SCORE_DIGITS` digits.  With ``snippet_lines`` above 1, ``snippet``: that many lines
     centred on the best line, ``{startLine, lines}`` (escaped for display)."""
     entry = hit.to_dict()
+    entry["score"] = round(hit.score, MCP_SCORE_DIGITS)
     if importers is not None:
         entry["importers"] = importers
     entry["file"] = display_path(hit.file)
@@ -229,14 +233,22 @@ def mcp_entry(hit, root: str, importers: int | None = None, snippet_lines: int =
         entry["snippet"] = {"startLine": first, "lines": [display_text(t) for t in lines]}
     if hit.symbol is not None:
         entry["symbol"] = display_text(hit.symbol)
-        entry["suggestedNext"] = {"tool": "read_symbol", "path": entry["file"], "symbol": entry["symbol"]}
-    else:
-        entry["suggestedNext"] = {"tool": "read_file", "path": entry["file"], "line": hit.start_line}
     return entry
 
 
-def _fenced_json(data: dict) -> list[str]:
-    return ["", "```json", json.dumps(data, ensure_ascii=False), "```"]
+def mcp_next_step(entry: dict) -> dict:
+    """The tool call that reads a result further (an answer's ``suggestedNext``, for its first result): its
+    definition with ``read_symbol`` when one encloses it, else the file at its line (the client's own read)."""
+    path = entry.get("file", entry.get("path"))
+    if entry.get("symbol") is not None and "file" in entry:
+        return {"tool": "read_symbol", "path": path, "symbol": entry["symbol"]}
+    return {"tool": "read_file", "path": path, "line": entry.get("startLine", 1)}
+
+
+def _next_step_line(step: dict) -> str:
+    """The text's last line: the suggested next call, as arguments an agent can copy."""
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in step.items() if k != "tool")
+    return f"Next: {step['tool']}({args})"
 
 
 def mcp_unavailable_answer(result, echo: str) -> tuple[str, dict]:
@@ -244,7 +256,7 @@ def mcp_unavailable_answer(result, echo: str) -> tuple[str, dict]:
     ``available: false`` JSON that is the data."""
     payload = {"available": False, "query": echo, "hint": result.hint, "unavailableReason": result.unavailable_reason}
     text = result.hint or "No codelex index for this workspace yet; retry shortly."
-    return f"{text}\n\n```json\n{json.dumps(payload, ensure_ascii=False)}\n```", payload
+    return f"{text} (unavailable: {result.unavailable_reason})", payload
 
 
 def mcp_unavailable_text(result, echo: str) -> str:
@@ -256,7 +268,7 @@ def mcp_search_text(result, root: str, echo: str, *, staleness: str | None = Non
                     importers: Callable[[str], int] | None = None) -> str:
     """MCP ``symbol_search``'s reply for an answered query: ``Top N file(s) for "<q>":`` and one line per hit
     (with its enclosing symbol and matched fields), the ``staleness`` note if any, the coverage line, then
-    the fenced JSON block (``query``, ``coverage``, ``results`` of :func:`mcp_entry`, ``staleness``)."""
+    the suggested next call (the data, :func:`mcp_search_answer`'s, is not repeated in the text)."""
     return mcp_search_answer(result, root, echo, staleness=staleness, importers=importers)[0]
 
 
@@ -279,8 +291,8 @@ def mcp_page_lines(next_cursor: str | None, note: str | None = None) -> list[str
 def mcp_search_answer(result, root: str, echo: str, *, staleness: str | None = None,
                       importers: Callable[[str], int] | None = None, snippet_lines: int = 1, first_rank: int = 1,
                       next_cursor: str | None = None, page_note: str | None = None) -> tuple[str, dict]:
-    """``(text, data)``: :func:`mcp_search_text`'s text and the JSON block's content as data (the tool's
-    structured content; the text keeps the block, as the original's tool answered).
+    """``(text, data)``: :func:`mcp_search_text`'s text and the answer as data (the tool's structured content:
+    ``query``, ``coverage``, ``results`` of :func:`mcp_entry`, ``staleness``, ``suggestedNext``...).
 
     ``result`` is one page of the answer, whose first hit ranks ``first_rank``; ``next_cursor`` (data
     ``nextCursor``) fetches the next page, and ``page_note`` says something of the cursor.  ``snippet_lines``
@@ -327,7 +339,9 @@ def mcp_search_answer(result, root: str, echo: str, *, staleness: str | None = N
     capped = " (capped — results may be incomplete)" if result.coverage.truncated else ""
     lines.append(f"Index covers {result.coverage.files} files{capped}.")
     lines.extend(mcp_page_lines(next_cursor, page_note))
-    lines.extend(_fenced_json(payload))
+    if entries:
+        payload["suggestedNext"] = mcp_next_step(entries[0])
+        lines.append(_next_step_line(payload["suggestedNext"]))
     return "\n".join(lines), payload
 
 
@@ -429,9 +443,6 @@ def _mcp_chunks_answer(result, title: str, first_rank: int = 1, next_cursor: str
         full["nextCursor"] = next_cursor
     if page_note:
         full["note"] = page_note
-    data = {k: v for k, v in full.items() if k != "results"}  # (the results last: the block reads as before)
-    data["results"] = [{k: v for k, v in e.items() if k != "excerpt"} for e in full["results"]]
-    lines.extend(_fenced_json(data))
     # The data keeps the excerpts (as the text shows them, escaped) and the symbols escaped alike.
     for hit, entry in zip(result.hits, full["results"]):
         entry["excerpt"] = wire_text(hit.excerpt)
@@ -450,7 +461,7 @@ def mcp_code_search_answer(result, query: str, *, first_rank: int = 1, next_curs
 
 def mcp_code_search_text(result, query: str) -> str:
     """MCP ``code_search``'s reply: ``Top N chunk(s) for "<q>":``, each chunk's place and fenced excerpt, the
-    budget's note, the hint, the mode line, then the fenced JSON block (the answer without its excerpts)."""
+    budget's note, the hint and the mode line (the data, excerpts included, is the structured content)."""
     return mcp_code_search_answer(result, query)[0]
 
 
@@ -531,7 +542,7 @@ def docs_scope_note(languages: dict[str, int], main: str, asked: str | None, pat
 
 
 def mcp_docs_text(hits, query: str, sections: int) -> str:
-    """MCP ``docs_search``'s reply: numbered sections with snippets, then a fenced JSON block (or, without a
+    """MCP ``docs_search``'s reply: numbered sections with snippets, then the suggested next call (or, without a
     match, one line saying so)."""
     return mcp_docs_answer(hits, query, sections)[0]
 
@@ -539,7 +550,7 @@ def mcp_docs_text(hits, query: str, sections: int) -> str:
 def mcp_docs_answer(hits, query: str, sections: int, *, first_rank: int = 1, next_cursor: str | None = None,
                     page_note: str | None = None, scope: str | None = None,
                     language: Callable[[str], str] | None = None) -> tuple[str, dict]:
-    """``(text, data)``: :func:`mcp_docs_text` and its JSON block's content (``results`` empty without a match);
+    """``(text, data)``: :func:`mcp_docs_text` and the answer as data (``results`` empty without a match);
     ``hits`` one page whose first section ranks ``first_rank``, ``next_cursor`` (data ``nextCursor``) the next
     page's; ``scope`` what the documents searched were narrowed to (data ``scope``), ``language(path)`` a
     document's language (each result's ``language``)."""
@@ -556,7 +567,6 @@ def mcp_docs_answer(hits, query: str, sections: int, *, first_rank: int = 1, nex
     for rank, h in enumerate(hits, first_rank):
         s = h.section
         entry = docs_entry(h, query, display_text, language)
-        entry["suggestedNext"] = {"tool": "read_file", "path": entry["path"], "line": s.start_line}
         where = f"{entry['path']}#{entry['anchor']}" if s.anchor else entry["path"]
         lines.append(f"  {rank}. {where} — {entry['title']} › {entry['heading']} (score {h.score}, "
                      f"lines {s.start_line}-{s.end_line})")
@@ -571,7 +581,8 @@ def mcp_docs_answer(hits, query: str, sections: int, *, first_rank: int = 1, nex
     if page_note:
         data["note"] = page_note
     lines.extend(mcp_page_lines(next_cursor, page_note))
-    lines.extend(_fenced_json(data))
+    data["suggestedNext"] = mcp_next_step(results[0])
+    lines.append(_next_step_line(data["suggestedNext"]))
     return "\n".join(lines), data
 
 

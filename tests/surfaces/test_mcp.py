@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import sys
@@ -26,10 +25,13 @@ def text_of(result) -> str:
     return "".join(part.text for part in result.content if getattr(part, "type", "") == "text")
 
 
-def fenced_json(text: str) -> dict:
-    match = re.search(r"```json\n(.*?)\n```", text, re.S)
-    assert match, text
-    return json.loads(match.group(1))
+def data_of(result) -> dict:
+    """An answer's data: a tool result's structured content (its text carries no second, JSON copy), or the
+    data of an answer function's ``(text, data)``."""
+    if isinstance(result, tuple):
+        return result[1]
+    assert "```json" not in text_of(result)
+    return result.structured_content
 
 
 @pytest.fixture
@@ -83,7 +85,7 @@ def test_round_trip(repo):
         assert not cold.is_error
         cold_text = text_of(cold)
         assert re.search(r"background|retry", cold_text)
-        payload = fenced_json(cold_text)
+        payload = data_of(cold)
         assert payload["available"] is False and payload["unavailableReason"] == "building"
 
         warm = None
@@ -97,19 +99,21 @@ def test_round_trip(repo):
         assert text.startswith('Top 2 file(s) for "authenticate user":')
         assert re.search(r"  1\. src/auth\.ts \(score \d+\.\d\d, 2 hit\(s\), line 1\)", text)
         assert "Index covers 2 files." in text
-        data = fenced_json(text)
+        data = data_of(warm)
         assert data["coverage"] == {"files": 2, "truncated": False}
         first = data["results"][0]
         assert first["file"] == "src/auth.ts" and first["startLine"] == 1 and first["endLine"] == 3
         assert first["symbol"] == "authenticateUser"
         assert first["text"].startswith("export function authenticateUser")
-        assert first["suggestedNext"] == {"tool": "read_symbol", "path": "src/auth.ts", "symbol": "authenticateUser"}
+        assert "suggestedNext" not in first  # (one per answer: the first result's)
+        assert data["suggestedNext"] == {"tool": "read_symbol", "path": "src/auth.ts", "symbol": "authenticateUser"}
+        assert text.endswith('Next: read_symbol(path="src/auth.ts", symbol="authenticateUser")')
 
-        scoped = fenced_json(text_of(await session.call_tool("symbol_search", {"query": "user", "lang": "python"})))
+        scoped = data_of((await session.call_tool("symbol_search", {"query": "user", "lang": "python"})))
         assert [r["file"] for r in scoped["results"]] == ["src/db.py"]
-        scoped = fenced_json(text_of(await session.call_tool("symbol_search", {"query": "user", "paths": ["src/*.ts"]})))
+        scoped = data_of((await session.call_tool("symbol_search", {"query": "user", "paths": ["src/*.ts"]})))
         assert [r["file"] for r in scoped["results"]] == ["src/auth.ts"]
-        limited = fenced_json(text_of(await session.call_tool("symbol_search", {"query": "user", "limit": 0})))
+        limited = data_of((await session.call_tool("symbol_search", {"query": "user", "limit": 0})))
         assert len(limited["results"]) == 1  # as the original: max(1, floor(limit))
 
         none = await session.call_tool("symbol_search", {"query": "kubernetes"})
@@ -148,16 +152,16 @@ def _three_hours_later(monkeypatch):
 
 
 def test_staleness_note_and_background_refresh(repo, monkeypatch):
-    from codelex.mcp_server import symbol_search_text
+    from codelex.mcp_server import symbol_search_answer, symbol_search_text
     from codelex.project import Project
 
     with Project(repo) as project:
         project.open()
         with _three_hours_later(monkeypatch):  # as if refreshed three hours ago
-            text = symbol_search_text(project, "authenticate")
+            text, data = symbol_search_answer(project, "authenticate")
         assert "\n\nIndex last updated 3h ago;" in text
         assert text.index("Index last updated") < text.index("Index covers 2 files.")
-        assert fenced_json(text)["staleness"].startswith("Index last updated 3h ago")
+        assert data["staleness"].startswith("Index last updated 3h ago")
         assert project.wait(timeout=60)  # the call started a refresh in the background
         assert time.time() - project.generated_at < 60
         assert "Index last updated" not in symbol_search_text(project, "authenticate")
@@ -165,15 +169,15 @@ def test_staleness_note_and_background_refresh(repo, monkeypatch):
 
 def test_watched_project_answers_without_staleness_and_follows_edits(repo, monkeypatch):
     pytest.importorskip("watchdog")
-    from codelex.mcp_server import symbol_search_text
+    from codelex.mcp_server import symbol_search_answer, symbol_search_text
     from codelex.project import Project
 
     with Project(repo, watch=True) as project:
         project.open()
         assert project.watching
         with _three_hours_later(monkeypatch):  # old, but every edit since has been applied
-            text = symbol_search_text(project, "authenticate")
-        assert "Index last updated" not in text and "staleness" not in fenced_json(text)
+            text, data = symbol_search_answer(project, "authenticate")
+        assert "Index last updated" not in text and "staleness" not in data
         files = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*.py") if ".codelex" not in p.parts)
         (repo / files[0]).write_text("def wolverinezap():\n    pass\n")
         project.sync()
@@ -181,16 +185,16 @@ def test_watched_project_answers_without_staleness_and_follows_edits(repo, monke
 
 
 def test_symbol_search_ranking(repo):
-    from codelex.mcp_server import ToolError, symbol_search_text
+    from codelex.mcp_server import ToolError, symbol_search_answer, symbol_search_text
     from codelex.project import Project
 
     with Project(repo) as project:
         project.open()
-        code = symbol_search_text(project, "authenticate")
-        classic = symbol_search_text(project, "authenticate", ranking="classic")
-        assert "matched " in code and "matched " not in classic
-        assert "fields" in fenced_json(code)["results"][0]
-        assert all("fields" not in r for r in fenced_json(classic)["results"])
+        code = symbol_search_answer(project, "authenticate")
+        classic = symbol_search_answer(project, "authenticate", ranking="classic")
+        assert "matched " in code[0] and "matched " not in classic[0]
+        assert "fields" in code[1]["results"][0]
+        assert all("fields" not in r for r in classic[1]["results"])
         with pytest.raises(ToolError, match="ranking"):
             symbol_search_text(project, "authenticate", ranking="fancy")
         with pytest.raises(ToolError, match="ranking"):
@@ -214,7 +218,7 @@ def test_docs_search_tool(repo):
     assert not hit.is_error
     assert text.startswith('Top 1 section(s) for "authenticate password":')
     assert "docs/auth.rst#authentication — Authentication › Authentication" in text
-    data = fenced_json(text)
+    data = data_of(hit)
     assert data["results"][0]["snippet"].startswith("Users authenticate with a password")
     assert not none.is_error and "No documentation section matched" in text_of(none)
     assert "symbol_search" in text_of(none)
@@ -247,12 +251,12 @@ def test_hostile_inputs_never_take_the_server_down(repo):
     symbol = text_of(out["symbol"])
     assert not out["symbol"].is_error, symbol
     assert "bad\\xff.py" in symbol
-    assert fenced_json(symbol)["results"][0]["file"] == "bad\\xff.py"
+    assert data_of(out["symbol"])["results"][0]["file"] == "bad\\xff.py"
     docs = text_of(out["docs"])
     assert not out["docs"].is_error and "docs/bad\\xff.md" in docs
     for name in ("1e300", "10**30", "2**63"):
         assert not out[name].is_error, (name, text_of(out[name]))
-        assert len(fenced_json(text_of(out[name]))["results"]) == 2
+        assert len(data_of((out[name]))["results"]) == 2
     huge = text_of(out["huge"])
     assert not out["huge"].is_error
     assert len(huge) < 10_000, len(huge)
@@ -365,7 +369,7 @@ def test_code_search_and_find_related_tools(repo):
     # loading in the background (the hint says how many chunks have a vector meanwhile).
     assert "Mode: lexical" in text
     assert "lexical ranking only" in text or "loading the embedding model in the background" in text
-    assert fenced_json(text)["results"][0]["path"] == "src/db.py"
+    assert data_of(out["search"])["results"][0]["path"] == "src/db.py"
     for name in ("empty", "alts", "badline"):
         assert out[name].is_error, name
     # At once, never an error: while the chunks are being prepared it says so; once they are, and until the
@@ -377,7 +381,7 @@ def test_code_search_and_find_related_tools(repo):
 
 
 def test_symbol_search_mentions_importer_counts(tmp_path):
-    from codelex.mcp_server import symbol_search_text
+    from codelex.mcp_server import symbol_search_answer
     from codelex.project import Project
 
     root = tmp_path / "repo"
@@ -388,7 +392,7 @@ def test_symbol_search_mentions_importer_counts(tmp_path):
     with Project(root) as project:
         project.open()
         project.importers("core.py")  # the graph is ready
-        results = fenced_json(symbol_search_text(project, "authenticate"))["results"]
+        results = data_of(symbol_search_answer(project, "authenticate"))["results"]
         assert results[0]["file"] == "core.py" and results[0]["importers"] == 2
 
 
@@ -403,7 +407,7 @@ def test_configuration_changes_reach_the_tools(repo):
             found = None
             for _ in range(600):
                 result = await session.call_tool("symbol_search", query)
-                found = sorted(r["file"] for r in fenced_json(text_of(result)).get("results", []))  # (building)
+                found = sorted(r["file"] for r in data_of((result)).get("results", []))  # (building)
                 if found == expected:
                     break
                 await anyio.sleep(0.05)
@@ -522,7 +526,7 @@ def test_codelex_mcp_serves_the_roots_named_at_start(repo, tmp_path):
 
 def test_code_search_says_what_its_line_budget_left_out(tmp_path):
     from codelex import Project
-    from codelex.mcp_server import code_search_text
+    from codelex.mcp_server import code_search_answer
 
     root = tmp_path / "long"
     root.mkdir()
@@ -533,12 +537,12 @@ def test_code_search_says_what_its_line_budget_left_out(tmp_path):
     try:
         project.open()
         project.prepare_code_search()
-        text = code_search_text(project, "alpha function", limit=10, lines=100)
+        text, data = code_search_answer(project, "alpha function", limit=10, lines=100)
         assert ("2 more results left out by the 100-line budget, and excerpts were cut to their first lines: pass "
                 "a larger `lines`") in text, text
-        assert fenced_json(text)["omitted"] == 2
-        text = code_search_text(project, "alpha function", limit=10, lines=1000)
-        assert "left out" not in text and fenced_json(text)["omitted"] == 0
+        assert data["omitted"] == 2
+        text, data = code_search_answer(project, "alpha function", limit=10, lines=1000)
+        assert "left out" not in text and data["omitted"] == 0
     finally:
         project.close()
 
@@ -555,9 +559,11 @@ def test_tools_describe_every_parameter_with_types_enums_and_annotations(repo):
         tools = {t.name: t for t in (await session.list_tools()).tools}
         over = await session.call_tool("symbol_search", {"query": "user", "limit": MCP_MAX_LIMIT + 1})
         bad = await session.call_tool("code_search", {"query": "user", "fusion": "fancy"})
-        return init, tools, over, bad
+        unknown = await session.call_tool("symbol_search", {"query": "user", "lang": "klingon"})
+        return init, tools, over, bad, unknown
 
-    init, tools, over, bad = run_session(repo, body)
+    init, tools, over, bad, unknown = run_session(repo, body)
+    assert unknown.is_error and all(kind in text_of(unknown) for kind in KINDS)
     for name, tool in tools.items():
         assert tool.description and tool.title, name
         assert name in init.instructions, name
@@ -574,7 +580,12 @@ def test_tools_describe_every_parameter_with_types_enums_and_annotations(repo):
                                                                 "maximum": MCP_MAX_LIMIT}
     search = tools["symbol_search"].input_schema["properties"]
     assert search["ranking"]["enum"] == list(RANKINGS)
-    assert search["lang"]["enum"] == sorted(KINDS) == tools["code_search"].input_schema["properties"]["lang"]["enum"]
+    # The language: a string, its common names in the description (issue 41: the 40-kind enum three times made
+    # the tool list twice the size), an unknown one an error result naming them all (below).
+    assert search["lang"] == tools["code_search"].input_schema["properties"]["lang"] == \
+        tools["text_search"].input_schema["properties"]["lang"]
+    assert search["lang"]["type"] == "string" and "enum" not in search["lang"] and "python" in search["lang"][
+        "description"]
     assert sorted(tools["code_search"].input_schema["properties"]["fusion"]["enum"]) == sorted(FUSIONS)
     assert tools["code_search"].input_schema["properties"]["lines"]["type"] == "integer"
     assert tools["read_symbol"].input_schema["properties"]["line"] == {
@@ -586,7 +597,7 @@ def test_tools_describe_every_parameter_with_types_enums_and_annotations(repo):
 
 
 def test_answers_carry_structured_content_alongside_their_text(repo):
-    """Issue 33: hits as data (structuredContent), the same the text's JSON block holds."""
+    """Issue 33: hits as data (structuredContent); issue 41: the text renders them, with no second JSON copy."""
     (repo / "docs").mkdir()
     (repo / "docs/auth.md").write_text("# Login\n\nUsers authenticate with a password.\n")
 
@@ -608,15 +619,15 @@ def test_answers_carry_structured_content_alongside_their_text(repo):
 
     out = run_session(repo, body)
     symbol = out["symbol"]
-    assert symbol.structured_content == fenced_json(text_of(symbol))
+    assert symbol.structured_content == data_of((symbol))
     assert symbol.structured_content["results"][0]["file"] == "src/auth.ts"
-    assert out["docs"].structured_content == fenced_json(text_of(out["docs"]))
+    assert out["docs"].structured_content == data_of((out["docs"]))
     assert out["docs"].structured_content["results"][0]["path"] == "docs/auth.md"
     assert out["nodocs"].structured_content["results"] == []
     code = out["code"].structured_content
     assert code["results"][0]["path"] == "src/db.py" and code["results"][0]["excerpt"].startswith("def load_user")
     assert {k: v for k, v in code.items() if k != "results"} == \
-        {k: v for k, v in fenced_json(text_of(out["code"])).items() if k != "results"}
+        {k: v for k, v in data_of((out["code"])).items() if k != "results"}
 
 
 def test_read_symbol_resolves_an_overloaded_name_to_its_implementation(repo):

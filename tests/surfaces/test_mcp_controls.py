@@ -25,10 +25,10 @@ def text_of(result) -> str:
     return "".join(part.text for part in result.content if getattr(part, "type", "") == "text")
 
 
-def run_tools(roots: list[Path], body):
+def run_tools(roots: list[Path], body, **options):
     """``body(client)`` against the server serving ``roots``, in this process (its projects closed after)."""
     async def main():
-        server = mcp_server.build_server(roots)
+        server = mcp_server.build_server(roots, **options)
         with anyio.fail_after(180):
             async with Client(server) as client:
                 return await body(client)
@@ -117,7 +117,7 @@ def test_every_tool_declares_the_schema_its_answers_validate_against(widgets, mo
         out["tools"] = {t.name: t for t in (await client.list_tools()).tools}
         return out
 
-    out = run_tools([widgets], body)
+    out = run_tools([widgets], body, output_schemas=True)
     tools = out.pop("tools")
     assert set(tools) == set(mcp_server.OUTPUT_SCHEMAS) == {
         "symbol_search", "docs_search", "file_outline", "read_symbol", "code_search", "find_related",
@@ -450,3 +450,35 @@ def test_docs_search_prefers_the_main_language_and_takes_paths_and_language(tmp_
     assert not out["after"].is_error  # the server stays up
     props = out["schema"]["properties"]
     assert "description" in props["language"] and "description" in props["paths"]
+
+
+# --- sizes (issue 41) ------------------------------------------------------------------------------------------
+
+
+def test_the_tool_list_and_a_default_answer_fit_an_agents_context(tmp_path):
+    root = tmp_path / "sized"
+    (root / "src").mkdir(parents=True)
+    for i in range(40):  # more files than a default answer's 20, each with a definition around its best line
+        (root / f"src/handler_{i:02}.py").write_text(
+            f"from src.handler_{(i + 1) % 40:02} import route_request_{(i + 1) % 40}\n\n\n"
+            f"def route_request_{i}(request, session_manager_{i}):\n"
+            f"    \"\"\"Route an incoming request through the session manager and its handlers.\"\"\"\n"
+            f"    return session_manager_{i}.dispatch(request, handler=route_request_{(i + 1) % 40})\n")
+
+    async def body(client):
+        tools = await client.list_tools()
+        for _ in range(200):
+            answer = await client.call_tool("symbol_search", {"query": "route request session manager"})
+            if "Top " in text_of(answer):
+                break
+            await anyio.sleep(0.05)
+        return tools, answer
+
+    tools, answer = run_tools([root], body)
+    listed = len(tools.model_dump_json(by_alias=True, exclude_none=True).encode())
+    assert listed <= 12 * 1024, listed
+    assert all(t.output_schema is None for t in tools.tools)  # (published on request: output_schemas=True)
+    assert not answer.is_error and len(answer.structured_content["results"]) == 20
+    size = len(answer.model_dump_json(by_alias=True, exclude_none=True).encode())
+    assert size <= 8 * 1024, size
+    assert "```json" not in text_of(answer)  # one representation: the data is the structured content

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from codelex.lexical.hits import Hit
-from codelex.output import FORMATS, Style, Where, hit_entry, mcp_search_text, search_lines
+from codelex.output import (FORMATS, Style, Where, hit_entry, mcp_next_step, mcp_search_answer, mcp_search_text,
+                            search_lines)
 from codelex.project import Coverage, SearchResult
 
 
@@ -70,14 +71,16 @@ def test_paths_as_shown_and_escapes(answer):
 
 def test_mcp_text_names_the_symbol_and_suggests_the_next_tool(answer):
     root, result = answer
-    text = mcp_search_text(result, root, "authenticate user", importers=lambda file: 3)
+    text, data = mcp_search_answer(result, root, "authenticate user", importers=lambda file: 3)
+    assert text == mcp_search_text(result, root, "authenticate user", importers=lambda file: 3)
     first = text.splitlines()[1]
     assert first == ("  1. src/auth.py (score 3.25, 2 hit(s), line 5) in Login.check_user (lines 5-5), "
                      "matched body+defs")
-    block = json.loads(text.split("```json\n", 1)[1].split("\n```", 1)[0])
-    assert block["results"][0]["suggestedNext"] == {"tool": "read_symbol", "path": "src/auth.py",
-                                                    "symbol": "Login.check_user"}
-    assert block["results"][0]["importers"] == 3 and block["results"][1]["suggestedNext"]["tool"] == "read_file"
+    assert "```json" not in text and text.endswith('Next: read_symbol(path="src/auth.py", symbol="Login.check_user")')
+    assert data["suggestedNext"] == {"tool": "read_symbol", "path": "src/auth.py", "symbol": "Login.check_user"}
+    assert data["results"][0]["importers"] == 3 and "suggestedNext" not in data["results"][1]
+    assert mcp_next_step(data["results"][1]) == {"tool": "read_file", "path": data["results"][1]["file"],
+                                                 "line": data["results"][1]["startLine"]}
     assert "Index covers 2 files." in text
 
 
@@ -95,7 +98,8 @@ def test_the_plain_listing_shows_the_enclosing_symbol(tmp_path):
 
 
 def test_chunks_render_for_the_cli_and_mcp_alike():
-    from codelex.output import code_lines, mcp_code_search_text, mcp_no_answer_text, mcp_related_text
+    from codelex.output import (code_lines, mcp_code_search_answer, mcp_code_search_text, mcp_no_answer_text,
+                                mcp_related_text)
     from codelex.project.results import CodeResult
     from codelex.rank.hybrid import HybridHit
 
@@ -112,8 +116,9 @@ def test_chunks_render_for_the_cli_and_mcp_alike():
     reply = mcp_code_search_text(result, "check gate")
     assert reply.startswith('Top 2 chunk(s) for "check gate":\n1. src/a.py:3-4 Gate.check\\x1b (similarity 0.8765')
     assert "pass a larger `lines`" in reply and "Mode: hybrid; 10 of 10 chunks embedded." in reply
-    block = json.loads(reply.split("```json\n", 1)[1].split("\n```", 1)[0])
-    assert list(block)[-1] == "results" and "excerpt" not in block["results"][0]
+    assert "```json" not in reply
+    data = mcp_code_search_answer(result, "check gate")[1]
+    assert data["results"][0]["excerpt"] == "def check():\n    return ok" and data["omitted"] == 2
     assert mcp_related_text(result, "src/a.py", 3).startswith("Chunks most like src/a.py:3:\n")
     lexical = CodeResult("q", hits[1:], 0.0, 1.0, "lexical", 0, 10, hint="embedding")
     assert next(code_lines(lexical, "text")) == "  1. src/b.py:9-9  lexical #1"
@@ -123,7 +128,7 @@ def test_chunks_render_for_the_cli_and_mcp_alike():
 
 def test_docs_sections_render_for_the_cli_and_mcp_alike(tmp_path):
     from codelex.docs import DocsIndex
-    from codelex.output import docs_lines, mcp_docs_text
+    from codelex.output import docs_lines, mcp_docs_answer, mcp_docs_text
 
     (tmp_path / "guide.md").write_text("# Guide\n\n## Setup\n\nInstall the overdrive \u202emode here.\n")
     index = DocsIndex.for_project(tmp_path)
@@ -132,9 +137,9 @@ def test_docs_sections_render_for_the_cli_and_mcp_alike(tmp_path):
     assert text[0].startswith("  1. guide.md#setup — Guide › Setup  (score ") and "\u202e" not in text[1]
     doc = json.loads(next(docs_lines(hits, "json", query="overdrive", sections=len(index))))
     assert doc["results"][0]["path"] == "guide.md" and "\\xe2\\x80\\xae" in doc["results"][0]["snippet"]
-    reply = mcp_docs_text(hits, "overdrive", len(index))
-    block = json.loads(reply.split("```json\n", 1)[1].split("\n```", 1)[0])
-    assert block["results"][0]["suggestedNext"] == {"tool": "read_file", "path": "guide.md", "line": 3}
+    reply, data = mcp_docs_answer(hits, "overdrive", len(index))
+    assert "```json" not in reply and reply.endswith('Next: read_file(path="guide.md", line=3)')
+    assert data["suggestedNext"] == {"tool": "read_file", "path": "guide.md", "line": 3}
     assert mcp_docs_text([], "nothing", 4).startswith('No documentation section matched "nothing" (among 4 sections).')
 
 
