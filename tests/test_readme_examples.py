@@ -248,6 +248,8 @@ _RAY = ("the local Ray cluster walk-through: starts a Ray head node and detached
 _BENCH = "a benchmark: minutes of work, and corpora fetched or generated"
 
 NOT_RUN: dict[str, str] = {normalized(k): v for k, v in {
+    "pip install codelex": _INSTALLS + ", from the network",
+    "pip install 'codelex[agent]'": _INSTALLS + ", from the network",
     "pip install .": _INSTALLS,
     'pip install ".[test]"': _INSTALLS,
     "python -m pytest tests": "the whole test suite (which includes this test); run it yourself",
