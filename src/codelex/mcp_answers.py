@@ -45,6 +45,8 @@ from codelex.errors import QueryError
 from codelex.output import (
     mcp_code_search_answer,
     mcp_docs_answer,
+    mcp_importers_answer,
+    mcp_references_answer,
     mcp_no_answer,
     mcp_outline_answer,
     mcp_page_lines,
@@ -601,3 +603,39 @@ def code_search_text(project: Project, query, limit=None, alternatives=None, pat
 def find_related_text(project: Project, path, line, limit=None) -> str:
     """The text of :func:`find_related_answer`."""
     return find_related_answer(project, path, line, limit)[0]
+
+
+def importers_answer(project: Project, path) -> Answer:
+    """The ``importers`` reply: the files that import ``path`` (a file, or a dotted module), each with its
+    importing line, from the import graph; while the graph is built, ``available: false`` at once (the build
+    started), never a wait."""
+    if not isinstance(path, str) or not path.strip() or "\x00" in path:
+        raise ToolError("Provide the `path` of a file of the project (or a dotted module, e.g. pkg.core).")
+    project.reload_if_changed()
+    try:
+        result = project.import_sites(path, timeout=0)
+    except (FileNotFoundError, ValueError) as exc:
+        raise ToolError(f"Cannot list the importers of {echo_query(repr(path))}: {error_text(exc)}") from None
+    return mcp_importers_answer(result)
+
+
+def references_answer(project: Project, name, limit=None, paths=None, cursor=None) -> Answer:
+    """The ``references`` reply: one page of the files whose text holds the identifier ``name``, those that
+    define it first, each with its lines; ``cursor`` (a previous answer's ``nextCursor``) asks for the next."""
+    if isinstance(paths, str):
+        paths = [paths]
+    n = _limit(limit)
+    digest = _page_digest("references", project.root, name=name, paths=paths or None)
+    offset, made_at = _page_start(cursor, digest)
+    project.reload_if_changed()
+    try:
+        result = project.references(name, limit=n + 1, offset=offset, paths=paths or None)
+    except (QueryError, TypeError, ValueError) as exc:
+        raise ToolError(f"Cannot find the references of {echo_query(repr(name))}: {error_text(exc)}") from None
+    if not result.available:
+        return mcp_references_answer(result)
+    stamp = _index_stamp(project)
+    more = len(result.files) > n
+    page = dataclasses.replace(result, files=result.files[:n])
+    next_cursor, note = _next_cursor(offset + n, more, digest, stamp, _moved(made_at, stamp))
+    return mcp_references_answer(page, first_rank=offset + 1, next_cursor=next_cursor, page_note=note)

@@ -110,6 +110,23 @@ _REINDEX = _object({
     }, ["mode", "reason", "files", "added", "updated", "removed", "unchanged", "seconds", "saved"]),
 }, ["root", "started", "finished", "status", "waitedSeconds"])
 
+_UNAVAILABLE = {"available": _BOOL, "hint": _STR}
+
+_IMPORTERS = _object({
+    "path": _STR, **_UNAVAILABLE,
+    "importers": {"type": "array", "items": _object({"file": _STR, "line": _nullable(_INT), "text": _nullable(_STR)},
+                                                    ["file", "line", "text"])},
+}, ["path"])
+
+_REFERENCES = _object({
+    "name": _STR, "files": _INT, **_UNAVAILABLE, **_PAGING,
+    "results": {"type": "array", "items": _object({
+        "file": _STR, "defines": _BOOL, "more": _INT,
+        "lines": {"type": "array", "items": _object({"line": _INT, "text": _STR, "definition": _BOOL},
+                                                    ["line", "text", "definition"])},
+    }, ["file", "defines", "more", "lines"])},
+}, ["name"])
+
 #: Every tool's ``outputSchema``, by tool name.
 OUTPUT_SCHEMAS: dict[str, dict] = {
     "symbol_search": _SYMBOL_SEARCH,
@@ -120,5 +137,7 @@ OUTPUT_SCHEMAS: dict[str, dict] = {
     "find_related": _CHUNKS,
     "index_status": _INDEX_STATUS,
     "text_search": _TEXT_SEARCH,
+    "importers": _IMPORTERS,
+    "references": _REFERENCES,
     "reindex": _REINDEX,
 }

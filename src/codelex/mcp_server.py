@@ -94,8 +94,10 @@ from codelex.mcp_answers import (  # (the answers are re-exported: the server's 
     file_outline_text,
     find_related_answer,
     find_related_text,
+    importers_answer,
     index_status_answer,
     read_symbol_answer,
+    references_answer,
     read_symbol_text,
     reindex_answer,
     symbol_search_answer,
@@ -105,7 +107,8 @@ from codelex.mcp_answers import (  # (the answers are re-exported: the server's 
 from codelex.mcp_answers import docs_search_answer as _docs_answer
 
 __all__ = ["build_server", "code_search_answer", "code_search_text", "docs_search_answer", "docs_search_text",
-           "file_outline_answer", "file_outline_text", "find_related_answer", "find_related_text",
+           "file_outline_answer", "file_outline_text", "find_related_answer", "find_related_text", "importers_answer",
+           "references_answer",
            "index_status_answer", "reindex_answer", "text_search_answer",
            "read_symbol_answer", "read_symbol_text", "serve", "symbol_search_answer", "symbol_search_text"]
 
@@ -282,9 +285,9 @@ def _text(description: str):
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 _Cwd = _optional(str, {"type": "string"}, "A directory inside a served project (default: the first one).")
 _Paths = _optional(object, _STRINGS, "Globs over root-relative paths, e.g. 'src/**/*.py' (a directory: its subtree).")
-_Path = _text("The file, relative to the project root (as search results name it) or absolute inside it.")
+_Path = _text("A file of the project: root-relative (as results name it) or absolute.")
 _Line = Annotated[float, WithJsonSchema({"type": "integer", "minimum": 1}),
-                  Field(description="A 1-based line number inside the chunk (a function, method or block).")]
+                  Field(description="A line (1-based) inside the function or block.")]
 _PickLine = _optional(float, {"type": "integer", "minimum": 1},
                       "Picks, among definitions of one name, the one holding this line.")
 _Lang = _optional(str, {"type": "string"},
@@ -309,7 +312,8 @@ def _instructions(served: str) -> str:
         "(where is X defined or used; fast, lexical); code_search returns function-sized excerpts for a "
         "description of behaviour or an identifier (embeddings fused with the lexical ranking, lexical until the "
         "project is embedded); find_related lists the code most like a file:line (look-alikes, duplicates); "
-        "docs_search finds documentation sections (Markdown, reST); file_outline lists one file's definitions; "
+        "docs_search finds documentation sections (Markdown, reST); importers lists the files importing a file; "
+        "references lists every file and line using an identifier; file_outline lists one file's definitions; "
         "read_symbol reads one definition's exact source; text_search finds an exact string or a regex (when you "
         "know the text); index_status says what is indexed, how fresh, and whether definitions and embeddings are "
         "ready (and can wait for one of them: wait_for); reindex brings the index up to date with the disk now "
@@ -405,8 +409,7 @@ def file_outline(path: _Path, cwd: _Cwd = None) -> CallToolResult:
 )
 def read_symbol(
     path: _Path,
-    symbol: _text("The definition's name: qualified (Outer.method, Type::fn) or bare, as file_outline or a "
-                  "search result names it."),
+    symbol: _text("The definition's name, qualified (Outer.method, Type::fn) or bare."),
     cwd: _Cwd = None,
     line: _PickLine = None,
 ) -> CallToolResult:
@@ -520,6 +523,37 @@ def text_search(
     return _reply(text_search_answer, cwd, pattern, regex, ignore_case, limit, context, paths, lang, cursor)
 
 
+@_tool(
+    name="importers",
+    title="Who imports this file",
+    description=(
+        "The project files importing a file (or dotted module, pkg.core), with their import lines."
+    ),
+)
+def importers(
+    path: _text("A file (root-relative or absolute) or a dotted module."),
+    cwd: _Cwd = None,
+) -> CallToolResult:
+    return _reply(importers_answer, cwd, path)
+
+
+@_tool(
+    name="references",
+    title="Where an identifier is used",
+    description=(
+        "Every file and line using an identifier, the files defining it first (definitions marked)."
+    ),
+)
+def references(
+    name: _text("The identifier, e.g. parse_query or getUserByID."),
+    cwd: _Cwd = None,
+    limit: _count(f"How many files per page (default {DEFAULT_LIMIT}).") = None,
+    paths: _Paths = None,
+    cursor: _Cursor = None,
+) -> CallToolResult:
+    return _reply(references_answer, cwd, name, limit, paths, cursor)
+
+
 def build_server(roots: list[Path] | None = None, *, output_schemas: bool = False) -> MCPServer:
     """The server with its tools (not yet running), serving ``roots`` (default: :func:`serve_roots`'s).
 
@@ -536,6 +570,10 @@ def build_server(roots: list[Path] | None = None, *, output_schemas: bool = Fals
                                   structured_output=False)  # (the function builds its CallToolResult)
         if output_schemas:
             made.fn_metadata.output_schema = OUTPUT_SCHEMAS[name]  # published with the tool, checked by clients
+        # (pydantic titles every parameter with its own name, and the schema "<tool>Arguments": noise to an agent)
+        made.parameters = {k: v for k, v in made.parameters.items() if k != "title"}
+        made.parameters["properties"] = {param: {k: v for k, v in schema.items() if k != "title"}
+                                         for param, schema in made.parameters.get("properties", {}).items()}
         tools.append(made)
     return MCPServer("codelex", version=VERSION, instructions=_instructions(served), tools=tools)
 

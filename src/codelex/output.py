@@ -49,7 +49,8 @@ from codelex.render import best_line_text, display_path, display_text, echo_quer
 __all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "budget_note", "code_fence", "code_lines", "docs_entry",
            "docs_lines", "docs_scope_note", "highlighter", "hit_entry", "match_column", "mcp_code_search_answer",
            "mcp_code_search_text",
-           "mcp_docs_answer", "mcp_docs_text", "mcp_entry", "mcp_next_step", "mcp_no_answer", "mcp_no_answer_text",
+           "mcp_docs_answer", "mcp_docs_text", "mcp_entry", "mcp_importers_answer", "mcp_next_step",
+           "mcp_references_answer", "mcp_no_answer", "mcp_no_answer_text",
            "mcp_outline_answer", "mcp_outline_text", "mcp_page_lines", "mcp_related_answer", "mcp_related_text",
            "mcp_search_answer", "mcp_search_text", "mcp_source_answer", "mcp_source_text", "mcp_unavailable_answer",
            "mcp_unavailable_text", "outline_entry", "outline_lines", "overloads_note", "search_lines", "source_lines",
@@ -343,6 +344,57 @@ def mcp_search_answer(result, root: str, echo: str, *, staleness: str | None = N
         payload["suggestedNext"] = mcp_next_step(entries[0])
         lines.append(_next_step_line(payload["suggestedNext"]))
     return "\n".join(lines), payload
+
+
+# --- the import graph and an identifier's references (importers, references) ------------------------------
+
+
+def mcp_importers_answer(result) -> tuple[str, dict]:
+    """``(text, data)`` of MCP ``importers``: each importing file with the line that imports (data ``path``,
+    ``importers`` of ``{file, line, text}``), or why there is no answer yet (``available: false``, ``hint``)."""
+    path = display_path(result.path)
+    if not result.available:
+        hint = display_text(result.hint or "unavailable")
+        return hint, {"available": False, "path": path, "hint": hint}
+    entries = [{"file": display_path(s.file), "line": s.line, "text": None if s.text is None else display_text(s.text)}
+               for s in result.importers]
+    if not entries:
+        return f"No indexed file imports {path}.", {"path": path, "importers": []}
+    lines = [f"{len(entries)} file(s) import {path}:"]
+    lines += [f"  {e['file']}:{e['line']}: {e['text']}" if e["line"] is not None else f"  {e['file']}"
+              for e in entries]
+    return "\n".join(lines), {"path": path, "importers": entries}
+
+
+def mcp_references_answer(result, *, first_rank: int = 1, next_cursor: str | None = None,
+                          page_note: str | None = None) -> tuple[str, dict]:
+    """``(text, data)`` of MCP ``references``: one page of the files whose text holds the identifier (those
+    that define it first), each with its lines (a definition's marked); data ``name``, ``files`` (the total),
+    ``results`` of ``{file, defines, lines: [{line, text, definition}], more}``."""
+    name = display_text(result.name)
+    if not result.available:
+        hint = display_text(result.hint or "unavailable")
+        return hint, {"available": False, "name": name, "hint": hint}
+    results = [{"file": display_path(f.file), "defines": f.defines, "more": f.more,
+                "lines": [{"line": r.line, "text": display_text(r.text), "definition": r.definition}
+                          for r in f.lines]} for f in result.files]
+    data: dict = {"name": name, "files": result.total, "results": results}
+    if not results:
+        text = [f'No {"more " if first_rank > 1 else ""}indexed file holds the identifier "{name}".']
+    else:
+        last = first_rank + len(results) - 1
+        text = [f'Files {first_rank}-{last} of {result.total} holding "{name}" (definitions first):']
+        for f in results:
+            text.append(f"{f['file']}{' (defines it)' if f['defines'] else ''}")
+            text += [f"  {r['line']}: {r['text']}{'  [definition]' if r['definition'] else ''}" for r in f["lines"]]
+            if f["more"]:
+                text.append(f"  (+{f['more']} more line(s))")
+    if next_cursor:
+        data["nextCursor"] = next_cursor
+    if page_note:
+        data["note"] = page_note
+    text += mcp_page_lines(next_cursor, page_note)
+    return "\n".join(text), data
 
 
 # --- chunks (code, related) ---------------------------------------------------------------------------

@@ -114,6 +114,13 @@ def test_every_tool_declares_the_schema_its_answers_validate_against(widgets, mo
         out["related"] = await client.call_tool("find_related", {"path": "src/widget_03.py", "line": 2})
         out["text"] = await client.call_tool("text_search", {"pattern": "widget_total", "limit": 2, "context": 1})
         out["reindex"] = await client.call_tool("reindex", {"wait": 20})
+        await client.call_tool("importers", {"path": "src/widget_03.py"})  # (starts the import graph)
+        for _ in range(200):
+            out["importers"] = await client.call_tool("importers", {"path": "src/widget_03.py"})
+            if "available" not in out["importers"].structured_content:
+                break
+            await anyio.sleep(0.05)
+        out["references"] = await client.call_tool("references", {"name": "widget_total", "limit": 2})
         out["tools"] = {t.name: t for t in (await client.list_tools()).tools}
         return out
 
@@ -121,10 +128,10 @@ def test_every_tool_declares_the_schema_its_answers_validate_against(widgets, mo
     tools = out.pop("tools")
     assert set(tools) == set(mcp_server.OUTPUT_SCHEMAS) == {
         "symbol_search", "docs_search", "file_outline", "read_symbol", "code_search", "find_related",
-        "index_status", "text_search", "reindex"}
+        "index_status", "text_search", "reindex", "importers", "references"}
     answered = {"cold": "symbol_search", "status": "index_status", "symbol": "symbol_search", "docs": "docs_search",
                 "outline": "file_outline", "source": "read_symbol", "code": "code_search", "related": "find_related",
-                "text": "text_search", "reindex": "reindex"}
+                "text": "text_search", "reindex": "reindex", "importers": "importers", "references": "references"}
     for key, name in answered.items():
         result = out[key]
         assert not result.is_error, (key, text_of(result))
@@ -137,6 +144,8 @@ def test_every_tool_declares_the_schema_its_answers_validate_against(widgets, mo
     assert "nextCursor" in out["symbol"].structured_content and "nextCursor" in out["docs"].structured_content
     assert out["code"].structured_content["mode"] == "hybrid"
     assert out["reindex"].structured_content["finished"] is True
+    assert out["references"].structured_content["files"] > 2 and "nextCursor" in out["references"].structured_content
+    assert out["references"].structured_content["results"][0]["lines"][0]["text"]
     # The check itself fails on an answer its schema does not describe.
     bad = dict(out["symbol"].structured_content, results=[{"file": 3}])
     with pytest.raises(jsonschema.ValidationError):

@@ -256,6 +256,21 @@ def _c(text: str) -> list[ImportRef]:
 _EXTRACTORS = {"python": _python, "jsts": _js, "go": _go, "rust": _rust, "jvm": _jvm, "c": _c}
 
 
+#: A line that imports, in any of the scanned languages (what :func:`ref_line` looks among).
+_IMPORT_LINE = re.compile(r"^\s*(?:from\s|import\b|export\b|use\s|pub(?:\([^)]*\))?\s+(?:use|mod)\s|mod\s|"
+                          r"#\s*include\b|\"|.*\brequire\(|.*\bimport\()")
+
+
+def ref_line(text: str, ref: ImportRef) -> tuple[int, str] | None:
+    """``(line number, line)`` of the first import line of ``text`` that writes ``ref`` (its specifier, or for a
+    bare relative import one of its names); None when no line shows it (a multi-line import's later line)."""
+    wanted = [w for w in (ref.spec.rstrip(".*"), *ref.names) if w and w.strip(".")]
+    for number, line in enumerate(text.splitlines(), 1):
+        if any(w in line for w in wanted) and _IMPORT_LINE.match(line):
+            return number, line
+    return None
+
+
 def extract_imports(path: str, text: str) -> list[ImportRef]:
     """The import references of one file, as written (an empty list for other languages)."""
     lang = graph_language(path)

@@ -83,6 +83,13 @@ class ImportGraph:
         with self._lock:
             return sorted(self._in.get(path, ()))
 
+    def refs_to(self, importer: str, target: str) -> list[ImportRef]:
+        """The references of ``importer``, as written, that resolve to the project file ``target``."""
+        with self._lock:
+            if target not in self._out.get(importer, ()):
+                return []
+            return [ref for ref in self._refs.get(importer, ()) if target in self._resolver.resolve(importer, ref)]
+
     def centrality(self) -> dict[str, int]:
         """Importer counts of every file imported at least once (what search's centrality prior takes)."""
         with self._lock:

@@ -55,7 +55,7 @@ from codelex.lexical.masks import search_mask
 from codelex.lexical.priors import slot_multipliers
 from codelex.lexical.shards import GlobalQueryStats, ShardQueryStats
 from codelex.lexical.stems import StemTable, is_prose, stemmer_available
-from codelex.query.options import SearchOptions
+from codelex.query.options import SearchOptions, check_limit
 from codelex.query.request import Request, parse_request
 from codelex.text import Vocabulary, utf8_length
 
@@ -749,6 +749,29 @@ class WordIndex:
             # published the new one, then search again, still holding the lock.
             with self._write_lock, native_errors():
                 hits = self._search_view(self._view, parsed.filters, opts, tokens, stems, glob)
+        return hits
+
+    def token_files(self, token: str, limit: int | None = None) -> list[Hit]:
+        """The files whose text holds the index token ``token`` (one token as the tokenizer emits it: lower
+        case, e.g. ``parse_query``), from its postings alone: best first by the classic BM25 of that token
+        (``hits``: how often the file holds it; ``start_line``: the line holding it most), at most ``limit``
+        (default: every one).  What "where is this identifier used" starts from, before reading any file.
+
+        Raises
+        ------
+        TypeError
+            If ``token`` is not a str.
+        """
+        if not isinstance(token, str):
+            raise TypeError(f"token must be str, not {type(token).__name__}")
+        n = len(self) if limit is None else check_limit(limit)
+        if n <= 0 or not token:
+            return []
+        opts = SearchOptions(limit=n, ranking="classic", demote_test_vendor=False, demote_docs=False, centrality={})
+        hits = self._search_view(self._view, (), opts, [token])
+        if hits is None:  # the slot layout changed under us: again, under the writers' lock (as search does)
+            with self._write_lock, native_errors():
+                hits = self._search_view(self._view, (), opts, [token])
         return hits
 
     def _ranking_params(self) -> tuple:

@@ -1,12 +1,10 @@
 """The project facade: a repository whose index is kept on disk and fresh, and its queries.
 
-``Project`` only composes: the root's word index service
-(:class:`~codelex.project.service.IndexService`: builds, refreshes, edits, the watcher, and the structure,
-import graph and chunk services beside the index) and the query classes given it:
-:class:`~codelex.project.search.FileSearch` (files, the import graph),
-:class:`~codelex.project.symbols.SymbolQueries` (outlines, definitions) and
-:class:`~codelex.project.code_search.CodeSearch` (chunks).  Each public method is its part's, signature and
-documentation included.
+``Project`` only composes: the root's word index service (:class:`~codelex.project.service.IndexService`:
+builds, refreshes, edits, the watcher, and the structure, import graph, chunk and docs services) and the
+query classes given it: :class:`~codelex.project.search.FileSearch` (files, the import graph),
+:class:`~codelex.project.symbols.SymbolQueries` (outlines, definitions, references) and
+:class:`~codelex.project.code_search.CodeSearch` (chunks).  Each public method is its part's.
 """
 
 from __future__ import annotations
@@ -218,6 +216,7 @@ class Project:
     ranking_facts = _forward("files", FileSearch.ranking_facts)
     settle_ranking = _forward("files", FileSearch.settle_ranking)
     importers = _forward("files", FileSearch.importers)
+    import_sites = _forward("files", FileSearch.import_sites)
     imports = _forward("files", FileSearch.imports)
     graph_status = _forward_property("files", FileSearch.graph_status)
 
@@ -225,6 +224,7 @@ class Project:
 
     outline = _forward("symbols", SymbolQueries.outline)
     read_symbol = _forward("symbols", SymbolQueries.read_symbol)
+    references = _forward("symbols", SymbolQueries.references)
     wait_structure = _forward("symbols", SymbolQueries.wait_structure)
     structure_status = _forward_property("symbols", SymbolQueries.structure_status)
 

@@ -1,5 +1,5 @@
 """What a project answers: search results (with the unavailable contract), code search answers with what their
-line budget left out, coverage, refresh reports."""
+line budget left out, a file's importers and an identifier's references, coverage, refresh reports."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from codelex.lexical import Hit
 from codelex.rank import HybridResult
 
-__all__ = ["HINTS", "CodeResult", "Coverage", "RefreshReport", "SearchResult", "generation_id", "pending_note"]
+__all__ = ["HINTS", "CodeResult", "Coverage", "FileReferences", "ImportSite", "ImportersResult", "ReferenceLine",
+           "ReferencesResult", "RefreshReport", "SearchResult", "generation_id", "pending_note"]
 
 #: Why a query could not be answered, and what to do (``unavailable_reason`` -> hint).
 HINTS = {
@@ -146,6 +147,59 @@ class CodeResult(HybridResult):
         if self.generation is not None:
             out["generation"] = self.generation
         return out
+
+
+@dataclass(frozen=True)
+class ImportSite:
+    """A file that imports another, and the line that does (None when no single line shows it)."""
+
+    file: str
+    line: int | None
+    text: str | None
+
+
+@dataclass(frozen=True)
+class ImportersResult:
+    """The answer of :meth:`Project.import_sites`: the files importing ``path`` (sorted), from the import graph;
+    unavailable (``hint`` says why) while the index or the graph is being built."""
+
+    available: bool
+    path: str
+    importers: list[ImportSite]
+    hint: str | None = None
+
+
+@dataclass(frozen=True)
+class ReferenceLine:
+    """One line holding an identifier; ``definition`` when a definition of that name starts there."""
+
+    line: int
+    text: str
+    definition: bool = False
+
+
+@dataclass(frozen=True)
+class FileReferences:
+    """One file's lines holding an identifier (at most the per-file cap; ``more`` past it); ``defines`` when the
+    file defines that name."""
+
+    file: str
+    defines: bool
+    lines: tuple[ReferenceLine, ...]
+    more: int = 0
+
+
+@dataclass(frozen=True)
+class ReferencesResult:
+    """The answer of :meth:`Project.references`: one page of the files whose text holds ``name`` (those that
+    define it first, then by how much they use it), ``total`` files in all; unavailable while no index exists
+    (``hint`` says why)."""
+
+    available: bool
+    name: str
+    files: list[FileReferences]
+    total: int
+    hint: str | None = None
 
 
 @dataclass

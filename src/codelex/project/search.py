@@ -17,7 +17,7 @@ from codelex.defaults import GENERATION_TRIES
 from codelex.errors import IndexFormatError
 from codelex.lexical import WordIndex
 from codelex.project.edits import relative_path
-from codelex.project.results import HINTS, Coverage, SearchResult, generation_id
+from codelex.project.results import HINTS, Coverage, ImportersResult, ImportSite, SearchResult, generation_id
 from codelex.project.service import IndexService
 from codelex.query.options import SearchOptions
 from codelex.query.request import Request, parse_request
@@ -208,6 +208,56 @@ class FileSearch:
     def imports(self, path: str | os.PathLike[str], timeout: float | None = None) -> list[str]:
         """The indexed files ``path`` imports, sorted (see :meth:`importers`)."""
         return self._require_graph(timeout).imports(relative_path(self.service.root, path))
+
+    def import_sites(self, path: str | os.PathLike[str], timeout: float = 0.0) -> ImportersResult:
+        """The files that import ``path`` (a file, absolute or root-relative, or a dotted module such as
+        ``pkg.core``), each with the line that imports it, from the import graph; never waits longer than
+        ``timeout`` seconds for the graph (unavailable, saying so, while it is built).
+
+        Raises
+        ------
+        FileNotFoundError
+            When ``path`` names no indexed file or module.
+        """
+        from codelex.graph.extract import ref_line
+        from codelex.ingest import Document
+
+        service = self.service
+        index = service.index
+        if index is None:
+            why, reason, start = service.availability()
+            if start:
+                service.open(wait=False)
+            return ImportersResult(False, str(path), [], HINTS[why].format(reason=reason))
+        rel = self._indexed_file(path, index)
+        graph = service.wait_graph(timeout)
+        if graph is None:
+            return ImportersResult(False, rel, [], "The import graph is being built in the background; ask again "
+                                                  "shortly.")
+        sites = []
+        for importer in graph.importers(rel):
+            doc = service.options.admission.read(importer)
+            text = doc.content.decode("utf-8", "replace") if isinstance(doc, Document) else ""
+            found = next((hit for ref in graph.refs_to(importer, rel) if (hit := ref_line(text, ref))), None)
+            sites.append(ImportSite(importer, *(found[0], found[1].strip()) if found else (None, None)))
+        return ImportersResult(True, rel, sites)
+
+    def _indexed_file(self, path: str | os.PathLike[str], index: WordIndex) -> str:
+        """The indexed file ``path`` names: itself, or the file of a dotted module (``pkg.core`` ->
+        ``pkg/core.py``, ``src/pkg/core/__init__.py``, ``com/x/Y.java``...), the shortest path of those."""
+        text = os.fspath(path)
+        if "." in text and "/" not in text and os.sep not in text and text not in index:
+            stem = text.replace(".", "/")
+            package = stem + "/__init__.py"
+            found = [f for f in index.files
+                     if (base := f.rpartition(".")[0]) == stem or base.endswith("/" + stem)
+                     or f == package or f.endswith("/" + package)]
+            if found:
+                return min(found, key=lambda f: (len(f), f))
+        rel = relative_path(self.service.root, path)
+        if rel not in index:
+            raise FileNotFoundError(f"no indexed file or module named {text}")
+        return rel
 
     @property
     def graph_status(self) -> dict:

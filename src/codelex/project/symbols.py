@@ -10,8 +10,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from codelex.errors import AmbiguousSymbolError, SymbolNotFoundError
+from codelex.defaults import DEFAULT_LIMIT, MAX_IDENTIFIER_CHARS, REFERENCE_LINE_CHARS, REFERENCES_PER_FILE
+from codelex.errors import AmbiguousSymbolError, QueryError, SymbolNotFoundError
 from codelex.project.edits import relative_path
+from codelex.project.results import HINTS, FileReferences, ReferenceLine, ReferencesResult
 from codelex.project.service import IndexService
 from codelex.structure import Definition, FileStructure
 
@@ -323,3 +325,69 @@ class SymbolQueries:
         with upkeep.lock:
             return {"status": upkeep.status, "reason": upkeep.reason, "stats": dict(upkeep.stats),
                     "save_error": upkeep.save_error}
+
+    # --- where an identifier is used --------------------------------------------------
+
+    def references(self, name: str, *, limit: int = DEFAULT_LIMIT, offset: int = 0, paths=None,
+                   per_file: int = REFERENCES_PER_FILE) -> ReferencesResult:
+        """Where the identifier ``name`` is used: the files whose text holds it (from the word index's postings
+        of its token, never a scan of the tree), those that define it first, then by how much they use it;
+        each with its lines holding ``name`` as a whole identifier (case-insensitive, as the index; at most
+        ``per_file``), a definition's own line marked.  One page: ``limit`` files from ``offset``.
+
+        Parameters
+        ----------
+        name : str
+            An identifier (``parse_query``, ``getUserByID``, ``$scope``).
+        limit, offset : int
+            The page: how many files, from which one (0-based) of the ordered list.
+        paths : str or sequence of str, optional
+            Globs over the root-relative paths (a bare directory: its subtree).
+        per_file : int
+            Lines shown per file at most (``more`` counts the rest).
+
+        Raises
+        ------
+        codelex.QueryError
+            When ``name`` is not an identifier.
+        """
+        from codelex.query import paths_predicate
+
+        if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name) or len(name) > MAX_IDENTIFIER_CHARS:
+            raise QueryError(f"not an identifier: {name!r} (letters, digits, _ and $, not starting with a digit)")
+        service = self.service
+        index = service.index
+        if index is None:
+            why, reason, start = service.availability()
+            if start:
+                service.open(wait=False)
+            return ReferencesResult(False, name, [], 0, HINTS[why].format(reason=reason))
+        keep = paths_predicate(paths) if paths else None
+        hits = [h for h in index.token_files(name.lower()) if keep is None or keep(h.file)]
+        names_of = service.structure.names_source(service.structure_dir(), index) if service.build_structure \
+            else (lambda path: None)
+        defines = {h.file for h in hits if name in (names_of(h.file) or ())}
+        ordered = [h.file for h in hits if h.file in defines] + [h.file for h in hits if h.file not in defines]
+        page = [self._file_references(f, name, f in defines, per_file) for f in ordered[offset:offset + limit]]
+        return ReferencesResult(True, name, page, len(ordered))
+
+    def _file_references(self, rel: str, name: str, defines: bool, per_file: int) -> FileReferences:
+        """``rel``'s lines holding ``name`` as a whole identifier, read through the root's admission."""
+        from codelex.ingest import Document
+
+        doc = self.service.options.admission.read(rel)
+        if not isinstance(doc, Document):
+            return FileReferences(rel, defines, ())
+        starts = set()
+        if defines:
+            structure = self.service.structure.structure(rel)
+            starts = {d.start_line for d in structure.definitions if d.name == name} if structure else set()
+        word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])", re.IGNORECASE)
+        found = [ReferenceLine(n, line.strip()[:REFERENCE_LINE_CHARS], n in starts)
+                 for n, line in enumerate(doc.content.decode("utf-8", "replace").splitlines(), 1) if word.search(line)]
+        found.sort(key=lambda r: not r.definition)  # (a definition's line first, the rest in order)
+        return FileReferences(rel, defines, tuple(found[:per_file]), max(0, len(found) - per_file))
+
+
+#: An identifier (what :meth:`SymbolQueries.references` takes): letters, digits, ``_`` and ``$``.
+_IDENTIFIER = re.compile(r"[^\W\d]\w*|\$[\w$]*|[^\W\d][\w$]*", re.UNICODE)
