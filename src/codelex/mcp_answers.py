@@ -70,27 +70,18 @@ __all__ = ["Answer", "Reindex", "code_search_answer", "code_search_text", "docs_
 Answer = tuple[str, dict]
 
 
-def _limit(limit, default: int = DEFAULT_LIMIT) -> int:
-    """As the original's MCP tool: a finite number becomes max(1, floor(n)), clamped to
-    :data:`codelex.defaults.MCP_MAX_LIMIT` (the schemas' maximum); anything else the default."""
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit):
+def _count(value, name: str, default: int, maximum: int = MCP_MAX_LIMIT) -> int:
+    """A count parameter (``limit``, ``lines``, ``snippet_lines``, ``excerpt_lines``): omitted, its ``default``;
+    else a whole number from 1 to ``maximum`` (the schema's bounds), or a ToolError saying so: never clamped
+    in silence (0, 2.5 or 10**30 were taken as 1, 2 or the maximum)."""
+    if value is None:
         return default
-    return max(1, min(math.floor(limit), MCP_MAX_LIMIT))
-
-
-def _lines(lines) -> int:
-    """``code_search``'s ``lines``: a finite number becomes max(1, floor(n)), clamped to
-    :data:`codelex.defaults.MCP_MAX_TOTAL_LINES`; anything else the default (the original's 400)."""
-    if isinstance(lines, bool) or not isinstance(lines, (int, float)) or not math.isfinite(lines):
-        return HYBRID_TOTAL_LINES
-    return max(1, min(math.floor(lines), MCP_MAX_TOTAL_LINES))
-
-
-def _bounded(value, default: int, low: int, high: int) -> int:
-    """A count parameter: a finite number becomes floor(n) clamped to ``low..high``; anything else ``default``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return default
-    return max(low, min(math.floor(value), high))
+    whole = not isinstance(value, bool) and (isinstance(value, int) or (
+        isinstance(value, float) and math.isfinite(value) and value.is_integer()))
+    if not whole or not 1 <= value <= maximum:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+        raise ToolError(f"`{name}` must be a whole number from 1 to {maximum}, not {shown}.")
+    return int(value)
 
 
 # --- paging: cursor / nextCursor -------------------------------------------------------------------------------
@@ -196,7 +187,7 @@ def symbol_search_answer(project: Project, query: str, limit=None, paths=None, l
     if project.index is None and state_before in ("idle", "failed"):
         project.open(wait=False)
     echo = echo_query(query)
-    n = _limit(limit)
+    n = _count(limit, "limit", DEFAULT_LIMIT)
     digest = _page_digest("symbol_search", project.root, query=query, paths=paths or None, lang=lang,
                           ranking=ranking)
     offset, made_at = _page_start(cursor, digest)
@@ -222,7 +213,7 @@ def symbol_search_answer(project: Project, query: str, limit=None, paths=None, l
             project.open(wait=False)  # refresh in the background; this answer uses the current index
     graph_ready = project.service.import_graph and project.graph_status["state"] == "ready"
     importers = (lambda file: len(project.importers(file, timeout=0))) if graph_ready else None  # how central
-    snippet = _bounded(snippet_lines, MCP_SNIPPET_LINES, 1, MCP_MAX_SNIPPET_LINES)
+    snippet = _count(snippet_lines, "snippet_lines", MCP_SNIPPET_LINES, MCP_MAX_SNIPPET_LINES)
     return mcp_search_answer(result, str(project.root), echo, staleness=staleness, importers=importers,
                              snippet_lines=snippet, first_rank=offset + 1, next_cursor=next_cursor, page_note=note)
 
@@ -240,7 +231,7 @@ def docs_search_answer(docs_of, root: Path, query: str, limit=None, cursor=None,
         raise ToolError("Provide a non-empty `query`.")
     if language is not None and (not isinstance(language, str) or not language.strip()):
         raise ToolError("`language` must be a language tag such as 'en' or 'pt-br', or 'all'.")
-    n = _limit(limit, MCP_DOCS_LIMIT)
+    n = _count(limit, "limit", MCP_DOCS_LIMIT)
     try:
         index = docs_of()
     except (OSError, ValueError) as exc:  # a broken settings file, a first reading that failed or ran too long
@@ -322,8 +313,8 @@ def code_search_answer(project: Project, query, limit=None, alternatives=None, p
     if alternatives is not None and (not isinstance(alternatives, list)
                                      or not all(isinstance(a, str) for a in alternatives)):
         raise ToolError("`alternatives` must be a list of strings.")
-    n, budget = _limit(limit, HYBRID_LIMIT), _lines(lines)
-    per_result = _bounded(excerpt_lines, HYBRID_EXCERPT_LINES, 1, MCP_MAX_EXCERPT_LINES)
+    n, budget = _count(limit, "limit", HYBRID_LIMIT), _count(lines, "lines", HYBRID_TOTAL_LINES, MCP_MAX_TOTAL_LINES)
+    per_result = _count(excerpt_lines, "excerpt_lines", HYBRID_EXCERPT_LINES, MCP_MAX_EXCERPT_LINES)
     digest = _page_digest("code_search", project.root, query=query, alternatives=alternatives or [], paths=paths,
                           lang=lang, fusion=fusion)
     stamp = _index_stamp(project)
@@ -353,7 +344,7 @@ def find_related_answer(project: Project, path, line, limit=None) -> Answer:
         raise ToolError("`line` must be a line number.")
     rel = _resolve(project, path)
     try:
-        result = project.find_related(rel, int(line), limit=_limit(limit, HYBRID_LIMIT))
+        result = project.find_related(rel, int(line), limit=_count(limit, "limit", HYBRID_LIMIT))
     except (FileNotFoundError, ValueError, TypeError, CodelexError, OSError) as exc:
         raise ToolError(f"Cannot relate {echo_query(display_path(str(path)))}:{int(line)}: "
                         f"{error_text(exc)}") from None
@@ -534,7 +525,7 @@ def text_search_answer(project: Project, pattern, regex=None, ignore_case=None, 
 
     admit = opts.paths_predicate
     files = [f for f in index.files if (admit is None or admit(f)) and (opts.lang is None or kind_of(f) == opts.lang)]
-    n = _limit(limit, TEXT_SEARCH_LIMIT)
+    n = _count(limit, "limit", TEXT_SEARCH_LIMIT)
     digest = _page_digest("text_search", project.root, pattern=pattern, regex=regex, ignore_case=ignore_case,
                           paths=opts.paths, lang=opts.lang)
     stamp = _index_stamp(project)
@@ -624,7 +615,7 @@ def references_answer(project: Project, name, limit=None, paths=None, cursor=Non
     define it first, each with its lines; ``cursor`` (a previous answer's ``nextCursor``) asks for the next."""
     if isinstance(paths, str):
         paths = [paths]
-    n = _limit(limit)
+    n = _count(limit, "limit", DEFAULT_LIMIT)
     digest = _page_digest("references", project.root, name=name, paths=paths or None)
     offset, made_at = _page_start(cursor, digest)
     project.reload_if_changed()

@@ -113,8 +113,10 @@ def test_round_trip(repo):
         assert [r["file"] for r in scoped["results"]] == ["src/db.py"]
         scoped = data_of((await session.call_tool("symbol_search", {"query": "user", "paths": ["src/*.ts"]})))
         assert [r["file"] for r in scoped["results"]] == ["src/auth.ts"]
-        limited = data_of((await session.call_tool("symbol_search", {"query": "user", "limit": 0})))
-        assert len(limited["results"]) == 1  # as the original: max(1, floor(limit))
+        limited = await session.call_tool("symbol_search", {"query": "user", "limit": 0})
+        assert limited.is_error and "`limit` must be a whole number from 1 to 200" in text_of(limited)  # no clamp
+        whole = data_of((await session.call_tool("symbol_search", {"query": "user", "limit": 1.0})))
+        assert len(whole["results"]) == 1  # (a whole number sent as 1.0 is one)
 
         none = await session.call_tool("symbol_search", {"query": "kubernetes"})
         assert not none.is_error
@@ -254,9 +256,9 @@ def test_hostile_inputs_never_take_the_server_down(repo):
     assert data_of(out["symbol"])["results"][0]["file"] == "bad\\xff.py"
     docs = text_of(out["docs"])
     assert not out["docs"].is_error and "docs/bad\\xff.md" in docs
-    for name in ("1e300", "10**30", "2**63"):
-        assert not out[name].is_error, (name, text_of(out[name]))
-        assert len(data_of((out[name]))["results"]) == 2
+    for name in ("1e300", "10**30", "2**63"):  # an error in our words (issue 41: never a silent clamp)
+        assert out[name].is_error and "`limit` must be a whole number" in text_of(out[name]), name
+        assert len(text_of(out[name])) < 200
     huge = text_of(out["huge"])
     assert not out["huge"].is_error
     assert len(huge) < 10_000, len(huge)
@@ -590,9 +592,9 @@ def test_tools_describe_every_parameter_with_types_enums_and_annotations(repo):
     assert tools["code_search"].input_schema["properties"]["lines"]["type"] == "integer"
     assert tools["read_symbol"].input_schema["properties"]["line"] == {
         **tools["read_symbol"].input_schema["properties"]["line"], "type": "integer", "minimum": 1}
-    # The maximum is the code's: a larger limit is clamped to it (never an error), and an unknown preset is an
-    # error result in the server's words.
-    assert not over.is_error
+    # The maximum is the code's: a larger limit is an error result in the server's words (issue 41: it was
+    # clamped in silence), as an unknown preset is.
+    assert over.is_error and f"from 1 to {MCP_MAX_LIMIT}" in text_of(over)
     assert bad.is_error and "fusion" in text_of(bad)
 
 

@@ -256,6 +256,8 @@ def test_snippet_lines_and_excerpt_lines_size_each_result(widgets):
                                     lambda r: "Top " in text_of(r))}
         out["three"] = await call("symbol_search", {"query": "widget_11", "limit": 1, "snippet_lines": 3})
         out["huge"] = await call("symbol_search", {"query": "widget_11", "limit": 1, "snippet_lines": 10**9})
+        out["most"] = await call("symbol_search", {"query": "widget_11", "limit": 1,
+                                                   "snippet_lines": MCP_MAX_SNIPPET_LINES})
         out["short"] = await until(client, "code_search", {"query": "build widget", "limit": 4,
                                                            "excerpt_lines": 2},
                                    lambda r: not r.is_error and "No answer yet" not in text_of(r))
@@ -272,8 +274,10 @@ def test_snippet_lines_and_excerpt_lines_size_each_result(widgets):
     assert three["snippet"] == {"startLine": first, "lines": source[first - 1:first + 2]}
     assert three["text"] == plain["text"]
     assert f"       {first + 1}| {source[first]}" in text_of(out["three"])
-    huge = out["huge"].structured_content["results"][0]["snippet"]
-    assert not out["huge"].is_error and len(huge["lines"]) <= MCP_MAX_SNIPPET_LINES
+    assert out["huge"].is_error and f"`snippet_lines` must be a whole number from 1 to {MCP_MAX_SNIPPET_LINES}" \
+        in text_of(out["huge"])  # (issue 41: an error, never a silent clamp)
+    most = out["most"].structured_content["results"][0]["snippet"]
+    assert not out["most"].is_error and len(most["lines"]) <= MCP_MAX_SNIPPET_LINES
     short = out["short"].structured_content["results"]
     assert short and all(len(r["excerpt"].split("\n")) <= 2 for r in short)
     assert any(r["truncated"] for r in short)
