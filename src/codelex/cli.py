@@ -20,6 +20,8 @@ from codelex.cli_cluster import cmd_cluster_index, cmd_cluster_search, cmd_clust
 from codelex.cli_common import EmbedProgress as _EmbedProgress
 from codelex.cli_common import Failure as _Failure
 from codelex.cli_common import Progress as _Progress
+from codelex.cli_common import check_query as _check_query
+from codelex.cli_common import progress_for as _progress_for
 from codelex.cli_common import quiet_libraries as _quiet_libraries
 from codelex.cli_common import style as _style
 from codelex.cli_common import write as _write
@@ -117,6 +119,7 @@ def _cmd_search(args) -> int:
     from codelex.output import Where, search_lines
     from codelex.query import SearchOptions, parse_request
 
+    _check_query(args.query)
     _project_root(args)  # (sets args.scope; indexes nothing)
     options = SearchOptions(limit=args.limit, paths=_search_paths(args), lang=args.lang,
                             demote_test_vendor=not args.no_priors, demote_docs=not args.no_priors,
@@ -125,7 +128,7 @@ def _cmd_search(args) -> int:
                             centrality={} if args.no_priors or args.no_import_graph else None)
     request = parse_request(args.query, options)  # a bad query fails before any indexing; parsed once
     machine = args.json or args.jsonl or args.files_only or args.vimgrep
-    progress = _Progress(sys.stderr) if sys.stderr.isatty() and not machine else None
+    progress = None if machine else _progress_for(_Progress, sys.stderr, sys.stderr.isatty(), quiet=args.quiet)
     started = time.perf_counter()
     pool = getattr(args, "pool", None)  # in the server: a warm, watched project per root
     project = _pooled(args, pool) if pool is not None else _open_ready(args, progress)
@@ -135,6 +138,8 @@ def _cmd_search(args) -> int:
     if report is not None and report.save_error is not None:  # the answer stands; the next command rebuilds
         print(f"codelex: warning: {report.save_error}", file=sys.stderr)
     try:
+        # (after the opening: a project that cannot be searched is said first, a query without words next)
+        _check_words(args.query, request)
         opened = time.perf_counter()
         result = project.search(request)
         searched = time.perf_counter()
@@ -173,6 +178,11 @@ def _let_structure_finish(project) -> None:
     except (OSError, ValueError):
         pass
     project.wait_structure(STRUCTURE_GRACE_S)
+
+
+def _check_words(query: str, request) -> None:
+    """A search or code query with nothing to search for (no tokens; only filters, say): one line, exit 2."""
+    _check_query(query, request.tokens, filters_only=bool(request.filters) and not request.terms.strip())
 
 
 def _pooled(args, pool):
@@ -217,7 +227,7 @@ def _verify_saved(project) -> int:
 
 
 def _cmd_index(args) -> int:
-    progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
+    progress = _progress_for(_Progress, sys.stderr, sys.stderr.isatty(), quiet=args.json)
     project = _open_project(args, progress)
     if args.verify:
         try:
@@ -299,14 +309,17 @@ def _cmd_docs(args) -> int:
     from codelex.output import docs_lines
     from codelex.render import echo_query
 
-    if not terms(args.query):
-        raise _Failure("the query has no searchable words (only stop words or punctuation)")
+    _check_query(args.query, terms(args.query), why="only stop words or punctuation")
     root = _project_root(args)
     from codelex.project import refusal_reason
 
     refused = refusal_reason(root.resolve())
     if refused:
         raise _Failure(f"refusing to index {root.resolve()}: {refused}")
+    language = args.language
+    if args.deprecated_lang is not None:  # (--lang is a programming language everywhere else)
+        print("codelex: warning: docs --lang is deprecated; use --language", file=sys.stderr)
+        language = args.deprecated_lang
     started = time.perf_counter()
     pool = getattr(args, "pool", None)  # in the server: the root's docs kept in memory by the watcher's edits
     if pool is not None:
@@ -319,7 +332,7 @@ def _cmd_docs(args) -> int:
             project.close()
     opened = time.perf_counter()
     # (docs are the project's whatever the current subdirectory; a --path given there is read from there)
-    hits = index.search(args.query, args.limit, paths=_search_paths(args, scoped=False), language=args.lang)
+    hits = index.search(args.query, args.limit, paths=_search_paths(args, scoped=False), language=language)
     searched = time.perf_counter()
     fmt = "json" if args.json else "text"
     _write(docs_lines(hits, fmt, query=args.query, sections=len(index), style=_style(args) if fmt == "text" else None,
@@ -327,7 +340,8 @@ def _cmd_docs(args) -> int:
     if not args.json:
         from codelex.output import docs_scope_note
 
-        note = docs_scope_note(index.languages, index.main_language, args.lang, args.path)
+        note = docs_scope_note(index.languages, index.main_language, language, args.path,
+                               remedy="--language TAG or --language all")
         if not hits:
             print(f'codelex: no documentation section matched "{echo_query(args.query)}"{note}; try other words, '
                   f"or `codelex search` for code", file=sys.stderr)
@@ -430,14 +444,15 @@ def _print_code_result(result, args) -> None:
 
 
 def _embed_progress(args):
-    """The embedding bar for ``--wait`` (on a terminal, neither ``--json`` nor ``-q``): on this process's
-    stderr, or, in the server, on the client's (the heartbeats carry it: :func:`run_served`)."""
+    """How far the embedding of ``--wait`` is (neither ``--json`` nor ``-q``): a bar on a terminal, else a plain
+    line now and then (:func:`codelex.cli_common.progress_for`); on this process's stderr, or, in the server,
+    on the client's (the heartbeats carry it: :func:`run_served`)."""
     if not args.wait or args.json or args.quiet:
         return None
     stream = getattr(args, "progress_stream", None)
     if stream is not None:
-        return _EmbedProgress(stream) if getattr(args, "stderr_tty", False) else None
-    return _EmbedProgress(sys.stderr) if sys.stderr.isatty() else None
+        return _progress_for(_EmbedProgress, stream, getattr(args, "stderr_tty", False))
+    return _progress_for(_EmbedProgress, sys.stderr, sys.stderr.isatty())
 
 
 def _code_project(args):
@@ -474,11 +489,15 @@ def _close_one_shot(project) -> None:
 
 
 def _cmd_code(args) -> int:
+    from codelex.query import SearchOptions, parse_request
     from codelex.render import display_text
 
+    _check_query(args.query)
     progress = _embed_progress(args)
     project, served = _code_project(args)
     try:
+        # (before any embedding, which --wait does first: minutes for a large tree)
+        _check_words(args.query, parse_request(args.query, SearchOptions(paths=args.path or None, lang=args.lang)))
         # In the server the model stays loaded and missing vectors are embedded in its background; a one-shot
         # process (background=False) starts nothing that would outlive it.
         result = project.code_search(args.query, alternatives=args.alt or (), limit=args.limit,

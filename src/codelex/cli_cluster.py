@@ -10,6 +10,7 @@ import sys
 import time
 
 from codelex.cli_common import Failure as _Failure
+from codelex.cli_common import check_query
 from codelex.cli_common import write as _write
 from codelex.defaults import EXIT_FOUND, EXIT_NONE
 
@@ -132,10 +133,13 @@ def _search(args) -> int:
     from codelex.query import SearchOptions, parse_request
     from codelex.render import display_path, display_text
 
+    check_query(args.query)
     options = SearchOptions(limit=args.limit, ranking=args.ranking)
-    parse_request(args.query, options)  # (a malformed query: one line, exit 2, before Ray starts)
+    request = parse_request(args.query, options)  # (a malformed query: one line, exit 2, before Ray starts)
     ray = _cluster_connect(args, start_local=False)
     coordinator = find_coordinator(args.name)
+    # (as search's: after what says the cluster cannot answer, before the fan-out)
+    check_query(args.query, request.tokens, filters_only=bool(request.filters) and not request.terms.strip())
     try:
         answer = ray.get(coordinator.search.remote(args.query, options, deadline_s=args.deadline),
                          timeout=args.deadline + 10.0)

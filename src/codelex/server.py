@@ -374,11 +374,14 @@ def run_remote(argv: list[str]) -> int | None:
                "stderr_tty": err_tty, "env": {k: os.environ[k] for k in _CLIENT_ENV if k in os.environ}}
     drawn = []
 
-    def draw(line: str) -> None:  # the command's progress bar, drawn here as it would be in-process
-        if err_tty:
+    def draw(line: str) -> None:  # the command's progress, shown here as it would be in-process
+        if err_tty:  # a bar, redrawn in place
             sys.stderr.write(line)
             sys.stderr.flush()
             drawn.append(True)
+        elif line.endswith("\n") and not line.startswith("\r"):  # a plain line (a log's), once
+            sys.stderr.write(line)
+            sys.stderr.flush()
 
     try:
         answer = request(payload, on_progress=draw)
@@ -439,8 +442,8 @@ def spawn_server() -> None:
 
 
 class ProgressLine:
-    """A stream a served command draws its progress bar on: it keeps the last line, which the heartbeats carry
-    to the client (whose stderr is a terminal, or no bar is drawn)."""
+    """A stream a served command draws its progress on: it keeps the last line, which the heartbeats carry
+    to the client (a bar when its stderr is a terminal, else a plain line now and then: each shown once)."""
 
     def __init__(self) -> None:
         self.line: str | None = None

@@ -325,7 +325,7 @@ def test_a_miss_says_what_the_language_default_left_out(translated):
     (translated / "docs/de/docs/anleitung.md").write_text("# Anleitung\n\nSchritt für Schritt.\n")
     r = subprocess.run([sys.executable, "-m", "codelex", "docs", "Anleitung", "--root", str(translated)],
                        capture_output=True, text=True, timeout=120, env=dict(os.environ, CODELEX_NO_SERVER="1"))
-    assert r.returncode == 1 and "left out: --lang TAG or --lang all" in r.stderr and "sections in de" in r.stderr
+    assert r.returncode == 1 and "left out: --language TAG or --language all" in r.stderr and "sections in de" in r.stderr
 
 
 def test_concurrent_cold_callers_parse_the_tree_once(tmp_path, monkeypatch):

@@ -235,15 +235,18 @@ def test_limits(repo):
 
 
 def test_query_that_is_only_a_negation(repo):
-    r = run("search", "-file:src", "--root", repo, "--json")
-    assert r.returncode in (0, 1), r.stderr
+    r = run("search", "-file:src", "--root", repo, "--json")  # the query (not an unknown option), and only a filter
+    assert r.returncode == 2 and r.stderr == "codelex: the query has only filters: add words to search for\n"
+    r = run("search", "-file:src authenticate", "--root", repo, "--json")
+    assert r.returncode == 0, r.stderr
+    assert all(not h["file"].startswith("src/") for h in json.loads(r.stdout)["results"])
     r = run("search", "--root", str(repo), "-file:tests", "authenticate", "--json")
     assert r.returncode == 2  # two positional queries: still a usage error
     r = run("search", "--root", str(repo), "-lang:python authenticate", "--json")
     assert r.returncode == 0, r.stderr
     assert all(not h["file"].endswith(".py") for h in json.loads(r.stdout)["results"])
-    r = run("search", "-path:src", "--root", repo, "--json")  # path: (a glob, or a directory) too
-    assert r.returncode in (0, 1), r.stderr
+    r = run("search", "-path:src authenticate", "--root", repo, "--json")  # path: (a glob, or a directory) too
+    assert r.returncode == 0, r.stderr
     assert all(not h["file"].startswith("src/") for h in json.loads(r.stdout)["results"])
 
 
