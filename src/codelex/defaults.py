@@ -151,6 +151,9 @@ GENERATION_TRIES = 3
 DOCS_TTL_S = 2.0
 #: How long a docs search waits for a root's first reading of its documentation (a walk and a parse).
 DOCS_WAIT_S = 300.0
+#: How long MCP docs_search waits for a cold root's first reading before it answers available: false (the
+#: reading goes on in the background), as the other tools answer a cold index at once.
+MCP_DOCS_WAIT_S = 2.0
 
 # --- the ranking pipeline (codelex.rank.pipeline) ---------------------------------------
 #: Words a prose question is made of that name nothing in code; dropped from a prose query (never from an

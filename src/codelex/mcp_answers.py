@@ -234,7 +234,10 @@ def docs_search_answer(docs_of, root: Path, query: str, limit=None, cursor=None,
     n = _count(limit, "limit", MCP_DOCS_LIMIT)
     try:
         index = docs_of()
-    except (OSError, ValueError) as exc:  # a broken settings file, a first reading that failed or ran too long
+    except TimeoutError:  # a cold root: its first reading goes on in the background, as a cold index builds
+        hint = "The documentation of this project is being read in the background; call again shortly."
+        return hint, {"available": False, "query": echo_query(query), "hint": hint}
+    except (OSError, ValueError) as exc:  # a broken settings file, a first reading that failed
         raise ToolError(f"Cannot read the documentation: {error_text(exc)}") from None
     digest = _page_digest("docs_search", root, query=query, paths=paths, language=language)
     stamp = index.stamp[:8]

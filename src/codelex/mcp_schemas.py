@@ -53,7 +53,8 @@ _DOCS_SECTION = _object({
 }, ["path", "title", "heading", "startLine", "endLine", "score", "snippet"])
 
 _DOCS_SEARCH = _object({"query": _STR, "sections": _INT, "results": {"type": "array", "items": _DOCS_SECTION},
-                        "scope": _STR, "suggestedNext": _SUGGESTED, **_PAGING}, ["query", "sections", "results"])
+                        "scope": _STR, "suggestedNext": _SUGGESTED, "available": _BOOL, "hint": _STR, **_PAGING},
+                       ["query"], anyOf=[{"required": ["sections", "results"]}, {"required": ["available", "hint"]}])
 
 _SPAN = _object({"startLine": _INT, "endLine": _INT}, ["startLine", "endLine"])
 

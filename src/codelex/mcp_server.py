@@ -65,6 +65,7 @@ from codelex.defaults import (
     HYBRID_LIMIT,
     HYBRID_TOTAL_LINES,
     MCP_DOCS_LIMIT,
+    MCP_DOCS_WAIT_S,
     MCP_MAX_EXCERPT_LINES,
     MCP_MAX_LIMIT,
     MCP_MAX_SNIPPET_LINES,
@@ -216,7 +217,8 @@ def _project_for(cwd: str | None) -> Project:
 def docs_search_answer(root: Path, query: str, limit=None, cursor=None, paths=None, language=None) -> Answer:
     """The ``docs_search`` reply for the project at ``root``, from its docs this server keeps
     (:func:`codelex.mcp_answers.docs_search_answer`)."""
-    return _docs_answer(lambda: _pool.docs(root), root, query, limit, cursor, paths, language)
+    return _docs_answer(lambda: _pool.docs(root, timeout=MCP_DOCS_WAIT_S), root, query, limit, cursor, paths,
+                        language)
 
 
 def docs_search_text(root: Path, query: str, limit=None) -> str:

@@ -495,3 +495,31 @@ def test_the_tool_list_and_a_default_answer_fit_an_agents_context(tmp_path):
     size = len(answer.model_dump_json(by_alias=True, exclude_none=True).encode())
     assert size <= 8 * 1024, size
     assert "```json" not in text_of(answer)  # one representation: the data is the structured content
+
+
+def test_a_cold_docs_search_answers_at_once_while_the_docs_are_read(widgets, monkeypatch):
+    """Issue 41: a cold docs_search blocked for the whole first reading (16 s on a large tree); now it answers
+    available: false within MCP_DOCS_WAIT_S while the reading goes on, and the answer once it is done."""
+    from codelex.defaults import MCP_DOCS_WAIT_S
+    from codelex.docs import DocsIndex
+
+    real = DocsIndex.for_project.__func__
+
+    def slow(cls, *args, **kwargs):
+        time.sleep(MCP_DOCS_WAIT_S + 2.0)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(DocsIndex, "for_project", classmethod(slow))
+
+    async def body(client):
+        started = time.monotonic()
+        cold = await client.call_tool("docs_search", {"query": "widget pipeline"})
+        took = time.monotonic() - started
+        warm = await until(client, "docs_search", {"query": "widget pipeline"},
+                           lambda r: "available" not in (r.structured_content or {}))
+        return cold, took, warm
+
+    cold, took, warm = run_tools([widgets], body, output_schemas=True)
+    assert not cold.is_error and cold.structured_content["available"] is False, text_of(cold)
+    assert "being read in the background" in text_of(cold) and took < MCP_DOCS_WAIT_S + 1.5, took
+    assert not warm.is_error and warm.structured_content["results"][0]["path"] == "docs/guide.md"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from codelex.defaults import DOCS_WAIT_S
 from codelex.project import Project
 
 __all__ = ["ProjectPool"]
@@ -74,12 +75,13 @@ class ProjectPool:
         with self.lock:
             return {str(key[0]): p.watch_status["state"] for key, p in self._projects.items()}
 
-    def docs(self, root: Path, max_bytes=None):
+    def docs(self, root: Path, max_bytes=None, timeout: float | None = DOCS_WAIT_S):
         """The documentation sections of ``root`` (a :class:`~codelex.docs.DocsIndex`): those of the pool's
         project for it (:meth:`codelex.Project.docs`: read once by a job, then kept by the watcher's edits;
-        concurrent cold callers wait for the one reading).  ``max_bytes`` given, the project of that cap.
-        Raises the settings' :class:`~codelex.errors.ConfigError` when a settings file is broken."""
-        return self.get(root, {"max_bytes": max_bytes} if max_bytes is not None else None).docs()
+        concurrent cold callers wait for the one reading, at most ``timeout`` s: a ``TimeoutError`` past it).
+        ``max_bytes`` given, the project of that cap.  Raises the settings' :class:`~codelex.errors.ConfigError`
+        when a settings file is broken."""
+        return self.get(root, {"max_bytes": max_bytes} if max_bytes is not None else None).docs(timeout)
 
     def close(self) -> None:
         """Close every project (flushing pending saves) and forget them; the pool stays usable."""
