@@ -177,6 +177,21 @@ def _scope_hint() -> str:
             f"another project, start the server with `codelex mcp --root DIR` (repeatable) or ${ROOTS_ENV}.")
 
 
+def _within(cwd, paths):
+    """``paths``, or, when none are given and ``cwd`` lies below the served root it belongs to, that subtree:
+    a tool's ``cwd`` narrows a search as a shell's current directory narrows ``codelex search``."""
+    if paths or not cwd or not isinstance(cwd, str) or "\x00" in cwd:
+        return paths
+    try:
+        directory = Path(cwd).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return paths  # (the project's checks on cwd say why)
+    served = _served_root(directory)
+    if served is None or directory == served:
+        return paths
+    return [directory.relative_to(served).as_posix() + "/"]
+
+
 def _project_for(cwd: str | None) -> Project:
     """The project of a tool's ``cwd``: the served root it lies in (default: the first served root)."""
     if cwd is not None and not isinstance(cwd, str):
@@ -324,7 +339,9 @@ def _instructions(served: str) -> str:
         "pages: when one ends with a nextCursor, pass it as `cursor` (same arguments) for the next page. "
         "The first call on a project starts its index in the background and says so: call again shortly. "
         f"This server serves these projects only: {served}. A tool's optional `cwd` must be a directory "
-        "inside one of them (default: the first); other directories are refused."
+        "inside one of them (default: the first); other directories are refused. A `cwd` below a project's root "
+        "narrows symbol_search, code_search, text_search and references to that subtree (unless `paths` says "
+        "otherwise)."
     )
 
 
@@ -363,7 +380,7 @@ def symbol_search(
                           MCP_MAX_SNIPPET_LINES) = None,
     cursor: _Cursor = None,
 ) -> CallToolResult:
-    return _reply(symbol_search_answer, cwd, query, limit=limit, paths=paths, lang=lang, ranking=ranking,
+    return _reply(symbol_search_answer, cwd, query, limit=limit, paths=_within(cwd, paths), lang=lang, ranking=ranking,
                   cursor=cursor, snippet_lines=snippet_lines)
 
 @_tool(
@@ -441,7 +458,7 @@ def code_search(
                           MCP_MAX_EXCERPT_LINES) = None,
     cursor: _Cursor = None,
 ) -> CallToolResult:
-    return _reply(code_search_answer, cwd, query, limit, alternatives, paths, lang, fusion, lines, cursor,
+    return _reply(code_search_answer, cwd, query, limit, alternatives, _within(cwd, paths), lang, fusion, lines, cursor,
                   excerpt_lines)
 
 @_tool(
@@ -522,7 +539,8 @@ def text_search(
     lang: _Lang = None,
     cursor: _Cursor = None,
 ) -> CallToolResult:
-    return _reply(text_search_answer, cwd, pattern, regex, ignore_case, limit, context, paths, lang, cursor)
+    return _reply(text_search_answer, cwd, pattern, regex, ignore_case, limit, context, _within(cwd, paths), lang,
+                  cursor)
 
 
 @_tool(
@@ -553,7 +571,7 @@ def references(
     paths: _Paths = None,
     cursor: _Cursor = None,
 ) -> CallToolResult:
-    return _reply(references_answer, cwd, name, limit, paths, cursor)
+    return _reply(references_answer, cwd, name, limit, _within(cwd, paths), cursor)
 
 
 def build_server(roots: list[Path] | None = None, *, output_schemas: bool = False) -> MCPServer:

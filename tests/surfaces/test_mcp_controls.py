@@ -523,3 +523,28 @@ def test_a_cold_docs_search_answers_at_once_while_the_docs_are_read(widgets, mon
     assert not cold.is_error and cold.structured_content["available"] is False, text_of(cold)
     assert "being read in the background" in text_of(cold) and took < MCP_DOCS_WAIT_S + 1.5, took
     assert not warm.is_error and warm.structured_content["results"][0]["path"] == "docs/guide.md"
+
+
+def test_a_cwd_below_the_root_narrows_every_search_to_its_subtree(widgets):
+    """Issue 41: `cwd` picked the project but searched all of it."""
+    (widgets / "src/nested").mkdir()
+    (widgets / "src/nested/widget_extra.py").write_text("def widget_total_extra():\n    return 'widget'\n")
+
+    async def body(client):
+        out = {"whole": await until(client, "symbol_search", {"query": "widget"}, lambda r: "Top " in text_of(r))}
+        nested = str(widgets / "src/nested")
+        out["symbol"] = await client.call_tool("symbol_search", {"query": "widget", "cwd": nested})
+        out["text"] = await client.call_tool("text_search", {"pattern": "widget", "cwd": nested})
+        out["references"] = await client.call_tool("references", {"name": "widget_total_extra", "cwd": nested})
+        out["explicit"] = await client.call_tool("symbol_search", {"query": "widget", "cwd": nested,
+                                                                   "paths": ["docs/"]})
+        out["code"] = await until(client, "code_search", {"query": "widget", "cwd": nested},
+                                  lambda r: "No answer yet" not in text_of(r))
+        return out
+
+    out = run_tools([widgets], body)
+    files = {k: {r.get("file") or r.get("path") for r in out[k].structured_content["results"]} for k in out}
+    assert len(files["whole"]) > 1 and files["symbol"] == {"src/nested/widget_extra.py"}
+    assert files["references"] == {"src/nested/widget_extra.py"} and files["code"] == {"src/nested/widget_extra.py"}
+    assert files["text"] == {"src/nested/widget_extra.py"}
+    assert files["explicit"] == {"docs/guide.md"}  # (paths given: root-relative, as they say)
