@@ -154,6 +154,16 @@ def overload_stubs(structure: FileStructure, lines: Sequence[str] | None) -> fro
                             for n in range(d.outer_start_line, min(d.start_line, len(lines) + 1))))
 
 
+def _why_no_definitions(structure: FileStructure) -> str:
+    """Why a file shows no definitions: it has none, or they could not be read (and how to fix that)."""
+    if structure.status == "unavailable":  # (tree-sitter or this language's grammar is not installed)
+        return ("; its definitions cannot be read: the structure extra (tree-sitter and this language's grammar) "
+                "is not installed: pip install 'codelex[structure]'")
+    if structure.status != "parsed":
+        return f"; its definitions could not be read ({structure.status})"
+    return "; the file has no definitions"
+
+
 def _normalize(name: str) -> str:
     return name.strip().replace("::", ".").replace("#", ".").replace("->", ".")
 
@@ -201,8 +211,7 @@ def find_definition(structure: FileStructure, name: str, line: int | None = None
     if not matches:
         names = sorted({d.qualified_name for d in defs} | {d.name for d in defs})
         nearest = tuple(difflib.get_close_matches(name.strip(), names, n=5, cutoff=0.5))
-        hint = f"; nearest: {', '.join(nearest)}" if nearest else (
-            "; the file has no definitions" if not defs else "")
+        hint = f"; nearest: {', '.join(nearest)}" if nearest else "" if defs else _why_no_definitions(structure)
         raise SymbolNotFoundError(f"no definition named {name!r} in {structure.path}{hint}", nearest)
     candidates = tuple((d.qualified_name, d.start_line) for d in matches)
     listed = ", ".join(f"{q} (line {ln})" for q, ln in candidates)
