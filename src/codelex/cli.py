@@ -633,7 +633,7 @@ def _client_change(action, args, **options):
     from codelex.errors import ClientConfigError
 
     try:
-        return action(args.client, scope=args.scope, name=args.name, **options)
+        return action(args.client, scope=args.scope, name=args.name, force=args.force, **options)
     except ClientConfigError as exc:
         if exc.snippet and action.__name__ == "install":
             sys.stdout.write(exc.snippet)

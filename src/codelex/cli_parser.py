@@ -387,6 +387,9 @@ def add_mcp_install(mcp: argparse.ArgumentParser) -> None:
                              "current directory (default: the client's usual one; Windsurf has user only)")
     shared.add_argument("--name", default="codelex", help="the server's name in the client's configuration "
                                                           "(default: codelex)")
+    shared.add_argument("--force", action="store_true",
+                        help="replace or remove the entry named --name even when it is not codelex's (another "
+                             "server's; refused without --force)")
     shared.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     i = actions.add_parser(
         "install", parents=[shared], help="register this codelex's MCP server with an agent client",

@@ -13,8 +13,11 @@ edited in place, never re-serialized.  A JSON file is parsed (strictly; with ``/
 comments and trailing commas only for clients whose files are JSONC, VS Code's and Zed's) by a parser
 that records where each member lies, and only our entry's text is written, replaced or removed: every
 other byte, comments and formatting included, stays as it was.  A TOML file (Codex) is read with
-``tomllib`` and our ``[mcp_servers.NAME]`` table is replaced, appended or removed as text.  Either way
-the edited text is parsed again and must hold exactly what was there plus (or minus) our entry;
+``tomllib`` and our ``[mcp_servers.NAME]`` table is edited, appended or removed as text.  An entry of
+ours already there keeps every key but ours (``command``, ``args``, ``type``: the user's ``env`` or
+timeouts stay); an entry of that name that is not codelex's is neither replaced nor removed without
+``force``.  Either way the edited text is parsed again and must hold exactly what was there, with our
+entry added, updated or removed;
 anything else (a malformed file, an entry written in a form this module does not edit) is a
 :class:`~codelex.errors.ClientConfigError` carrying the snippet to add by hand, and the file is left
 untouched.  Files are read through :mod:`codelex.safefs` (a symbolic link or a FIFO is refused) and
@@ -25,6 +28,7 @@ must not have changed meanwhile), with the original's mode; a new user file is o
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import os
 import re
@@ -42,6 +46,8 @@ SCOPES = ("user", "project")
 #: A client's configuration larger than this is refused (``~/.claude.json`` holds Claude Code's history: MBs).
 _MAX_BYTES = 64 << 20
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+#: The keys of an entry that are codelex's: an update sets these and keeps every other key the user added.
+_OWNED = ("type", "command", "args")
 
 
 def _home() -> Path:
@@ -186,6 +192,11 @@ def server_command(roots=()) -> tuple[str, list[str]]:
             raise ClientConfigError(f"--root {raw}: {exc}") from None
         if not root.is_dir():
             raise ClientConfigError(f"--root {raw}: not a directory")
+        try:
+            str(root).encode("utf-8")
+        except UnicodeEncodeError:  # (a name os.fsdecode could only escape): no client's file can hold it
+            raise ClientConfigError(f"--root {raw!r}: its name is not UTF-8 text, which a client's "
+                                    f"configuration cannot hold") from None
         from codelex.project.roots import refusal_reason
 
         refused = refusal_reason(root)
@@ -209,6 +220,43 @@ class Change:
     snippet: str
 
 
+def _is_ours(entry) -> bool:
+    """Whether an entry runs codelex's MCP server: ``... -m codelex mcp ...``, or a ``codelex`` command with ``mcp``."""
+    if not isinstance(entry, dict):
+        return False
+    command, args = entry.get("command"), entry.get("args", [])
+    if not isinstance(command, str) or not isinstance(args, list):
+        return False
+    if any(args[i:i + 3] == ["-m", "codelex", "mcp"] for i in range(len(args))):
+        return True
+    return re.split(r"[\\/]", command)[-1].lower() in ("codelex", "codelex.exe") and args[:1] == ["mcp"]
+
+
+def _ours(path: Path, name: str, old, force: bool, verb: str) -> bool:
+    """Whether the entry ``old`` named ``name`` is codelex's; another server's is refused unless ``force``."""
+    if _is_ours(old):
+        return True
+    if not force:
+        raise ClientConfigError(f"{path}: the MCP server {name!r} there is not codelex's; left as it is "
+                                f"(--force to {verb} it anyway)")
+    return False
+
+
+def _merged(old: dict, entry: dict) -> dict:
+    """Our entry ``old`` with our keys of ``entry`` set; any other key the user added is kept."""
+    merged = dict(old)
+    for key, value in entry.items():
+        if key in _OWNED or key not in merged:
+            merged[key] = value
+    return merged
+
+
+def _eol(text: str) -> str:
+    """The text's line ending: its first line's."""
+    i = text.find("\n")
+    return "\r\n" if i > 0 and text[i - 1] == "\r" else "\n"
+
+
 def _check_name(name: str) -> str:
     if not _NAME.fullmatch(name):
         raise ClientConfigError(f"--name {name!r}: letters, digits, '-' and '_' only (at most 64)")
@@ -228,7 +276,14 @@ def _scope_file(client: Client, scope: str | None, cwd: str | os.PathLike[str] |
         if refused is not None:
             raise ClientConfigError(f"--scope project needs a project directory, not the home directory or above "
                                     f"({root}); run it inside the project")
-    return scope, client.files[scope](root)
+    path = client.files[scope](root)
+    here = root
+    for part in path.relative_to(root).parts[:-1] if scope == "project" else ():
+        here = here / part  # (a checked-out .vscode or .zed may lead anywhere, the user's own settings included)
+        if here.is_symlink():
+            raise ClientConfigError(f"{here}: a symbolic link; codelex edits a project's configuration only "
+                                    f"inside the project (left as it is)")
+    return scope, path
 
 
 def snippet(client: Client, name: str, entry: dict) -> str:
@@ -239,7 +294,7 @@ def snippet(client: Client, name: str, entry: dict) -> str:
 
 
 def install(client: Client, *, scope: str | None = None, name: str = "codelex", roots=(), dry_run: bool = False,
-            cwd: str | os.PathLike[str] | None = None) -> Change:
+            cwd: str | os.PathLike[str] | None = None, force: bool = False) -> Change:
     """Add codelex's server to ``client``'s configuration for ``scope``, or update our entry named ``name``.
 
     Parameters
@@ -256,6 +311,8 @@ def install(client: Client, *, scope: str | None = None, name: str = "codelex", 
         Read and check the file, write nothing.
     cwd
         Where the project is found for the project scope (default: the current directory).
+    force
+        Replace an entry named ``name`` that is not codelex's (refused otherwise).
 
     Returns
     -------
@@ -276,18 +333,18 @@ def install(client: Client, *, scope: str | None = None, name: str = "codelex", 
     shown = snippet(client, name, entry)
     text, before = _read(path, shown)
     editor = _TomlEdit if client.format == "toml" else _JsonEdit
-    new_text, action = editor(client, path, text, shown).put(name, entry)
+    new_text, action = editor(client, path, text, shown).put(name, entry, force)
     if action != "unchanged" and not dry_run:
         _replace(path, new_text, before, scope)
     return Change(client, scope, path, name, action, shown)
 
 
 def uninstall(client: Client, *, scope: str | None = None, name: str = "codelex",
-              cwd: str | os.PathLike[str] | None = None) -> Change:
+              cwd: str | os.PathLike[str] | None = None, force: bool = False) -> Change:
     """Remove the server named ``name`` from ``client``'s configuration for ``scope``; nothing else changes.
 
     Returns a :class:`Change` whose action is ``"removed"``, or ``"absent"`` when there was no such entry
-    (or no file).  Raises as :func:`install`.
+    (or no file).  An entry that is not codelex's is removed only with ``force``.  Raises as :func:`install`.
     """
     name = _check_name(name)
     scope, path = _scope_file(client, scope, cwd)
@@ -296,7 +353,7 @@ def uninstall(client: Client, *, scope: str | None = None, name: str = "codelex"
     if text is None:
         return Change(client, scope, path, name, "absent", shown)
     editor = _TomlEdit if client.format == "toml" else _JsonEdit
-    new_text, action = editor(client, path, text, shown).drop(name)
+    new_text, action = editor(client, path, text, shown).drop(name, force)
     if action == "removed":
         _replace(path, new_text, before, scope)
     return Change(client, scope, path, name, action, shown)
@@ -469,7 +526,7 @@ class _JsonParser:
         try:
             return json.decoder.scanstring(self.text, i + 1, True)
         except json.JSONDecodeError as exc:
-            self.fail(exc.pos, exc.msg.lower())
+            self.fail(exc.pos, exc.msg.lower().removesuffix(" at"))  # ("... starting at" at line ...)
 
     def object(self, i: int):
         members: list[_Member] = []
@@ -530,6 +587,7 @@ class _JsonEdit:
         self.client, self.path, self.shown = client, path, shown
         self.text = text if text is not None and text.strip("\ufeff \t\r\n") else None
         self.original = text
+        self.eol = _eol(text or "")
         self.data: dict = {}
         self.top: _Object | None = None
         if self.text is not None:
@@ -576,29 +634,47 @@ class _JsonEdit:
                 return indent
         return "  "
 
-    def put(self, name: str, entry: dict) -> tuple[str, str]:
+    def put(self, name: str, entry: dict, force: bool = False) -> tuple[str, str]:
         if self.text is None:  # no file, or only whitespace: ours is the whole document
             return snippet(self.client, name, entry), "added"
         container = self.container()
         found = self.ours(container, name)
         expected = copy.deepcopy(self.data)
-        expected.setdefault(self.client.container, {})[name] = entry
+        servers = expected.setdefault(self.client.container, {})
         if found is not None:
-            member = found[1]
-            if self.data[self.client.container][name] == entry:
+            member, old = found[1], self.data[self.client.container][name]
+            ours = _ours(self.path, name, old, force, "replace")
+            servers[name] = new = _merged(old, entry) if ours else entry  # (another server's env is not ours)
+            if old == new:
                 return self.text, "unchanged"
-            indent = _indent_before(self.text, member.key_start)
-            text = self.text[:member.value_start] + self.dump(entry, indent) + self.text[member.value_end:]
+            if ours:  # only our keys' values change
+                text = self.update(member.node, old, new)
+            else:
+                indent = _indent_before(self.text, member.key_start)
+                text = self.text[:member.value_start] + self.dump(entry, indent) + self.text[member.value_end:]
             action = "updated"
-        elif container is not None:
-            text = self.insert(container.node, name, entry)
-            action = "added"
         else:
-            text = self.insert(self.top, self.client.container, {name: entry})
+            servers[name] = entry
+            if container is not None:
+                text = self.insert(container.node, {name: entry})
+            else:
+                text = self.insert(self.top, {self.client.container: {name: entry}})
             action = "added"
         return self.verified(text, expected), action
 
-    def drop(self, name: str) -> tuple[str, str]:
+    def update(self, node: _Object, old: dict, new: dict) -> str:
+        """The entry ``node`` (holding ``old``) made ``new``: changed members' values rewritten (on one line if
+        they were), new members added at its end; every other member's text as it was."""
+        added = {key: value for key, value in new.items() if key not in old}
+        text = self.insert(node, added) if added else self.text  # (after every member: their places hold)
+        for member in reversed(node.members):
+            if old[member.key] != new[member.key]:
+                was = text[member.value_start:member.value_end]
+                indent = _indent_before(text, member.key_start) if "\n" in was else None
+                text = text[:member.value_start] + self.dump(new[member.key], indent) + text[member.value_end:]
+        return text
+
+    def drop(self, name: str, force: bool = False) -> tuple[str, str]:
         if self.text is None:
             return self.original or "", "absent"
         container = self.container()
@@ -606,12 +682,17 @@ class _JsonEdit:
         if found is None:
             return self.text, "absent"
         k, member = found
+        _ours(self.path, name, self.data[self.client.container][name], force, "remove")
         expected = copy.deepcopy(self.data)
         del expected[self.client.container][name]
         text, parser = self.text, _JsonParser(self.text, self.client.jsonc)
         comma = parser.ws(member.value_end)
         follows = text.startswith(",", comma)
         start, end = member.key_start, (comma + 1 if follows else member.value_end)
+        obj = container.node
+        if len(obj.members) == 1 and not (text[obj.open + 1:start] + text[end:obj.close]).strip():
+            # the only member, with nothing but blanks around it: the object is left as {}
+            return self.verified(text[:obj.open + 1] + text[obj.close:], expected), "removed"
         if _indent_before(text, start) is not None:  # on a line of its own: the line goes
             start = _line_start(text, start)
             rest = re.match(r"[ \t]*\r?\n", text[end:])
@@ -634,15 +715,22 @@ class _JsonEdit:
     def dump(self, value, indent: str | None) -> str:
         if indent is None:  # a one-line file stays one line
             return json.dumps(value, ensure_ascii=False)
-        return json.dumps(value, indent=self.unit(), ensure_ascii=False).replace("\n", "\n" + indent)
+        return json.dumps(value, indent=self.unit(), ensure_ascii=False).replace("\n", self.eol + indent)
 
-    def insert(self, obj: _Object, key: str, value) -> str:
-        text = self.text
+    def members(self, values: dict, indent: str | None) -> str:
+        """``values`` as an object's members, one a line at ``indent`` (None: all on one line)."""
+        between = ", " if indent is None else "," + self.eol + indent
+        return between.join(json.dumps(key, ensure_ascii=False) + ": " + self.dump(value, indent)
+                            for key, value in values.items())
+
+    def insert(self, obj: _Object, values: dict) -> str:
+        """The text with ``values`` added at the end of ``obj``, laid out as its members are."""
+        text, eol = self.text, self.eol
         if obj.members:
             last = obj.members[-1]
             indent = _indent_before(text, obj.members[0].key_start)
             trailing = text.startswith(",", _JsonParser(text, self.client.jsonc).ws(last.value_end))
-            member = json.dumps(key, ensure_ascii=False) + ": " + self.dump(value, indent)
+            member = self.members(values, indent)
             if indent is None:
                 return text[:last.value_end] + ", " + member + text[last.value_end:]
             line = _line_start(text, obj.close)
@@ -650,17 +738,19 @@ class _JsonEdit:
             if line > last.value_end and text[line:obj.close].strip() == "":
                 # Before the closing brace's line: a comment after the last member stays on its line.
                 tail = "," if trailing else ""
-                text = text[:line] + indent + member + tail + "\n" + text[line:]
+                text = text[:line] + indent + member + tail + eol + text[line:]
             else:
-                text = text[:obj.close] + "\n" + indent + member + "\n" + text[obj.close:]
+                text = text[:obj.close] + eol + indent + member + eol + text[obj.close:]
             return text[:last.value_end] + comma + text[last.value_end:]
-        outer = _indent_before(text, obj.open) or ""
+        if obj is not self.top and "\n" not in text.strip():  # {} in a one-line file: filled on that line
+            return text[:obj.close] + self.members(values, None) + text[obj.close:]
+        outer = re.match(r"[ \t]*", text[_line_start(text, obj.open):obj.open]).group()  # the {'s line's indentation
         indent = outer + self.unit()
-        member = json.dumps(key, ensure_ascii=False) + ": " + self.dump(value, indent)
+        member = self.members(values, indent)
         line = _line_start(text, obj.close)
         if line > obj.open and text[line:obj.close].strip() == "":
-            return text[:line] + indent + member + "\n" + text[line:]
-        return text[:obj.close] + "\n" + indent + member + "\n" + outer + text[obj.close:]
+            return text[:line] + indent + member + eol + text[line:]
+        return text[:obj.close] + eol + indent + member + eol + outer + text[obj.close:]
 
     def verified(self, text: str, expected: dict) -> str:
         """``text`` when it reads back as exactly ``expected``; else an error (the file is not written)."""
@@ -681,6 +771,8 @@ def _refuse_constant(name: str):
 
 # A table header on a line of its own, possibly followed by a comment: [a.b] or [[a.b]].
 _HEADER = re.compile(r"[ \t]*\[(\[?)[ \t]*(?P<key>[^\[\]\n#]+?)[ \t]*\]\1[ \t]*(?:#[^\n]*)?\r?\n?")
+# A key = value line's start: the key, one part (bare, "basic" or 'literal').
+_ASSIGN = re.compile(r"[ \t]*(?P<key>[A-Za-z0-9_-]+|\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*')[ \t]*=")
 _KEY_PART = re.compile(r"[ \t]*(?:(?P<bare>[A-Za-z0-9_-]+)|\"(?P<basic>(?:[^\"\\\n]|\\.)*)\"|'(?P<literal>[^'\n]*)')[ \t]*")
 
 
@@ -713,14 +805,18 @@ def _toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
-def _toml_table(name: str, entry: dict) -> str:
-    lines = [f"[mcp_servers.{name}]"]
-    for key, value in entry.items():
-        if isinstance(value, str):
-            lines.append(f"{key} = {_toml_string(value)}")
-        elif isinstance(value, list):
-            lines.append(f"{key} = [{', '.join(_toml_string(v) for v in value)}]")
-    return "\n".join(lines) + "\n"
+def _toml_value(value: str | list[str]) -> str:
+    return f"[{', '.join(_toml_string(v) for v in value)}]" if isinstance(value, list) else _toml_string(value)
+
+
+def _toml_table(name: str, entry: dict, eol: str = "\n") -> str:
+    lines = [f"[mcp_servers.{name}]", *(f"{key} = {_toml_value(value)}" for key, value in entry.items())]
+    return eol.join(lines) + eol
+
+
+def _lines(text: str) -> list[str]:
+    """``text``'s lines, each with its "\\n" (TOML's only line break; str.splitlines knows a dozen more)."""
+    return re.findall(r"[^\n]*\n|[^\n]+\Z", text)
 
 
 def _toml_loads(text: str) -> dict:
@@ -738,6 +834,7 @@ class _TomlEdit:
     def __init__(self, client: Client, path: Path, text: str | None, shown: str) -> None:
         self.client, self.path, self.shown = client, path, shown
         self.text = text or ""
+        self.eol = _eol(self.text)
         try:
             self.data = _toml_loads(self.text.lstrip("\ufeff"))
         except RecursionError:
@@ -757,53 +854,110 @@ class _TomlEdit:
         less the blank and comment lines just before that header (they belong to what follows)."""
         text, ours = self.text, [self.client.container, name]
         start = end = None
-        position = 0
-        for line in text.splitlines(keepends=True):
+        position = 1 if text.startswith("\ufeff") else 0
+        for line in _lines(text[position:]):
             match = _HEADER.fullmatch(line)
             parts = _key_parts(match["key"]) if match else None
             if parts is not None:
-                if start is not None and end is None and parts[:2] != ours:
+                if start is not None and end is None and parts[:2] != ours and self.real(position):
                     end = position
-                elif start is None and parts == ours and not match.group(1):
+                elif start is None and parts == ours and not match.group(1) and self.real(position):
                     start = position
             position += len(line)
         if start is None:
             return None
         end = len(text) if end is None else end
-        body = text[start:end].splitlines(keepends=True)
+        body = _lines(text[start:end])
         while len(body) > 1 and (not body[-1].strip() or body[-1].lstrip().startswith("#")):
             end -= len(body.pop())
         return start, end
 
-    def put(self, name: str, entry: dict) -> tuple[str, str]:
+    def real(self, position: int) -> bool:
+        """Whether a header's line at ``position`` is one: tomllib reads the text before it (a multi-line
+        string's or array's line is inside something unfinished there)."""
+        try:
+            _toml_loads(self.text[:position].lstrip("\ufeff"))
+        except ValueError:
+            return False
+        return True
+
+    def put(self, name: str, entry: dict, force: bool = False) -> tuple[str, str]:
         expected = copy.deepcopy(self.data)
-        expected.setdefault(self.client.container, {})[name] = entry
-        if self.servers.get(name) == entry:
+        old, new, ours = self.servers.get(name), entry, False
+        if name in self.servers:
+            ours = _ours(self.path, name, old, force, "replace")
+            new = _merged(old, entry) if ours else entry
+        if old == new:
             return self.text, "unchanged"
-        table = _toml_table(name, entry)
-        found = self.block(name)
+        expected.setdefault(self.client.container, {})[name] = new
+        eol, found = self.eol, self.block(name)
         if found is not None:
             start, end = found
-            text, action = self.text[:start] + table + self.text[end:], "updated"
+            if ours:
+                text = self.update(start, end, old, new)
+            else:
+                text = self.text[:start] + _toml_table(name, entry, eol) + self.text[end:]
+            action = "updated"
         elif name in self.servers:
             raise self.error(f"{self.client.container}.{name} is written in a form codelex does not edit")
         else:
             text = self.text
             if text.strip():
-                text += ("" if text.endswith("\n") else "\n") + "\n"
-            text, action = text + table, "added"
+                text += ("" if text.endswith("\n") else eol) + eol
+            text, action = text + _toml_table(name, entry, eol), "added"
         return self.verified(text, expected), action
 
-    def drop(self, name: str) -> tuple[str, str]:
+    def update(self, start: int, end: int, old: dict, new: dict) -> str:
+        """Our table at ``start:end`` with each key whose value changes rewritten where it is (or added under the
+        header); every other line, sub-tables included, as it was."""
+        lines = _lines(self.text[start:end])
+        body = start + len(lines[0])  # the table's own keys: from after its header to its first sub-table
+        stop = body + sum(len(line) for line in itertools.takewhile(lambda s: not _HEADER.fullmatch(s), lines[1:]))
+        edits = []
+        for key, value in new.items():
+            if key not in old or old[key] != value:
+                line = f"{key} = {_toml_value(value)}{self.eol}"
+                where = self.assignment(body, stop, key) or (body, body)
+                edits.append((*where, line if lines[0].endswith("\n") else self.eol + line))
+        text = self.text
+        for a, b, line in sorted(edits, reverse=True):
+            text = text[:a] + line + text[b:]
+        return text
+
+    def assignment(self, start: int, stop: int, key: str) -> tuple[int, int] | None:
+        """Where the lines of ``key = value`` lie between ``start`` and ``stop`` (a line's start)."""
+        lines = _lines(self.text[start:stop])
+        for i, line in enumerate(lines):
+            match = _ASSIGN.match(line)
+            if match and _key_parts(match["key"]) == [key]:
+                for j in range(i + 1, len(lines) + 1):  # as many lines as its value takes
+                    try:
+                        if _toml_loads("".join(lines[i:j])).keys() == {key}:
+                            return start, start + len("".join(lines[i:j]))
+                    except ValueError:
+                        pass
+                return None
+            start += len(line)
+        return None
+
+    def drop(self, name: str, force: bool = False) -> tuple[str, str]:
         if name not in self.servers:
             return self.text, "absent"
+        _ours(self.path, name, self.servers[name], force, "remove")
         found = self.block(name)
         if found is None:
             raise self.error(f"{self.client.container}.{name} is written in a form codelex does not edit")
         start, end = found
         expected = copy.deepcopy(self.data)
         del expected[self.client.container][name]
-        text = self.text[:start] + self.text[end:]
+        before, after = self.text[:start], self.text[end:]
+        # The blank line that set our table apart goes with it (install then uninstall gives the file back).
+        lead = re.match(r"[ \t]*\r?\n", after)
+        if lead and (before in ("", "\ufeff") or re.search(r"\n[ \t]*\r?\n\Z", before)):
+            after = after[lead.end():]
+        elif not after and (tail := re.search(r"\n([ \t]*\r?\n)\Z", before)):
+            before = before[:tail.start(1)]
+        text = before + after
         if not expected[self.client.container]:
             # An implicit [mcp_servers] table disappears with its last sub-table; an explicit one stays empty.
             try:

@@ -75,13 +75,13 @@ def entry_of(client: str, data: dict, name: str = "codelex") -> dict:
     return data[client_named(client).container][name]
 
 
-def check_entry(client: str, entry: dict, args=ARGS) -> None:
-    """Our entry, in the shape the client's documentation gives a stdio server."""
+def check_entry(client: str, entry: dict, args=ARGS, fresh: bool = True) -> None:
+    """Our entry, in the shape the client's documentation gives a stdio server (``fresh``: as a new one is)."""
     assert entry["command"] == COMMAND and entry["args"] == args
     if client in ("claude", "vscode"):
         assert entry["type"] == "stdio"
     if client == "zed":
-        assert entry["env"] == {}
+        assert entry["env"] == ({} if fresh else entry["env"])
 
 
 def test_the_table():
@@ -161,7 +161,8 @@ def test_update_keeps_everything_else(client, scope, places, capsys):
     status, out, err = cli(capsys, "install", client, "--scope", scope)
     assert status == 0 and "updated" in out, err
     data = load(path)
-    check_entry(client, entry_of(client, data))
+    check_entry(client, entry_of(client, data), fresh=False)
+    assert entry_of(client, data, "codelex")["env"] == {"OLD": "1"}  # the user's own key is kept
     assert entry_of(client, data, "other") == {"command": "npx", "args": ["-y", "other-server"]}
     assert len(data[client_named(client).container]) == 2
     assert path.stat().st_mode & 0o777 == 0o640  # the file's own mode is kept
@@ -184,8 +185,9 @@ def test_update_keeps_everything_else(client, scope, places, capsys):
     assert cli(capsys, "uninstall", client, "--scope", scope)[0] == 1  # nothing left to remove
     left = path.read_text(encoding="utf-8")
     if path.suffix == ".toml":
+        # (with the blank line that set it apart: one is left between its neighbours)
         assert left == original.replace('[mcp_servers.codelex]\ncommand = "codelex"\nargs = ["mcp"]\n\n'
-                                        '[mcp_servers.codelex.env]\nOLD = "1"\n', "")
+                                        '[mcp_servers.codelex.env]\nOLD = "1"\n\n', "")
     else:
         assert left == original.replace(',\n        "codelex": {"command": "codelex", "args": ["mcp"], '
                                         '"env": {"OLD": "1"}}', "")
@@ -223,7 +225,7 @@ def test_jsonc_comments_are_kept(places, capsys):
     assert '/* block */ "vim_mode": true,' in text
     status, _, _ = cli(capsys, "uninstall", "zed")
     # only our entry goes: the (now empty) object it was added in stays, in the file's trailing-comma style
-    assert status == 0 and path.read_text() == original[:-2] + '  "context_servers": {\n  },\n}\n'
+    assert status == 0 and path.read_text() == original[:-2] + '  "context_servers": {},\n}\n'
 
 
 @linux_only
@@ -236,7 +238,7 @@ def test_jsonc_comments_are_kept(places, capsys):
     ("vscode", '{"servers": {} /* unterminated'),
     ("codex", "[mcp_servers\ncommand = 1"),
     ("codex", 'mcp_servers = "x"\n'),
-    ("codex", '[mcp_servers]\ncodelex = { command = "codelex" }\n'),  # inline: edited by hand only
+    ("codex", '[mcp_servers]\ncodelex = { command = "codelex", args = ["mcp"] }\n'),  # inline: by hand only
 ])
 def test_a_file_codelex_cannot_edit_is_left_alone(client, bad, places, capsys):
     path = where(places, client, DEFAULT_SCOPE[client])
@@ -307,4 +309,210 @@ def test_plain_mcp_still_parses_as_the_server():
     args = build_parser().parse_args(["mcp", "install", "code", "--root", "/x", "--print"])
     assert args.func == "mcp_install" and args.client.name == "vscode" and args.root == ["/x"] and args.print_only
     args = build_parser().parse_args(["mcp", "uninstall", "claude"])
-    assert args.func == "mcp_uninstall" and args.scope is None and args.name == "codelex"
+    assert args.func == "mcp_uninstall" and args.scope is None and args.name == "codelex" and not args.force
+    assert build_parser().parse_args(["mcp", "install", "zed", "--force"]).force
+
+
+# --- the review's findings ----------------------------------------------------------------------------
+
+USERS_JSON = """{
+  "%s": {
+    "codelex": {
+      "command": "/old/venv/bin/python",
+      "args": ["-m", "codelex", "mcp"],
+      "env": {"API_KEY": "secret"},
+      "disabled": false, // mine
+      "startup_timeout_sec": 30
+    }
+  }
+}
+"""
+USERS_TOML = """[mcp_servers.codelex]
+command = "/old/venv/bin/python"
+args = [
+  "-m", "codelex", "mcp",
+]
+startup_timeout_sec = 30  # slow disk
+
+[mcp_servers.codelex.env]
+API_KEY = "secret"
+"""
+
+
+@linux_only
+@pytest.mark.parametrize("client,scope", CASES)
+def test_update_changes_only_our_keys(client, scope, places, capsys):
+    """Finding 1: re-running install keeps the user's env, disabled, timeouts and sub-tables on our entry."""
+    path = where(places, client, scope)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".toml":
+        original = USERS_TOML
+    else:
+        original = USERS_JSON % client_named(client).container
+        if not client_named(client).jsonc:
+            original = original.replace(" // mine", "")
+    path.write_text(original)
+    status, out, err = cli(capsys, "install", client, "--scope", scope)
+    assert status == 0 and "updated" in out, err
+    text = path.read_text()
+    data = load(path) if path.suffix == ".toml" else json.loads(text.replace(" // mine", ""))
+    entry = entry_of(client, data)
+    check_entry(client, entry, fresh=False)
+    assert entry["env"] == {"API_KEY": "secret"} and entry["startup_timeout_sec"] == 30
+    if path.suffix == ".toml":
+        assert set(entry) == {"command", "args", "startup_timeout_sec", "env"}
+        assert text.startswith(f'[mcp_servers.codelex]\ncommand = {json.dumps(COMMAND)}\nargs = [\n')
+        assert text.endswith('startup_timeout_sec = 30  # slow disk\n\n[mcp_servers.codelex.env]\nAPI_KEY = "secret"\n')
+    else:
+        assert entry["disabled"] is False
+        assert set(entry) - {"type"} == {"command", "args", "env", "disabled", "startup_timeout_sec"}
+        assert '      "args": ["-m", "codelex", "mcp"],\n      "env": {"API_KEY": "secret"},\n' in text
+        assert '      "disabled": false' in text and f'      "command": {json.dumps(COMMAND)},\n' in text
+    before = path.read_bytes()
+    status, out, _ = cli(capsys, "install", client, "--scope", scope)
+    assert status == 0 and "already up to date" in out and path.read_bytes() == before
+
+
+GITHUB = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"GITHUB_TOKEN": "t0k"}}
+
+
+@linux_only
+@pytest.mark.parametrize("client", ["cursor", "codex"])
+def test_an_entry_not_ours_needs_force(client, places, capsys):
+    """Finding 2: --name github neither replaces nor removes the user's GitHub server without --force."""
+    path = where(places, client, "user")
+    path.parent.mkdir(parents=True)
+    if client == "codex":
+        original = ('[mcp_servers.github]\ncommand = "npx"\nargs = ["-y", "@modelcontextprotocol/server-github"]\n\n'
+                    '[mcp_servers.github.env]\nGITHUB_TOKEN = "t0k"\n')
+    else:
+        original = json.dumps({"mcpServers": {"github": GITHUB}}, indent=2) + "\n"
+    path.write_text(original)
+    for argv in (["install", client, "--name", "github"], ["install", client, "--name", "github", "--print"],
+                 ["uninstall", client, "--name", "github"]):
+        status, out, err = cli(capsys, *argv)
+        assert status == 2 and len(err.splitlines()) == 1 and "--force" in err and "not codelex's" in err, err
+        assert path.read_text() == original
+    status, out, err = cli(capsys, "install", client, "--name", "github", "--force")
+    assert status == 0, err
+    # replaced whole: the other server's token is not handed to codelex
+    assert entry_of(client, load(path), "github") == {"command": COMMAND, "args": ARGS}
+    assert cli(capsys, "uninstall", client, "--name", "github")[0] == 0  # ours now
+    path.write_text(original)
+    assert cli(capsys, "uninstall", client, "--name", "github", "--force")[0] == 0
+    assert "github" not in load(path).get("mcp_servers", load(path).get("mcpServers", {}))
+
+
+@linux_only
+@pytest.mark.parametrize("entry", [
+    {"command": "codelex", "args": ["mcp", "--root", "/x"]},
+    {"command": "/opt/bin/codelex", "args": ["mcp"], "env": {"K": "v"}},
+    {"command": "/other/venv/bin/python3", "args": ["-m", "codelex", "mcp"]},
+    {"command": "uv", "args": ["run", "python", "-m", "codelex", "mcp"]},
+])
+def test_entries_recognised_as_ours(entry, places, capsys):
+    path = where(places, "cursor", "user")
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"mcpServers": {"codelex": entry}}))
+    status, out, err = cli(capsys, "install", "cursor")
+    assert status == 0 and "updated" in out, err
+    assert cli(capsys, "uninstall", "cursor")[0] == 0
+
+
+@linux_only
+@pytest.mark.parametrize("client,folder,target", [("zed", ".zed", ".config/zed"), ("vscode", ".vscode", "outside")])
+def test_project_scope_refuses_a_symlinked_directory(client, folder, target, places, capsys):
+    """Finding 3: a project's .zed or .vscode that is a link leads out of the project: nothing is written."""
+    home, project = places
+    (home / target).mkdir(parents=True)
+    settings = home / ".config" / "zed" / "settings.json"
+    if client == "zed":
+        settings.write_text('{"theme": "One Dark"}\n')
+    (project / folder).symlink_to(home / target)
+    for action in ("install", "uninstall"):
+        status, out, err = cli(capsys, action, client, "--scope", "project")
+        assert status == 2 and "symbolic link" in err and len(err.splitlines()) == 1, err
+    if client == "zed":
+        assert settings.read_text() == '{"theme": "One Dark"}\n'
+    else:
+        assert list((home / target).iterdir()) == []
+
+
+# Files that one install and one uninstall must give back byte for byte (findings 4, 5 and 8).
+CYCLES = [
+    pytest.param("cursor", '{\n  "mcpServers": {\n    "other": {"command": "x"}\n  }\n}\n', id="json"),
+    pytest.param("cursor", '{\r\n  "mcpServers": {\r\n    "other": {"command": "x"}\r\n  }\r\n}\r\n', id="json-crlf"),
+    pytest.param("cursor", '{\n  "theme": "dark",\n  "mcpServers": {}\n}\n', id="json-empty"),
+    pytest.param("cursor", '{\r\n    "mcpServers": {}\r\n}', id="json-empty-crlf"),
+    pytest.param("cursor", '{"mcpServers": {}}', id="json-one-line-empty"),
+    pytest.param("codex", 'model = "o3"\n', id="toml"),
+    pytest.param("codex", 'model = "o3"\r\n\r\n[mcp_servers.other]\r\ncommand = "x"\r\n', id="toml-crlf"),
+    pytest.param("codex", '# settings\n\n[profiles.fast]\nmodel = "o4-mini"\n\n# end\n', id="toml-comment-last"),
+]
+
+
+@linux_only
+@pytest.mark.parametrize("client,original", CYCLES)
+def test_install_then_uninstall_gives_the_file_back(client, original, places, capsys):
+    path = where(places, client, "user")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(original.encode())
+    for _ in range(2):
+        assert cli(capsys, "install", client)[0] == 0
+        text = path.read_bytes().decode()
+        check_entry(client, entry_of(client, load(path)))
+        if "\r\n" in original:  # the file's own line ending, everywhere
+            assert text.count("\n") == text.count("\r\n")
+        assert cli(capsys, "uninstall", client)[0] == 0
+        assert path.read_bytes().decode() == original
+
+
+@linux_only
+def test_an_empty_container_is_filled_at_its_indentation(places, capsys):
+    """Finding 8: our entry inside a pretty-printed empty "mcpServers": {} is indented as its neighbours."""
+    path = where(places, "claude", "user")
+    path.write_text('{\n  "numStartups": 3,\n  "mcpServers": {}\n}\n')
+    assert cli(capsys, "install", "claude")[0] == 0
+    data = load(path)
+    assert path.read_text() == json.dumps(data, indent=2) + "\n"
+
+
+@linux_only
+def test_codex_headers_are_the_real_ones(places, capsys):
+    """Finding 6: a BOM before our header, and a header's text inside a multi-line string."""
+    path = where(places, "codex", "user")
+    path.parent.mkdir(parents=True)
+    path.write_text('\ufeff[mcp_servers.codelex]\ncommand = "codelex"\nargs = ["mcp"]\n\n[profiles.x]\nmodel = "o3"\n')
+    status, out, err = cli(capsys, "install", "codex")
+    assert status == 0 and "updated" in out, err
+    assert path.read_text().startswith("\ufeff[mcp_servers.codelex]\n")
+    check_entry("codex", entry_of("codex", tomllib.loads(path.read_text().lstrip("\ufeff"))))
+    assert cli(capsys, "uninstall", "codex")[0] == 0
+    assert path.read_text() == '\ufeff[profiles.x]\nmodel = "o3"\n'
+    original = 'notes = """\n[mcp_servers.codelex]\ncommand = "x"\n"""\n'
+    path.write_text(original)
+    status, out, err = cli(capsys, "install", "codex")
+    assert status == 0 and "added" in out, err
+    assert load(path)["notes"] == '[mcp_servers.codelex]\ncommand = "x"\n'
+    assert cli(capsys, "uninstall", "codex")[0] == 0 and path.read_text() == original
+
+
+@linux_only
+def test_a_root_whose_name_is_not_utf8_is_refused_first(places, capsys, tmp_path):
+    """Finding 7: refused before anything is written, --print included."""
+    home, _ = places
+    raw = os.fsencode(str(tmp_path)) + b"/caf\xe9"
+    os.mkdir(raw)
+    for extra in ((), ("--print",)):
+        status, out, err = cli(capsys, "install", "cursor", "--root", os.fsdecode(raw), *extra)
+        assert status == 2 and "UTF-8" in err and len(err.splitlines()) == 1 and out == "", err
+        assert not (home / ".cursor").exists()
+
+
+@linux_only
+def test_a_json_error_reads_well(places, capsys):
+    path = where(places, "cursor", "user")
+    path.parent.mkdir(parents=True)
+    path.write_text('{"mcpServers": {"a": "\x01"}}')
+    status, _, err = cli(capsys, "install", "cursor")
+    assert status == 2 and "control character at line 1" in err, err
