@@ -291,11 +291,13 @@ def _cmd_status(args) -> int:
     from codelex import server
     from codelex.output import check_data, status_lines
 
-    project = _open_project(args)
+    held = getattr(args, "pool", None) and args.pool.held(_project_root(args).resolve(), _size_cap(args))
+    project = held or _open_project(args)
+    args.held = held
     try:
         info = project.check()
     finally:
-        project.close()
+        _release(args, project)
     if args.json:
         json.dump(check_data(info, str(project.root)), sys.stdout)
         sys.stdout.write("\n")
@@ -359,7 +361,7 @@ def _structure_project(args, file_arg: str):
     link), as MCP's tools place theirs; the project then opens it without
     following one.
     """
-    from codelex.project import Project, refusal_reason
+    from codelex.project import refusal_reason
     from codelex.render import parse_display_path
     from codelex.safefs import contained_relative
 
@@ -373,11 +375,30 @@ def _structure_project(args, file_arg: str):
     if refused:
         raise _Failure(f"refusing to index {resolved_root}: {refused}")
     rel = contained_relative(os.path.abspath(os.path.join(here, root)), os.path.join(here, path))
+    return _project_for_command(args, resolved_root, build_structure=False), rel
+
+
+def _project_for_command(args, root, **options):
+    """The project a command that builds no index reads (``status``, ``outline``, ``show``): in the server, its
+    warm, watched project of that root when it has one (nothing opened or waited for; asking opens none);
+    else a new one, which :func:`_release` closes (never the server's)."""
+    from codelex.project import Project
+
+    pool = getattr(args, "pool", None)
+    held = pool.held(root, _size_cap(args)) if pool is not None else None
+    if held is not None:
+        args.held = held
+        return held
     try:
-        project = Project(resolved_root, build_structure=False, **_size_cap(args))
+        return Project(root, **options, **_size_cap(args))
     except (OSError, ValueError) as exc:
         raise _Failure(str(exc)) from None
-    return project, rel
+
+
+def _release(args, project) -> None:
+    """Close a command's project unless it is the server's (kept warm for the next command)."""
+    if getattr(args, "held", None) is not project:
+        project.close()
 
 
 def _cmd_outline(args) -> int:
@@ -388,7 +409,7 @@ def _cmd_outline(args) -> int:
     try:
         outline = project.outline(path)
     finally:
-        project.close()
+        _release(args, project)
     if not args.json and not outline.available:
         raise _Failure(f"no outline for {display_path(outline.path)}: {outline.reason}")
     _write(outline_lines(outline, "json" if args.json else "text", style=None if args.json else _style(args)))
@@ -408,7 +429,7 @@ def _cmd_show(args) -> int:
         source = project.read_symbol(path, symbol, line=args.line)
         root = str(project.root)
     finally:
-        project.close()
+        _release(args, project)
     # Its heading names the file as search does: from the current directory (issue 33: root-relative).
     source = dataclasses.replace(source, path=scoped_path(root, getattr(args, "scope", None), source.path))
     _write(source_lines(source, style=_style(args)))

@@ -62,8 +62,9 @@ IDLE_TIMEOUT_S = 900.0
 #: Environment variable that keeps the command line in-process (no client, no server start).
 NO_SERVER_ENV = "CODELEX_NO_SERVER"
 #: Commands the server runs for clients: ``code`` and ``related`` keep their embedding model loaded there, and
-#: embed missing vectors in its background; ``docs`` keeps each root's documentation index in memory.
-SERVED_COMMANDS = frozenset({"search", "code", "related", "docs"})
+#: embed missing vectors in its background; ``docs`` keeps each root's documentation index in memory;
+#: ``outline``, ``show`` and ``status`` read its warm project (a second each in a fresh process).
+SERVED_COMMANDS = frozenset({"search", "code", "related", "docs", "outline", "show", "status"})
 _MAX_REQUEST = 1 << 20
 #: The client's environment variables a request carries (the server's own environment is whoever started it).
 _CLIENT_ENV = ("NO_COLOR", "TERM", "CODELEX_EMBEDDER")

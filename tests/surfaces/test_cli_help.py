@@ -191,3 +191,27 @@ def test_a_served_commands_plain_progress_reaches_a_client_that_is_not_a_termina
     out, err = capsys.readouterr()
     assert out == "answer\n"
     assert err == "codelex: embedding 1,200 of 3,643 chunks (120/s, 20 s left)\nsummary\n"
+
+
+def test_outline_show_and_status_are_served_and_answer_as_in_process(repo, capsys, monkeypatch, served):
+    """Issue 41: outline, show and status were never served (1.0-2.5 s each in a fresh process)."""
+    assert {"outline", "show", "status"} <= server.SERVED_COMMANDS
+    monkeypatch.setenv("CODELEX_NO_SERVER", "1")
+    monkeypatch.chdir(repo)  # (FILE is read from the current directory, as the served client's)
+    assert cli.main(["index", "--root", str(repo)]) == 0
+    for argv in (["outline", "src/auth.py", "--root", str(repo), "--color", "never"],
+                 ["outline", "src/auth.py", "--root", str(repo), "--json"],
+                 ["show", "src/auth.py:authenticate_user", "--root", str(repo), "--color", "never"],
+                 ["show", "src/auth.py:nothing_here", "--root", str(repo)],
+                 ["status", "--root", str(repo), "--json"]):
+        here = _in_process(argv, capsys, monkeypatch)
+        there = served(argv, repo)
+        if argv[0] == "status":  # (who keeps it fresh differs by nature: the served project is watched)
+            import json
+
+            here_doc, there_doc = json.loads(here[1]), json.loads(there[1])
+            assert here[0] == there[0] == 0 and here_doc["indexed"] == there_doc["indexed"] == 4, (here, there)
+            assert here_doc["stale"] == there_doc["stale"] and here_doc["root"] == there_doc["root"]
+            continue
+        assert there == here, argv
+        assert here[0] in (0, 2) and (here[0] == 0) == (argv[1] != "src/auth.py:nothing_here"), here

@@ -60,6 +60,14 @@ class ProjectPool:
             project.wait()
         return project
 
+    def held(self, root: Path, options: dict | None = None) -> Project | None:
+        """The pool's open project for ``root`` and ``options`` when it holds one (None: it has not opened that
+        root; asking makes none)."""
+        key = (root, tuple(sorted((options or {}).items())))
+        with self.lock:
+            project = self._projects.get(key)
+        return project if project is not None and project.status != "closed" else None
+
     def _take(self, root: Path, options: dict) -> tuple[Project, bool]:
         key = (root, tuple(sorted(options.items())))
         with self.lock:
