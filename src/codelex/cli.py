@@ -619,7 +619,8 @@ def _cmd_mcp_install(args) -> int:
     from codelex.mcp_install import install
 
     roots = getattr(args, "root", None) or ()
-    change = _client_change(install, args, roots=roots, dry_run=args.print_only)
+    change = _client_change(install, args, roots=roots, dry_run=args.print_only,
+                            output_schemas=getattr(args, "output_schemas", False))
     if args.print_only:  # the entry on stdout (it can be pasted), where it would go on stderr
         verb = {"added": "would add", "updated": "would update", "unchanged": "already holds"}[change.action]
         print(f"codelex: {verb} MCP server {change.name!r} in {_where(change)}; nothing written", file=sys.stderr)

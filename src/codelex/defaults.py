@@ -84,11 +84,13 @@ MAX_LIMIT = 2**31 - 1
 MCP_MAX_LIMIT = 200
 #: Sections of an MCP ``docs_search`` answer unless asked otherwise.
 MCP_DOCS_LIMIT = 5
-#: An identifier's references (Project.references): lines shown per file at most, and the longest identifier.
-REFERENCES_PER_FILE = 20
+#: An identifier's references (Project.references): lines shown per file and per page at most (an answer
+#: sized for an agent's context), and the longest identifier.
+REFERENCES_PER_FILE = 10
+REFERENCES_LINES = 40
 MAX_IDENTIFIER_CHARS = 200
-#: The longest line text a reference carries (a minified line would flood an answer).
-REFERENCE_LINE_CHARS = 240
+#: The longest line text a reference or an import line carries (a minified line would flood an answer).
+REFERENCE_LINE_CHARS = 160
 #: Digits an MCP answer's scores keep (a ranking's order never depends on more; the answer stays small).
 MCP_SCORE_DIGITS = 4
 #: The largest line budget (``lines``) MCP ``code_search`` takes: it bounds the reply.

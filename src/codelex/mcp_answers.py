@@ -599,18 +599,26 @@ def find_related_text(project: Project, path, line, limit=None) -> str:
     return find_related_answer(project, path, line, limit)[0]
 
 
-def importers_answer(project: Project, path) -> Answer:
-    """The ``importers`` reply: the files that import ``path`` (a file, or a dotted module), each with its
-    importing line, from the import graph; while the graph is built, ``available: false`` at once (the build
-    started), never a wait."""
+def importers_answer(project: Project, path, limit=None, cursor=None) -> Answer:
+    """The ``importers`` reply: one page of the files that import ``path`` (a file, or a dotted module), each
+    with its importing line, from the import graph; while the graph is built, ``available: false`` at once
+    (the build started), never a wait.  ``cursor`` (a previous answer's ``nextCursor``) asks for the next."""
     if not isinstance(path, str) or not path.strip() or "\x00" in path:
         raise ToolError("Provide the `path` of a file of the project (or a dotted module, e.g. pkg.core).")
+    n = _count(limit, "limit", DEFAULT_LIMIT)
+    digest = _page_digest("importers", project.root, path=path)
+    offset, made_at = _page_start(cursor, digest)
     project.reload_if_changed()
     try:
         result = project.import_sites(path, timeout=0)
     except (FileNotFoundError, ValueError) as exc:
         raise ToolError(f"Cannot list the importers of {echo_query(repr(path))}: {error_text(exc)}") from None
-    return mcp_importers_answer(result)
+    if not result.available:
+        return mcp_importers_answer(result)
+    stamp = _index_stamp(project)
+    next_cursor, note = _next_cursor(offset + n, len(result.importers) > offset + n, digest, stamp,
+                                     _moved(made_at, stamp))
+    return mcp_importers_answer(result, offset=offset, limit=n, next_cursor=next_cursor, page_note=note)
 
 
 def references_answer(project: Project, name, limit=None, paths=None, cursor=None) -> Answer:
@@ -623,13 +631,12 @@ def references_answer(project: Project, name, limit=None, paths=None, cursor=Non
     offset, made_at = _page_start(cursor, digest)
     project.reload_if_changed()
     try:
-        result = project.references(name, limit=n + 1, offset=offset, paths=paths or None)
+        result = project.references(name, limit=n, offset=offset, paths=paths or None)
     except (QueryError, TypeError, ValueError) as exc:
         raise ToolError(f"Cannot find the references of {echo_query(repr(name))}: {error_text(exc)}") from None
     if not result.available:
         return mcp_references_answer(result)
     stamp = _index_stamp(project)
-    more = len(result.files) > n
-    page = dataclasses.replace(result, files=result.files[:n])
-    next_cursor, note = _next_cursor(offset + n, more, digest, stamp, _moved(made_at, stamp))
-    return mcp_references_answer(page, first_rank=offset + 1, next_cursor=next_cursor, page_note=note)
+    nxt = result.next_offset
+    next_cursor, note = _next_cursor(nxt or 0, nxt is not None, digest, stamp, _moved(made_at, stamp))
+    return mcp_references_answer(result, first_rank=offset + 1, next_cursor=next_cursor, page_note=note)

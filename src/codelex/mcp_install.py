@@ -171,8 +171,9 @@ def client_named(text: str) -> Client:
     raise ClientConfigError(f"unknown MCP client {text!r} (one of: {', '.join(c.name for c in CLIENTS)})")
 
 
-def server_command(roots=()) -> tuple[str, list[str]]:
-    """``(command, args)`` that start this installation's MCP server serving ``roots`` too.
+def server_command(roots=(), output_schemas: bool = False) -> tuple[str, list[str]]:
+    """``(command, args)`` that start this installation's MCP server serving ``roots`` too (and publishing its
+    output schemas, with ``output_schemas``: ``codelex mcp --output-schemas``).
 
     The interpreter's path is made absolute but not resolved: in a virtual environment it is a link to
     the base interpreter, and only the link's path runs with the environment's packages.
@@ -183,7 +184,7 @@ def server_command(roots=()) -> tuple[str, list[str]]:
         A root that is not a directory.
     """
     command = os.path.abspath(sys.executable)
-    args = ["-m", "codelex", "mcp"]
+    args = ["-m", "codelex", "mcp", *(["--output-schemas"] if output_schemas else [])]
     for raw in roots:
         root = Path(raw).expanduser()
         try:
@@ -294,7 +295,7 @@ def snippet(client: Client, name: str, entry: dict) -> str:
 
 
 def install(client: Client, *, scope: str | None = None, name: str = "codelex", roots=(), dry_run: bool = False,
-            cwd: str | os.PathLike[str] | None = None, force: bool = False) -> Change:
+            cwd: str | os.PathLike[str] | None = None, force: bool = False, output_schemas: bool = False) -> Change:
     """Add codelex's server to ``client``'s configuration for ``scope``, or update our entry named ``name``.
 
     Parameters
@@ -313,6 +314,8 @@ def install(client: Client, *, scope: str | None = None, name: str = "codelex", 
         Where the project is found for the project scope (default: the current directory).
     force
         Replace an entry named ``name`` that is not codelex's (refused otherwise).
+    output_schemas
+        The server registered publishes its answers' schemas (``codelex mcp --output-schemas``).
 
     Returns
     -------
@@ -329,7 +332,7 @@ def install(client: Client, *, scope: str | None = None, name: str = "codelex", 
     """
     name = _check_name(name)
     scope, path = _scope_file(client, scope, cwd)
-    entry = client.entry(*server_command(roots))
+    entry = client.entry(*server_command(roots, output_schemas))
     shown = snippet(client, name, entry)
     text, before = _read(path, shown)
     editor = _TomlEdit if client.format == "toml" else _JsonEdit
@@ -665,6 +668,7 @@ class _JsonEdit:
     def update(self, node: _Object, old: dict, new: dict) -> str:
         """The entry ``node`` (holding ``old``) made ``new``: changed members' values rewritten (on one line if
         they were), new members added at its end; every other member's text as it was."""
+        assert self.text is not None  # (the entry was found in it)
         added = {key: value for key, value in new.items() if key not in old}
         text = self.insert(node, added) if added else self.text  # (after every member: their places hold)
         for member in reversed(node.members):

@@ -114,7 +114,7 @@ _REINDEX = _object({
 _UNAVAILABLE = {"available": _BOOL, "hint": _STR}
 
 _IMPORTERS = _object({
-    "path": _STR, **_UNAVAILABLE,
+    "path": _STR, "files": _INT, **_UNAVAILABLE, **_PAGING,
     "importers": {"type": "array", "items": _object({"file": _STR, "line": _nullable(_INT), "text": _nullable(_STR)},
                                                     ["file", "line", "text"])},
 }, ["path"])

@@ -189,7 +189,9 @@ def _within(cwd, paths):
     served = _served_root(directory)
     if served is None or directory == served:
         return paths
-    return [directory.relative_to(served).as_posix() + "/"]
+    from codelex.query import literal_glob
+
+    return [literal_glob(directory.relative_to(served).as_posix()) + "/"]  # (a directory named [ab] is itself)
 
 
 def _project_for(cwd: str | None) -> Project:
@@ -447,8 +449,7 @@ def code_search(
     query: _text("What the code does, in words, or an identifier."),
     cwd: _Cwd = None,
     limit: _count(f"How many chunks (default {HYBRID_LIMIT}).") = None,
-    alternatives: _optional(list[str], _STRINGS, "Other phrasings of the query (synonyms, likely "
-                            "identifiers); each is ranked and the rankings fused.") = None,
+    alternatives: _optional(list[str], _STRINGS, "Other phrasings (synonyms, likely identifiers), fused.") = None,
     paths: _Paths = None,
     lang: _Lang = None,
     fusion: _choice(f"How the embedding and lexical rankings are fused (default '{DEFAULT_FUSION}': by each "
@@ -509,11 +510,9 @@ def index_status(
 )
 def reindex(
     cwd: _Cwd = None,
-    full: _optional(bool, {"type": "boolean"}, "Rebuild the index from scratch instead of applying what "
-                                              "changed (default false).") = None,
+    full: _optional(bool, {"type": "boolean"}, "Rebuild from scratch (default false).") = None,
     wait: _optional(float, {"type": "number", "minimum": 0, "maximum": MCP_MAX_WAIT_S},
-                    f"Seconds to wait for the build, at most {MCP_MAX_WAIT_S} (default {MCP_REINDEX_WAIT_S}; "
-                    "0: answer at once).") = None,
+                    f"Seconds to wait for the build (default {MCP_REINDEX_WAIT_S}).") = None,
 ) -> CallToolResult:
     return _reply(reindex_answer, cwd, full, wait)
 
@@ -527,9 +526,8 @@ def reindex(
     ),
 )
 def text_search(
-    pattern: _text("The exact text to find (or, with `regex`, an RE2 regular expression); one line at most."),
-    regex: _optional(bool, {"type": "boolean"}, "Treat `pattern` as a regular expression (default false: "
-                                               "the literal string).") = None,
+    pattern: _text("The exact text (or, with `regex`, an RE2 regex) to find, on one line."),
+    regex: _optional(bool, {"type": "boolean"}, "`pattern` is a regex (default false).") = None,
     ignore_case: _optional(bool, {"type": "boolean"}, "Match regardless of case (default false).") = None,
     cwd: _Cwd = None,
     limit: _count(f"How many matching lines (default {TEXT_SEARCH_LIMIT}).") = None,
@@ -553,8 +551,10 @@ def text_search(
 def importers(
     path: _text("A file (root-relative or absolute) or a dotted module."),
     cwd: _Cwd = None,
+    limit: _count(f"How many files per page (default {DEFAULT_LIMIT}).") = None,
+    cursor: _Cursor = None,
 ) -> CallToolResult:
-    return _reply(importers_answer, cwd, path)
+    return _reply(importers_answer, cwd, path, limit, cursor)
 
 
 @_tool(

@@ -349,28 +349,40 @@ def mcp_search_answer(result, root: str, echo: str, *, staleness: str | None = N
 # --- the import graph and an identifier's references (importers, references) ------------------------------
 
 
-def mcp_importers_answer(result) -> tuple[str, dict]:
-    """``(text, data)`` of MCP ``importers``: each importing file with the line that imports (data ``path``,
-    ``importers`` of ``{file, line, text}``), or why there is no answer yet (``available: false``, ``hint``)."""
+def mcp_importers_answer(result, *, offset: int = 0, limit: int | None = None, next_cursor: str | None = None,
+                         page_note: str | None = None) -> tuple[str, dict]:
+    """``(text, data)`` of MCP ``importers``: one page (``limit`` from ``offset``) of the importing files, each
+    with the line that imports (data ``path``, ``files`` in all, ``importers`` of ``{file, line, text}``), or
+    why there is no answer yet (``available: false``, ``hint``)."""
     path = display_path(result.path)
     if not result.available:
         hint = display_text(result.hint or "unavailable")
         return hint, {"available": False, "path": path, "hint": hint}
+    page = result.importers[offset:None if limit is None else offset + limit]
     entries = [{"file": display_path(s.file), "line": s.line, "text": None if s.text is None else display_text(s.text)}
-               for s in result.importers]
+               for s in page]
+    data: dict = {"path": path, "files": len(result.importers), "importers": entries}
     if not entries:
-        return f"No indexed file imports {path}.", {"path": path, "importers": []}
-    lines = [f"{len(entries)} file(s) import {path}:"]
-    lines += [f"  {e['file']}:{e['line']}: {e['text']}" if e["line"] is not None else f"  {e['file']}"
-              for e in entries]
-    return "\n".join(lines), {"path": path, "importers": entries}
+        lines = [f"No {'more ' if offset else ''}indexed file imports {path}."]
+    else:
+        span = f"{offset + 1}-{offset + len(entries)} of " if offset or len(entries) < len(result.importers) else ""
+        lines = [f"{span}{len(result.importers)} file(s) import {path}:"]
+        lines += [f"  {e['file']}:{e['line']}: {e['text']}" if e["line"] is not None else f"  {e['file']}"
+                  for e in entries]
+    if next_cursor:
+        data["nextCursor"] = next_cursor
+    if page_note:
+        data["note"] = page_note
+    lines += mcp_page_lines(next_cursor, page_note)
+    return "\n".join(lines), data
 
 
 def mcp_references_answer(result, *, first_rank: int = 1, next_cursor: str | None = None,
                           page_note: str | None = None) -> tuple[str, dict]:
-    """``(text, data)`` of MCP ``references``: one page of the files whose text holds the identifier (those
-    that define it first), each with its lines (a definition's marked); data ``name``, ``files`` (the total),
-    ``results`` of ``{file, defines, lines: [{line, text, definition}], more}``."""
+    """``(text, data)`` of MCP ``references``: one page of the files using the identifier (those that define it
+    first), each with its lines (a definition's marked); data ``name``, ``files`` (the candidate files, an upper
+    bound), ``results`` of ``{file, defines, lines: [{line, text, definition}], more}``; ``first_rank`` above 1
+    on a later page."""
     name = display_text(result.name)
     if not result.available:
         hint = display_text(result.hint or "unavailable")
@@ -380,10 +392,10 @@ def mcp_references_answer(result, *, first_rank: int = 1, next_cursor: str | Non
                           for r in f.lines]} for f in result.files]
     data: dict = {"name": name, "files": result.total, "results": results}
     if not results:
-        text = [f'No {"more " if first_rank > 1 else ""}indexed file holds the identifier "{name}".']
+        text = [f'No {"more " if first_rank > 1 else ""}indexed file uses the identifier "{name}".']
     else:
-        last = first_rank + len(results) - 1
-        text = [f'Files {first_rank}-{last} of {result.total} holding "{name}" (definitions first):']
+        more = "More files" if first_rank > 1 else "Files"
+        text = [f'{more} using "{name}", definitions first ({result.total} candidate file(s) in the index):']
         for f in results:
             text.append(f"{f['file']}{' (defines it)' if f['defines'] else ''}")
             text += [f"  {r['line']}: {r['text']}{'  [definition]' if r['definition'] else ''}" for r in f["lines"]]

@@ -548,3 +548,41 @@ def test_a_cwd_below_the_root_narrows_every_search_to_its_subtree(widgets):
     assert files["references"] == {"src/nested/widget_extra.py"} and files["code"] == {"src/nested/widget_extra.py"}
     assert files["text"] == {"src/nested/widget_extra.py"}
     assert files["explicit"] == {"docs/guide.md"}  # (paths given: root-relative, as they say)
+
+
+def test_importers_and_references_page_and_a_glob_named_cwd_is_itself(tmp_path):
+    root = tmp_path / "paged"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg/__init__.py").write_text("")
+    (root / "pkg/core.py").write_text("def shared_helper():\n    return 1\n")
+    for i in range(5):
+        (root / f"pkg/user_{i}.py").write_text(f"from pkg.core import shared_helper\n\nv{i} = shared_helper()\n")
+    for name in ("[ab]", "a"):  # a directory named like a glob, and the one that glob would match
+        (root / name).mkdir()
+        (root / name / "w.py").write_text("def shared_helper_use():\n    return 'shared_helper'\n")
+
+    async def body(client):
+        await until(client, "symbol_search", {"query": "shared"}, lambda r: "Top " in text_of(r))
+        pages, args = [], {"path": "pkg/core.py", "limit": 2}
+        for _ in range(10):
+            page = await until(client, "importers", args, lambda r: "available" not in r.structured_content)
+            pages.append(page.structured_content)
+            if "nextCursor" not in page.structured_content:
+                break
+            args = dict(args, cursor=page.structured_content["nextCursor"])
+        refs, args = [], {"name": "shared_helper", "limit": 2}
+        for _ in range(10):
+            page = await client.call_tool("references", args)
+            refs.append(page.structured_content)
+            if "nextCursor" not in page.structured_content:
+                break
+            args = dict(args, cursor=page.structured_content["nextCursor"])
+        scoped = await client.call_tool("references", {"name": "shared_helper", "cwd": str(root / "[ab]")})
+        return pages, refs, scoped
+
+    pages, refs, scoped = run_tools([root], body)
+    importers = [e["file"] for p in pages for e in p["importers"]]
+    assert importers == [f"pkg/user_{i}.py" for i in range(5)] and len(pages) == 3 and pages[0]["files"] == 5
+    used = [r["file"] for p in refs for r in p["results"]]
+    assert len(used) == len(set(used)) == 8 and used[0] == "pkg/core.py"  # (its definer first; no repeats)
+    assert [r["file"] for r in scoped.structured_content["results"]] == ["[ab]/w.py"]

@@ -516,3 +516,14 @@ def test_a_json_error_reads_well(places, capsys):
     path.write_text('{"mcpServers": {"a": "\x01"}}')
     status, _, err = cli(capsys, "install", "cursor")
     assert status == 2 and "control character at line 1" in err, err
+
+
+def test_the_server_flags_given_before_install_are_registered(tmp_path, monkeypatch, capsys):
+    from codelex import cli
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / ".codex"))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["mcp", "--output-schemas", "install", "cursor", "--print"]) == 0
+    assert '"--output-schemas"' in capsys.readouterr().out

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from codelex.lexical import Hit
 from codelex.rank import HybridResult
 
-__all__ = ["HINTS", "CodeResult", "Coverage", "FileReferences", "ImportSite", "ImportersResult", "ReferenceLine",
+__all__ = ["HINTS", "CodeResult", "Coverage", "clipped", "FileReferences", "ImportSite", "ImportersResult", "ReferenceLine",
            "ReferencesResult", "RefreshReport", "SearchResult", "generation_id", "pending_note"]
 
 #: Why a query could not be answered, and what to do (``unavailable_reason`` -> hint).
@@ -95,6 +95,11 @@ class SearchResult:
         if self.generation is not None:
             out["generation"] = self.generation
         return out
+
+
+def clipped(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis saying so (a minified line in an answer)."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def generation_id(number: int, edits: int) -> str:
@@ -191,15 +196,17 @@ class FileReferences:
 
 @dataclass(frozen=True)
 class ReferencesResult:
-    """The answer of :meth:`Project.references`: one page of the files whose text holds ``name`` (those that
-    define it first, then by how much they use it), ``total`` files in all; unavailable while no index exists
-    (``hint`` says why)."""
+    """The answer of :meth:`Project.references`: one page of the files that use ``name`` (those that define it
+    first, then by how much they use it), among ``total`` candidate files (the index's postings of its token;
+    a candidate holding it only inside a longer identifier is left out); ``next_offset``: the candidate the
+    next page starts from (None: no more).  Unavailable while no index exists (``hint`` says why)."""
 
     available: bool
     name: str
     files: list[FileReferences]
     total: int
     hint: str | None = None
+    next_offset: int | None = None
 
 
 @dataclass

@@ -13,11 +13,12 @@ import dataclasses
 import logging
 import os
 
-from codelex.defaults import GENERATION_TRIES
+from codelex.defaults import GENERATION_TRIES, REFERENCE_LINE_CHARS
 from codelex.errors import IndexFormatError
 from codelex.lexical import WordIndex
 from codelex.project.edits import relative_path
-from codelex.project.results import HINTS, Coverage, ImportersResult, ImportSite, SearchResult, generation_id
+from codelex.project.results import (HINTS, Coverage, ImportersResult, ImportSite, SearchResult, clipped,
+                                     generation_id)
 from codelex.project.service import IndexService
 from codelex.query.options import SearchOptions
 from codelex.query.request import Request, parse_request
@@ -239,7 +240,8 @@ class FileSearch:
             doc = service.options.admission.read(importer)
             text = doc.content.decode("utf-8", "replace") if isinstance(doc, Document) else ""
             found = next((hit for ref in graph.refs_to(importer, rel) if (hit := ref_line(text, ref))), None)
-            sites.append(ImportSite(importer, *(found[0], found[1].strip()) if found else (None, None)))
+            line = (found[0], clipped(found[1].strip(), REFERENCE_LINE_CHARS)) if found else (None, None)
+            sites.append(ImportSite(importer, *line))
         return ImportersResult(True, rel, sites)
 
     def _indexed_file(self, path: str | os.PathLike[str], index: WordIndex) -> str:

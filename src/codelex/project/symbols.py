@@ -10,10 +10,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from codelex.defaults import DEFAULT_LIMIT, MAX_IDENTIFIER_CHARS, REFERENCE_LINE_CHARS, REFERENCES_PER_FILE
+from codelex.defaults import (DEFAULT_LIMIT, MAX_IDENTIFIER_CHARS, REFERENCE_LINE_CHARS, REFERENCES_LINES,
+                              REFERENCES_PER_FILE)
 from codelex.errors import AmbiguousSymbolError, QueryError, SymbolNotFoundError
 from codelex.project.edits import relative_path
-from codelex.project.results import HINTS, FileReferences, ReferenceLine, ReferencesResult
+from codelex.project.results import HINTS, FileReferences, ReferenceLine, ReferencesResult, clipped
 from codelex.project.service import IndexService
 from codelex.structure import Definition, FileStructure
 
@@ -338,32 +339,40 @@ class SymbolQueries:
     # --- where an identifier is used --------------------------------------------------
 
     def references(self, name: str, *, limit: int = DEFAULT_LIMIT, offset: int = 0, paths=None,
-                   per_file: int = REFERENCES_PER_FILE) -> ReferencesResult:
-        """Where the identifier ``name`` is used: the files whose text holds it (from the word index's postings
-        of its token, never a scan of the tree), those that define it first, then by how much they use it;
-        each with its lines holding ``name`` as a whole identifier (case-insensitive, as the index; at most
-        ``per_file``), a definition's own line marked.  One page: ``limit`` files from ``offset``.
+                   per_file: int = REFERENCES_PER_FILE, lines: int = REFERENCES_LINES) -> ReferencesResult:
+        """Where the identifier ``name`` is used: the files that hold it as a whole identifier (case-insensitive,
+        as the index), those that define it first, then by how much they use it, each with its lines holding it
+        (a definition's own line first and marked).
+
+        The candidates are the word index's postings of its token, never a scan of the tree; a candidate is
+        read to list its lines, and left out when none holds ``name`` whole (``getUserByID`` is a candidate
+        for ``user``).  One page: from candidate ``offset``, at most ``limit`` files, ``per_file`` lines a file
+        and ``lines`` in all; the answer's ``next_offset`` is where the next page starts (None: no more).
 
         Parameters
         ----------
         name : str
-            An identifier (``parse_query``, ``getUserByID``, ``$scope``).
+            An identifier of two characters or more (``parse_query``, ``getUserByID``, ``$scope``): one-letter
+            names and numbers are not indexed.
         limit, offset : int
-            The page: how many files, from which one (0-based) of the ordered list.
+            The page: how many files at most, from which candidate (0-based).
         paths : str or sequence of str, optional
             Globs over the root-relative paths (a bare directory: its subtree).
-        per_file : int
-            Lines shown per file at most (``more`` counts the rest).
+        per_file, lines : int
+            Lines shown per file and on the page at most (a file's ``more`` counts the rest).
 
         Raises
         ------
         codelex.QueryError
-            When ``name`` is not an identifier.
+            When ``name`` is not an identifier, or not one the index holds.
         """
         from codelex.query import paths_predicate
 
         if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name) or len(name) > MAX_IDENTIFIER_CHARS:
             raise QueryError(f"not an identifier: {name!r} (letters, digits, _ and $, not starting with a digit)")
+        if len(name.strip("$_")) < 2:
+            raise QueryError(f"{name!r} is too short for the word index (one-letter names are not indexed): "
+                             "text_search finds it")
         service = self.service
         index = service.index
         if index is None:
@@ -377,8 +386,15 @@ class SymbolQueries:
             else (lambda path: None)
         defines = {h.file for h in hits if name in (names_of(h.file) or ())}
         ordered = [h.file for h in hits if h.file in defines] + [h.file for h in hits if h.file not in defines]
-        page = [self._file_references(f, name, f in defines, per_file) for f in ordered[offset:offset + limit]]
-        return ReferencesResult(True, name, page, len(ordered))
+        page: list[FileReferences] = []
+        shown, at = 0, offset
+        while at < len(ordered) and len(page) < limit and shown < lines:
+            found = self._file_references(ordered[at], name, ordered[at] in defines, min(per_file, lines - shown))
+            at += 1
+            if found.lines:  # (a candidate for a part of a longer identifier only: not a use)
+                page.append(found)
+                shown += len(found.lines)
+        return ReferencesResult(True, name, page, len(ordered), next_offset=at if at < len(ordered) else None)
 
     def _file_references(self, rel: str, name: str, defines: bool, per_file: int) -> FileReferences:
         """``rel``'s lines holding ``name`` as a whole identifier, read through the root's admission."""
@@ -392,11 +408,10 @@ class SymbolQueries:
             structure = self.service.structure.structure(rel)
             starts = {d.start_line for d in structure.definitions if d.name == name} if structure else set()
         word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])", re.IGNORECASE)
-        found = [ReferenceLine(n, line.strip()[:REFERENCE_LINE_CHARS], n in starts)
+        found = [ReferenceLine(n, clipped(line.strip(), REFERENCE_LINE_CHARS), n in starts)
                  for n, line in enumerate(doc.content.decode("utf-8", "replace").splitlines(), 1) if word.search(line)]
         found.sort(key=lambda r: not r.definition)  # (a definition's line first, the rest in order)
         return FileReferences(rel, defines, tuple(found[:per_file]), max(0, len(found) - per_file))
-
 
 #: An identifier (what :meth:`SymbolQueries.references` takes): letters, digits, ``_`` and ``$``.
 _IDENTIFIER = re.compile(r"[^\W\d]\w*|\$[\w$]*|[^\W\d][\w$]*", re.UNICODE)

@@ -313,6 +313,12 @@ def glob_regex(pattern: str) -> Glob:
     return Glob(pattern)
 
 
+def literal_glob(path: str) -> str:
+    """A glob matching ``path`` literally: its glob characters (``*``, ``?``, ``[``, ``{``) each in a class of
+    its own (``[[]``), so a directory named ``[ab]`` or ``{a,b}`` scopes itself, not ``a`` or ``b``."""
+    return "".join(f"[{c}]" if c in "*?[{" else c for c in path)
+
+
 def paths_predicate(patterns: Iterable[str] | None):
     """``path -> bool`` for the ``paths`` parameter (None when it selects everything).
 
@@ -354,4 +360,4 @@ def paths_predicate(patterns: Iterable[str] | None):
     return predicate
 
 
-__all__ = ["Glob", "MAX_BRACE_DEPTH", "MAX_GLOB_ALTERNATIVES", "glob_regex", "paths_predicate"]
+__all__ = ["Glob", "MAX_BRACE_DEPTH", "MAX_GLOB_ALTERNATIVES", "glob_regex", "literal_glob", "paths_predicate"]
