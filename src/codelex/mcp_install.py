@@ -394,9 +394,7 @@ def _replace(path: Path, text: str, before: os.stat_result | None, scope: str) -
     the one read (same inode, size and modification time): a client saving its own file meanwhile
     (Claude Code rewrites ``~/.claude.json`` often) is never overwritten with an older copy.
     """
-    import tempfile
-
-    from codelex.persist.container import fsync_directory
+    from codelex.persist.atomic import replaced
     from codelex.persist.layout import make_private_dir
 
     directory = path.parent
@@ -413,23 +411,8 @@ def _replace(path: Path, text: str, before: os.stat_result | None, scope: str) -
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".codelex-tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            if hasattr(os, "fchmod"):
-                os.fchmod(f.fileno(), mode)
-            os.fsync(f.fileno())
-        _check_unchanged(path, before)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_directory(directory)
+    with replaced(path, mode=mode, before_rename=lambda: _check_unchanged(path, before)) as f:
+        f.write(text.encode("utf-8"))
 
 
 def _check_unchanged(path: Path, before: os.stat_result | None) -> None:

@@ -51,7 +51,6 @@ import mmap as _mmap
 import os
 import stat
 import struct
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +60,7 @@ import xxhash
 
 from codelex.defaults import LOCK_FILE, LOCK_TIMEOUT_S
 from codelex.errors import IndexFormatError
+from codelex.persist.atomic import replaced
 from codelex.persist.layout import make_private_dir
 from codelex.persist.trust import MAC_HEX, key_problem, mac, mac_matches
 
@@ -77,7 +77,6 @@ __all__ = [
     "directory_lock",
     "encode_header",
     "encode_items",
-    "fsync_directory",
     "header_trusted",
     "is_dir",
     "open_regular",
@@ -210,23 +209,9 @@ def atomic_file(directory: Path, name: str):
     make_private_dir(directory)
     # Bounded: a writer that hangs holding the lock makes this save fail (a TimeoutError, an OSError).
     with directory_lock(directory):
-        _remove_stale_temporaries(directory, name)
-        tmp = directory / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
-                         | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0), 0o600)
-            with os.fdopen(fd, "wb") as f:
-                yield f
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, directory / name)
-        except BaseException:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
-            raise
-        fsync_directory(directory)
+        _remove_stale_temporaries(directory, name)  # (replaced's temporaries: .{name}.{pid}.{thread}.tmp)
+        with replaced(directory / name) as f:
+            yield f
 
 
 # --- the directory's lock ------------------------------------------------------------
@@ -409,23 +394,6 @@ def _remove_stale_temporaries(directory: Path, name: str) -> None:
             p.unlink()
         except OSError:
             pass
-
-
-def fsync_directory(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (POSIX; a file system that cannot fsync a directory is let be)."""
-    if os.name == "nt":  # directories cannot be opened for fsync on Windows
-        return
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError as exc:  # some file systems cannot fsync a directory; the rename still stands
-        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF, errno.EACCES):
-            raise
-    finally:
-        os.close(fd)
 
 
 # --- read -------------------------------------------------------------------------

@@ -213,21 +213,10 @@ def prepare_local_dir(directory: Path) -> bool:
         except OSError:
             current = None
         if current != _GITIGNORE_TEXT.encode():  # absent, or left empty by a full disk: written whole
-            import tempfile  # (loaded by a write only: a read-only command never needs it)
+            from codelex.persist.atomic import replaced
 
-            fd, tmp = tempfile.mkstemp(prefix=".gitignore.", dir=directory)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(_GITIGNORE_TEXT.encode())
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, ignore)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            with replaced(ignore) as f:
+                f.write(_GITIGNORE_TEXT.encode())
         # A probe of its own (threads and processes may probe the same directory at once).
         import tempfile
 

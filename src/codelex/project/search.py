@@ -224,12 +224,9 @@ class FileSearch:
         from codelex.ingest import Document
 
         service = self.service
-        index = service.index
+        index, _, hint = service.available_index()
         if index is None:
-            why, reason, start = service.availability()
-            if start:
-                service.open(wait=False)
-            return ImportersResult(False, str(path), [], HINTS[why].format(reason=reason))
+            return ImportersResult(False, str(path), [], hint)
         rel = self._indexed_file(path, index)
         graph = service.wait_graph(timeout)
         if graph is None:

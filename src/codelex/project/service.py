@@ -28,7 +28,7 @@ from codelex.project import lifecycle
 from codelex.project.code import CodeUpkeep
 from codelex.project.edits import apply_changes, edit, relative_path
 from codelex.project.graph_upkeep import GRAPH_WAIT_S, GraphUpkeep
-from codelex.project.results import Coverage, RefreshReport
+from codelex.project.results import HINTS, Coverage, RefreshReport
 from codelex.project.settings import checked_root, derive, follow_config, request_of, settings_changed
 from codelex.project.state import RootOptions, state_for
 from codelex.project.structure import StructureUpkeep
@@ -302,6 +302,17 @@ class IndexService:
     def adopt_saved(self) -> None:
         """Publish the saved index at once (memory-mapped), if there is one, while a build refreshes it."""
         lifecycle.adopt_saved(self._state)
+
+    def available_index(self) -> tuple[WordIndex | None, str | None, str | None]:
+        """``(index, None, None)`` when one is published, else ``(None, why, hint)`` (``why`` a reason of
+        :data:`~codelex.project.results.HINTS`), a build started when one should be: a query never waits."""
+        index = self.index
+        if index is not None:
+            return index, None, None
+        why, reason, start = self.availability()
+        if start:
+            self.open(wait=False)
+        return None, why, HINTS[why].format(reason=reason)
 
     def availability(self) -> tuple[str, str | None, bool]:
         """Why no index answers yet: see :func:`codelex.project.lifecycle.availability`."""

@@ -14,7 +14,7 @@ from codelex.defaults import (DEFAULT_LIMIT, MAX_IDENTIFIER_CHARS, REFERENCE_LIN
                               REFERENCES_PER_FILE)
 from codelex.errors import AmbiguousSymbolError, QueryError, SymbolNotFoundError
 from codelex.project.edits import relative_path
-from codelex.project.results import HINTS, FileReferences, ReferenceLine, ReferencesResult, clipped
+from codelex.project.results import FileReferences, ReferenceLine, ReferencesResult, clipped
 from codelex.project.service import IndexService
 from codelex.structure import Definition, FileStructure
 
@@ -374,12 +374,9 @@ class SymbolQueries:
             raise QueryError(f"{name!r} is too short for the word index (one-letter names are not indexed): "
                              "text_search finds it")
         service = self.service
-        index = service.index
+        index, _, hint = service.available_index()
         if index is None:
-            why, reason, start = service.availability()
-            if start:
-                service.open(wait=False)
-            return ReferencesResult(False, name, [], 0, HINTS[why].format(reason=reason))
+            return ReferencesResult(False, name, [], 0, hint)
         keep = paths_predicate(paths) if paths else None
         hits = [h for h in index.token_files(name.lower()) if keep is None or keep(h.file)]
         names_of = service.structure.names_source(service.structure_dir(), index) if service.build_structure \
