@@ -50,6 +50,7 @@ from codelex.output import (
     mcp_no_answer,
     mcp_outline_answer,
     mcp_page_lines,
+    mcp_paged,
     mcp_related_answer,
     mcp_search_answer,
     mcp_source_answer,
@@ -566,11 +567,7 @@ def text_search_answer(project: Project, pattern, regex=None, ignore_case=None, 
     data = {"pattern": shown, "regex": regex, "ignoreCase": ignore_case, "files": found.files,
             "searched": found.searched, "unreadable": found.unreadable, "stopped": found.stopped,
             "results": results}
-    if next_cursor:
-        data["nextCursor"] = next_cursor
-    if note:
-        data["note"] = note
-    return "\n".join(lines), data
+    return "\n".join(lines), mcp_paged(data, next_cursor, note)
 
 
 def symbol_search_text(project: Project, query: str, limit=None, paths=None, lang=None, ranking=None) -> str:

@@ -51,7 +51,7 @@ __all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "budget_note", "cod
            "mcp_code_search_text",
            "mcp_docs_answer", "mcp_docs_text", "mcp_entry", "mcp_importers_answer", "mcp_next_step",
            "mcp_references_answer", "mcp_no_answer", "mcp_no_answer_text",
-           "mcp_outline_answer", "mcp_outline_text", "mcp_page_lines", "mcp_related_answer", "mcp_related_text",
+           "mcp_outline_answer", "mcp_outline_text", "mcp_page_lines", "mcp_paged", "mcp_related_answer", "mcp_related_text",
            "mcp_search_answer", "mcp_search_text", "mcp_source_answer", "mcp_source_text", "mcp_unavailable_answer",
            "mcp_unavailable_text", "outline_entry", "outline_lines", "overloads_note", "search_lines", "source_lines",
            "use_colour", "wired"]
@@ -289,6 +289,16 @@ def mcp_page_lines(next_cursor: str | None, note: str | None = None) -> list[str
     return lines
 
 
+def mcp_paged(data: dict, next_cursor: str | None, note: str | None = None) -> dict:
+    """``data`` with the page's ``nextCursor`` and the ``note`` on its cursor, when there are (every MCP list
+    answer's data, as :func:`mcp_page_lines` ends its text)."""
+    if next_cursor:
+        data["nextCursor"] = next_cursor
+    if note:
+        data["note"] = note
+    return data
+
+
 def mcp_search_answer(result, root: str, echo: str, *, staleness: str | None = None,
                       importers: Callable[[str], int] | None = None, snippet_lines: int = 1, first_rank: int = 1,
                       next_cursor: str | None = None, page_note: str | None = None) -> tuple[str, dict]:
@@ -310,10 +320,7 @@ def mcp_search_answer(result, root: str, echo: str, *, staleness: str | None = N
         payload["pending"] = list(result.pending)
     if result.generation is not None:
         payload["generation"] = result.generation
-    if next_cursor:
-        payload["nextCursor"] = next_cursor
-    if page_note:
-        payload["note"] = page_note
+    mcp_paged(payload, next_cursor, page_note)
     lines = []
     if entries:
         lines.append(_page_title(len(entries), first_rank, "file(s)", echo))
@@ -369,10 +376,7 @@ def mcp_importers_answer(result, *, offset: int = 0, limit: int | None = None, n
         lines = [f"{span}{len(result.importers)} file(s) import {path}:"]
         lines += [f"  {e['file']}:{e['line']}: {e['text']}" if e["line"] is not None else f"  {e['file']}"
                   for e in entries]
-    if next_cursor:
-        data["nextCursor"] = next_cursor
-    if page_note:
-        data["note"] = page_note
+    mcp_paged(data, next_cursor, page_note)
     lines += mcp_page_lines(next_cursor, page_note)
     return "\n".join(lines), data
 
@@ -401,10 +405,7 @@ def mcp_references_answer(result, *, first_rank: int = 1, next_cursor: str | Non
             text += [f"  {r['line']}: {r['text']}{'  [definition]' if r['definition'] else ''}" for r in f["lines"]]
             if f["more"]:
                 text.append(f"  (+{f['more']} more line(s))")
-    if next_cursor:
-        data["nextCursor"] = next_cursor
-    if page_note:
-        data["note"] = page_note
+    mcp_paged(data, next_cursor, page_note)
     text += mcp_page_lines(next_cursor, page_note)
     return "\n".join(text), data
 
@@ -503,10 +504,7 @@ def _mcp_chunks_answer(result, title: str, first_rank: int = 1, next_cursor: str
     lines.append(f"Mode: {result.mode}; {result.embedded:,} of {result.chunks:,} chunks embedded.")
     lines.extend(mcp_page_lines(next_cursor, page_note))
     full = _chunks_payload(result)
-    if next_cursor:
-        full["nextCursor"] = next_cursor
-    if page_note:
-        full["note"] = page_note
+    mcp_paged(full, next_cursor, page_note)
     # The data keeps the excerpts (as the text shows them, escaped) and the symbols escaped alike.
     for hit, entry in zip(result.hits, full["results"]):
         entry["excerpt"] = wire_text(hit.excerpt)
@@ -640,10 +638,7 @@ def mcp_docs_answer(hits, query: str, sections: int, *, first_rank: int = 1, nex
     if scope:
         data["scope"] = scope
         lines.append(f"  (searched {scope})")
-    if next_cursor:
-        data["nextCursor"] = next_cursor
-    if page_note:
-        data["note"] = page_note
+    mcp_paged(data, next_cursor, page_note)
     lines.extend(mcp_page_lines(next_cursor, page_note))
     data["suggestedNext"] = mcp_next_step(results[0])
     lines.append(_next_step_line(data["suggestedNext"]))
