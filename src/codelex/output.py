@@ -51,7 +51,8 @@ __all__ = ["FORMATS", "VIMGREP_MAX_CHARS", "Style", "Where", "budget_note", "cod
            "mcp_code_search_text",
            "mcp_docs_answer", "mcp_docs_text", "mcp_entry", "mcp_importers_answer", "mcp_next_step",
            "mcp_references_answer", "mcp_no_answer", "mcp_no_answer_text",
-           "mcp_outline_answer", "mcp_outline_text", "mcp_page_lines", "mcp_paged", "mcp_related_answer", "mcp_related_text",
+           "mcp_outline_answer", "mcp_outline_text", "mcp_page_lines", "mcp_paged", "mcp_related_answer",
+           "mcp_related_text",
            "mcp_search_answer", "mcp_search_text", "mcp_source_answer", "mcp_source_text", "mcp_unavailable_answer",
            "mcp_unavailable_text", "outline_entry", "outline_lines", "overloads_note", "search_lines", "source_lines",
            "use_colour", "wired"]
