@@ -23,8 +23,11 @@ namespace codelex {
 // lines is stored (half a byte per posting); any other posting's lines are
 // at most 15 postings' line lists past one, skipped word-at-a-time.
 constexpr int64_t kLineCheckpoint = 16;
-// The largest base whose per-posting line offsets are derived (16 MiB of them).
-constexpr int64_t kLineStartsMax = int64_t{1} << 22;
+// The largest base whose per-posting line offsets are derived (512 KiB of them): about a millisecond, which
+// the first query after a load pays. A larger base finds a posting's lines from its checkpoint (at most 15
+// postings' line lists away): the stdlib's 3M postings took 14-20 ms of its first query for ~10% on later
+// ones.
+constexpr int64_t kLineStartsMax = int64_t{1} << 17;
 // A posting's tf is one byte; 255 means "in the overflow pairs".
 constexpr uint32_t kTfEscape = 255;
 
