@@ -71,17 +71,18 @@ __all__ = ["Answer", "Reindex", "code_search_answer", "code_search_text", "docs_
 Answer = tuple[str, dict]
 
 
-def _count(value, name: str, default: int, maximum: int = MCP_MAX_LIMIT) -> int:
-    """A count parameter (``limit``, ``lines``, ``snippet_lines``, ``excerpt_lines``): omitted, its ``default``;
-    else a whole number from 1 to ``maximum`` (the schema's bounds), or a ToolError saying so: never clamped
-    in silence (0, 2.5 or 10**30 were taken as 1, 2 or the maximum)."""
+def _count(value, name: str, default: int, maximum: int = MCP_MAX_LIMIT, minimum: int = 1) -> int:
+    """A count parameter (``limit``, ``lines``, ``snippet_lines``, ``excerpt_lines``, ``context``): omitted, its
+    ``default``; else a whole number from ``minimum`` to ``maximum`` (the schema's bounds; not a bool, not a
+    string), or a ToolError saying so: never clamped in silence (0, 2.5 or 10**30 were taken as 1, 2 or the
+    maximum)."""
     if value is None:
         return default
     whole = not isinstance(value, bool) and (isinstance(value, int) or (
         isinstance(value, float) and math.isfinite(value) and value.is_integer()))
-    if not whole or not 1 <= value <= maximum:
+    if not whole or not minimum <= value <= maximum:
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
-        raise ToolError(f"`{name}` must be a whole number from 1 to {maximum}, not {shown}.")
+        raise ToolError(f"`{name}` must be a whole number from {minimum} to {maximum}, not {shown}.")
     return int(value)
 
 
@@ -495,13 +496,6 @@ def reindex_answer(project: Project, full=None, wait=None) -> Answer:
     return "\n".join(lines), data
 
 
-def _context(context) -> int:
-    """``text_search``'s ``context``: a finite number becomes floor(n) in 0..TEXT_SEARCH_MAX_CONTEXT; else 0."""
-    if isinstance(context, bool) or not isinstance(context, (int, float)) or not math.isfinite(context):
-        return 0
-    return max(0, min(math.floor(context), TEXT_SEARCH_MAX_CONTEXT))
-
-
 def text_search_answer(project: Project, pattern, regex=None, ignore_case=None, limit=None, context=None,
                        paths=None, lang=None, cursor=None) -> Answer:
     """The ``text_search`` reply: the indexed files' lines that hold ``pattern`` (a literal string, or an RE2
@@ -535,7 +529,8 @@ def text_search_answer(project: Project, pattern, regex=None, ignore_case=None, 
     stamp = _index_stamp(project)
     offset, made_at = _page_start(cursor, digest)
     note = _moved(made_at, stamp)
-    found = search_text(project.root, files, matcher, limit=offset + n + 1, context=_context(context),
+    around = _count(context, "context", 0, TEXT_SEARCH_MAX_CONTEXT, minimum=0)
+    found = search_text(project.root, files, matcher, limit=offset + n + 1, context=around,
                         max_bytes=project.config.get("max_bytes"))
     more = len(found.matches) > offset + n
     page = found.matches[offset:offset + n]

@@ -288,8 +288,9 @@ def _optional(python_type, schema: dict, description: str):
 
 
 def _count(description: str, maximum: int = MCP_MAX_LIMIT):
-    """An optional positive integer parameter, published as ``integer`` in 1..``maximum`` (the code clamps)."""
-    return _optional(float, {"type": "integer", "minimum": 1, "maximum": maximum}, description)
+    """An optional positive integer parameter, published as ``integer`` in 1..``maximum``; taken as sent (no
+    coercion of ``true`` or ``"5"``), the answer checks it (an error result outside the bounds)."""
+    return _optional(object, {"type": "integer", "minimum": 1, "maximum": maximum}, description)
 
 
 def _choice(description: str, names: tuple[str, ...]):
@@ -531,7 +532,7 @@ def text_search(
     ignore_case: _optional(bool, {"type": "boolean"}, "Match regardless of case (default false).") = None,
     cwd: _Cwd = None,
     limit: _count(f"How many matching lines (default {TEXT_SEARCH_LIMIT}).") = None,
-    context: _optional(float, {"type": "integer", "minimum": 0, "maximum": TEXT_SEARCH_MAX_CONTEXT},
+    context: _optional(object, {"type": "integer", "minimum": 0, "maximum": TEXT_SEARCH_MAX_CONTEXT},
                        "Lines to show before and after each match (default 0).") = None,
     paths: _Paths = None,
     lang: _Lang = None,

@@ -586,3 +586,21 @@ def test_importers_and_references_page_and_a_glob_named_cwd_is_itself(tmp_path):
     used = [r["file"] for p in refs for r in p["results"]]
     assert len(used) == len(set(used)) == 8 and used[0] == "pkg/core.py"  # (its definer first; no repeats)
     assert [r["file"] for r in scoped.structured_content["results"]] == ["[ab]/w.py"]
+
+
+def test_counts_are_taken_as_sent_and_checked(widgets):
+    """Issue 41 (review): `limit: true` and `limit: "5"` were coerced to 1 and 5, and `context` was clamped."""
+    async def body(client):
+        await until(client, "symbol_search", {"query": "widget"}, lambda r: "Top " in text_of(r))
+        return {name: await client.call_tool(tool, args) for name, tool, args in (
+            ("true", "symbol_search", {"query": "widget", "limit": True}),
+            ("text", "symbol_search", {"query": "widget", "limit": "5"}),
+            ("wide", "text_search", {"pattern": "widget", "context": 11}),
+            ("negative", "text_search", {"pattern": "widget", "context": -3}),
+            ("fine", "text_search", {"pattern": "widget_total", "context": 2, "limit": 1}))}
+
+    out = run_tools([widgets], body)
+    for name in ("true", "text", "wide", "negative"):
+        assert out[name].is_error and "must be a whole number" in text_of(out[name]), name
+    assert "`context` must be a whole number from 0 to 10, not 11" in text_of(out["wide"])
+    assert not out["fine"].is_error and len(out["fine"].structured_content["results"]) == 1
