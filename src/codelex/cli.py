@@ -17,10 +17,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from codelex.cli_cluster import cmd_cluster_index, cmd_cluster_search, cmd_cluster_serve
+from codelex.cli_mcp import cmd_mcp, cmd_mcp_install, cmd_mcp_uninstall
 from codelex.cli_common import EmbedProgress as _EmbedProgress
 from codelex.cli_common import Failure as _Failure
 from codelex.cli_common import Progress as _Progress
+from codelex.cli_common import bad_max_bytes as _bad_max_bytes
 from codelex.cli_common import check_query as _check_query
+from codelex.cli_common import interrupt_again as _interrupt_again
 from codelex.cli_common import progress_for as _progress_for
 from codelex.cli_common import quiet_libraries as _quiet_libraries
 from codelex.cli_common import style as _style
@@ -603,76 +606,6 @@ def serve_main() -> None:
     sys.exit(main(["serve"]))
 
 
-def _cmd_mcp(args) -> int:
-    try:
-        from codelex.mcp_server import serve, serve_roots
-    except ImportError as exc:
-        raise _Failure(f"the MCP server needs the mcp extra: pip install 'codelex[mcp]' ({exc})") from None
-    roots, problems = serve_roots(named=args.root or ())
-    if problems:  # a root the user named that cannot be served: said now, not at the first tool call
-        raise _Failure(f"cannot serve {problems[0]}")
-    serve(roots, output_schemas=args.output_schemas)
-    return EXIT_FOUND
-
-
-def _cmd_mcp_install(args) -> int:
-    from codelex.mcp_install import install
-
-    roots = getattr(args, "root", None) or ()
-    change = _client_change(install, args, roots=roots, dry_run=args.print_only,
-                            output_schemas=getattr(args, "output_schemas", False))
-    if args.print_only:  # the entry on stdout (it can be pasted), where it would go on stderr
-        verb = {"added": "would add", "updated": "would update", "unchanged": "already holds"}[change.action]
-        print(f"codelex: {verb} MCP server {change.name!r} in {_where(change)}; nothing written", file=sys.stderr)
-        sys.stdout.write(change.snippet)
-        return EXIT_FOUND
-    verb = {"added": "added", "updated": "updated", "unchanged": "already up to date:"}[change.action]
-    print(f"codelex: {verb} MCP server {change.name!r} {'to' if change.action == 'added' else 'in'} "
-          f"{_where(change)}")
-    return EXIT_FOUND
-
-
-def _cmd_mcp_uninstall(args) -> int:
-    from codelex.mcp_install import uninstall
-
-    change = _client_change(uninstall, args)
-    if change.action == "absent":
-        print(f"codelex: no MCP server {change.name!r} in {_where(change)}", file=sys.stderr)
-        return EXIT_NONE
-    print(f"codelex: removed MCP server {change.name!r} from {_where(change)}")
-    return EXIT_FOUND
-
-
-def _where(change) -> str:
-    from codelex.render import display_path
-
-    return f"{display_path(str(change.path))} ({change.client.title}, {change.scope} scope)"
-
-
-def _client_change(action, args, **options):
-    """``action`` (install or uninstall) of args.client; a refusal that comes with the entry to add by hand
-    prints it on stdout before the one-line error."""
-    from codelex.errors import ClientConfigError
-
-    try:
-        return action(args.client, scope=args.scope, name=args.name, force=args.force, **options)
-    except ClientConfigError as exc:
-        if exc.snippet and action.__name__ == "install":
-            sys.stdout.write(exc.snippet)
-        raise
-
-
-def _interrupt_again(hook_args, previous=sys.unraisablehook) -> None:
-    """A ctrl-c that lands in a callback Python cannot raise from (a weakref or ``__del__``): deliver it
-    again to the main thread, where the command's own handler reports it, instead of a printed traceback."""
-    if isinstance(hook_args.exc_value, KeyboardInterrupt):
-        import _thread
-
-        _thread.interrupt_main()
-        return
-    previous(hook_args)
-
-
 def main(argv: Sequence[str] | None = None, *, served_tried: bool = False) -> int:
     """Run a ``codelex`` command line in-process (after :mod:`codelex._launch` found no server for it,
     when ``served_tried``); returns the exit status."""
@@ -734,18 +667,10 @@ def run_served(argv: list[str], *, cwd: str, tty: bool, env: dict, pool, stderr_
 #: What each command of :func:`codelex.cli_parser.build_parser` runs (its ``func``).
 COMMANDS = {
     "search": _cmd_search, "index": _cmd_index, "status": _cmd_status, "docs": _cmd_docs, "outline": _cmd_outline,
-    "show": _cmd_show, "code": _cmd_code, "related": _cmd_related, "serve": _cmd_serve, "mcp": _cmd_mcp,
-    "mcp_install": _cmd_mcp_install, "mcp_uninstall": _cmd_mcp_uninstall,
+    "show": _cmd_show, "code": _cmd_code, "related": _cmd_related, "serve": _cmd_serve, "mcp": cmd_mcp,
+    "mcp_install": cmd_mcp_install, "mcp_uninstall": cmd_mcp_uninstall,
     "cluster_index": cmd_cluster_index, "cluster_serve": cmd_cluster_serve, "cluster_search": cmd_cluster_search,
 }
-
-
-def _bad_max_bytes(args) -> bool:
-    """A negative ``--max-bytes``, said on stderr."""
-    if getattr(args, "max_bytes", None) is not None and args.max_bytes < 0:
-        print("codelex: --max-bytes must be >= 0", file=sys.stderr)
-        return True
-    return False
 
 
 def _dispatch(args) -> int:

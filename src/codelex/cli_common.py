@@ -10,7 +10,8 @@ import sys
 import time
 
 __all__ = ["PLAIN_PROGRESS_DELAY_S", "PLAIN_PROGRESS_EVERY_S", "QUIET_LIBRARIES", "EmbedProgress", "Failure",
-           "Progress", "check_query", "duration", "progress_for", "quiet_libraries", "style", "write"]
+           "Progress", "bad_max_bytes", "check_query", "duration", "interrupt_again", "progress_for",
+           "quiet_libraries", "style", "write"]
 
 
 def style(args):
@@ -135,3 +136,22 @@ def quiet_libraries() -> None:
 
 class Failure(Exception):
     """An error to report as one line on stderr (exit status 2)."""
+
+
+def interrupt_again(hook_args, previous=sys.unraisablehook) -> None:
+    """A ctrl-c that lands in a callback Python cannot raise from (a weakref or ``__del__``): deliver it
+    again to the main thread, where the command's own handler reports it, instead of a printed traceback."""
+    if isinstance(hook_args.exc_value, KeyboardInterrupt):
+        import _thread
+
+        _thread.interrupt_main()
+        return
+    previous(hook_args)
+
+
+def bad_max_bytes(args) -> bool:
+    """A negative ``--max-bytes``, said on stderr."""
+    if getattr(args, "max_bytes", None) is not None and args.max_bytes < 0:
+        print("codelex: --max-bytes must be >= 0", file=sys.stderr)
+        return True
+    return False
