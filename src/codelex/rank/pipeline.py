@@ -361,16 +361,27 @@ def _name_cover(q: QueryAnalysis, units: Units, score: dict[int, float]) -> None
         names = units.names[u]
         if not names:
             continue
+        lowered, pairs, ascii_only = _lowered_names(names)
+        if ascii_only and probe not in lowered:
+            continue  # (no name holds it: the file's names are one string search, not one each)
         best = 0.0
-        for name in names:
+        for low, name in pairs:
             # An ASCII name's tokens are pieces of it, lower-cased: most names fail this at once (a header's
             # thousands of names cost a pass of string searches, not their tokenization).
-            if probe in name.lower() or not name.isascii():
+            if probe in low or not name.isascii():
                 toks = _name_tokens(name)
                 if probe in toks and q.tokens <= toks:
                     best = max(best, len(q.tokens) / len(toks))
         if best:
             score[u] += PIPELINE_NAME_COVER * best
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _lowered_names(names) -> tuple[str, tuple[tuple[str, str], ...], bool]:
+    """``(every name lower-cased, joined by newlines; (lower-cased, name) pairs; whether all are ASCII)`` of a
+    file's names (cached by the set: the names source hands the same set query after query)."""
+    pairs = tuple((name.lower(), name) for name in names)
+    return "\n".join(low for low, _ in pairs), pairs, all(name.isascii() for _, name in pairs)
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -234,17 +234,24 @@ def _enclosing_in(a: dict, row: int, d0: int, d1: int, line: int) -> tuple[str |
         return None, 0
     starts = a["start"][d0:d1][holds]
     best = int(holds[np.flatnonzero(starts == starts.max())[-1]])
-    names = _strings(a["name_blob"], a["name_off"], d0, d1)
-    quals = _strings(a["qual_blob"], a["qual_off"], d0, d1)
-    parents = a["parent"][d0:d1].tolist()
+    parents = a["parent"]
     grammar = int(a["grammar"][row])
     sep = _separator(GRAMMARS[grammar] if grammar < len(GRAMMARS) else None)
     chain, i = [], best
-    while i >= 0 and not quals[i] and len(chain) <= d1 - d0:  # (a qualified name is stored where not derived)
-        chain.append(names[i])
-        parent = parents[i]
+    qual = _string_at(a["qual_blob"], a["qual_off"], d0 + i)
+    while not qual and len(chain) <= d1 - d0:  # (a qualified name is stored where not derived)
+        chain.append(_string_at(a["name_blob"], a["name_off"], d0 + i))
+        parent = int(parents[d0 + i])
         i = parent if -1 <= parent < i else -1  # (a parent precedes its children)
-    return sep.join(([quals[i]] if i >= 0 else []) + chain[::-1]), int(a["end"][d0 + best])
+        if i < 0:
+            break
+        qual = _string_at(a["qual_blob"], a["qual_off"], d0 + i)
+    return sep.join(([qual] if i >= 0 else []) + chain[::-1]), int(a["end"][d0 + best])
+
+
+def _string_at(blob: np.ndarray, off: np.ndarray, k: int) -> str:
+    """String ``k`` of a string column (one decoded, not the file's every one)."""
+    return blob[int(off[k]):int(off[k + 1])].tobytes().decode("utf-8", "surrogatepass")
 
 
 class StructureIndex:
