@@ -396,7 +396,7 @@ def add_mcp_install(mcp: argparse.ArgumentParser) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Add codelex's MCP server to CLIENT's configuration file (or update the entry of the same "
                     "name), as\nthe client documents it. The command registered is this interpreter with "
-                    "`-m codelex mcp`,\nso the client runs the codelex installed here. Other entries and the "
+                    "`-P -m codelex mcp`,\nso the client runs the codelex installed here. Other entries and the "
                     "rest of the file are kept\nexactly; a file codelex cannot edit safely is left alone and "
                     "the entry to add by hand is printed.",
         epilog=examples("codelex mcp install claude", "codelex mcp install vscode --scope project",

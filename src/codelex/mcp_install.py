@@ -5,7 +5,7 @@ scope it has (``user``: every project; ``project``: the project of the current d
 format and the object our entry goes in, and the documentation the shape was checked against.
 
 The registered command runs *this* installation: the absolute path of the running interpreter with
-``-m codelex mcp`` (and ``--root DIR`` for each root named), so the client starts the codelex of the
+``-P -m codelex mcp`` (and ``--root DIR`` for each root named), so the client starts the codelex of the
 environment it was installed into, never whichever ``codelex`` its ``PATH`` finds first.
 
 A client's configuration file is the user's, and may hold anything: it is read as hostile input and
@@ -171,12 +171,19 @@ def client_named(text: str) -> Client:
     raise ClientConfigError(f"unknown MCP client {text!r} (one of: {', '.join(c.name for c in CLIENTS)})")
 
 
+#: The interpreter option that keeps the current directory off ``sys.path`` (see :func:`server_command`).
+SAFE_PATH = ["-P"] if sys.version_info >= (3, 11) else ["-I"]
+
+
 def server_command(roots=(), output_schemas: bool = False) -> tuple[str, list[str]]:
     """``(command, args)`` that start this installation's MCP server serving ``roots`` too (and publishing its
     output schemas, with ``output_schemas``: ``codelex mcp --output-schemas``).
 
     The interpreter's path is made absolute but not resolved: in a virtual environment it is a link to
-    the base interpreter, and only the link's path runs with the environment's packages.
+    the base interpreter, and only the link's path runs with the environment's packages.  A client starts
+    the server in a project's directory, and ``-m`` would put that directory first on ``sys.path``: a
+    checkout's ``codelex/`` or ``json.py`` would run instead of ours.  ``-P`` (Python 3.11+) keeps it
+    off; before 3.11, ``-I`` (which also leaves out the user site and ``PYTHONPATH``).
 
     Raises
     ------
@@ -184,7 +191,7 @@ def server_command(roots=(), output_schemas: bool = False) -> tuple[str, list[st
         A root that is not a directory.
     """
     command = os.path.abspath(sys.executable)
-    args = ["-m", "codelex", "mcp", *(["--output-schemas"] if output_schemas else [])]
+    args = [*SAFE_PATH, "-m", "codelex", "mcp", *(["--output-schemas"] if output_schemas else [])]
     for raw in roots:
         root = Path(raw).expanduser()
         try:

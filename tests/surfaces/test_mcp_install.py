@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from codelex.cli import main
-from codelex.mcp_install import CLIENTS, client_named
+from codelex.mcp_install import CLIENTS, SAFE_PATH, client_named
 
 try:
     import tomllib
@@ -22,7 +22,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 COMMAND = os.path.abspath(sys.executable)
-ARGS = ["-m", "codelex", "mcp"]
+ARGS = [*SAFE_PATH, "-m", "codelex", "mcp"]
 
 
 @pytest.fixture
@@ -203,7 +203,7 @@ def test_added_beside_others_and_roots(places, capsys, tmp_path):
     status, out, err = cli(capsys, "install", "cursor", "--root", str(other), "--name", "code-search")
     assert status == 0, err
     assert path.read_text() == ('{"mcpServers": {"other": {"command": "x"}, "code-search": {"command": '
-                                f'{json.dumps(COMMAND)}, "args": ["-m", "codelex", "mcp", "--root", '
+                                f'{json.dumps(COMMAND)}, "args": {json.dumps(ARGS)[:-1]}, "--root", '
                                 f'{json.dumps(str(other.resolve()))}]}}}}}}')
     assert cli(capsys, "uninstall", "cursor", "--name", "code-search")[0] == 0
     assert path.read_text() == '{"mcpServers": {"other": {"command": "x"}}}'
@@ -336,7 +336,7 @@ startup_timeout_sec = 30  # slow disk
 
 [mcp_servers.codelex.env]
 API_KEY = "secret"
-"""
+""".replace('"-m", "codelex", "mcp"', ", ".join(json.dumps(a) for a in ARGS))  # (our args as they stand: kept)
 
 
 @linux_only
@@ -366,7 +366,7 @@ def test_update_changes_only_our_keys(client, scope, places, capsys):
     else:
         assert entry["disabled"] is False
         assert set(entry) - {"type"} == {"command", "args", "env", "disabled", "startup_timeout_sec"}
-        assert '      "args": ["-m", "codelex", "mcp"],\n      "env": {"API_KEY": "secret"},\n' in text
+        assert f'      "args": {json.dumps(ARGS)},\n      "env": {{"API_KEY": "secret"}},\n' in text
         assert '      "disabled": false' in text and f'      "command": {json.dumps(COMMAND)},\n' in text
     before = path.read_bytes()
     status, out, _ = cli(capsys, "install", client, "--scope", scope)
@@ -527,3 +527,25 @@ def test_the_server_flags_given_before_install_are_registered(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     assert cli.main(["mcp", "--output-schemas", "install", "cursor", "--print"]) == 0
     assert '"--output-schemas"' in capsys.readouterr().out
+
+
+def test_the_registered_command_never_imports_the_checkout_it_is_started_in(tmp_path):
+    """A client starts the server in a project's directory, and `python -m` puts that directory first on
+    sys.path: a checkout's own codelex/ would run instead of this installation's (found with a plain install,
+    where site-packages comes after it)."""
+    import subprocess
+
+    from codelex.mcp_install import server_command
+
+    command, args = server_command()
+    assert args[:4] == [*SAFE_PATH, "-m", "codelex", "mcp"]
+    hostile = tmp_path / "checkout"
+    (hostile / "probe_checkout_module").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    (hostile / "probe_checkout_module/__main__.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    plain = subprocess.run([command, "-m", "probe_checkout_module"], cwd=hostile, capture_output=True, timeout=60)
+    assert plain.returncode == 0 and marker.exists()  # (what a bare -m does: the check below can fail)
+    marker.unlink()
+    safe = subprocess.run([command, *args[:2], "probe_checkout_module"], cwd=hostile, capture_output=True,
+                          text=True, timeout=60)
+    assert not marker.exists() and safe.returncode != 0 and "No module named" in safe.stderr
