@@ -224,7 +224,9 @@ def _installed(suffix: str) -> Callable[[str, str], None]:
 
 def _printed_only(stdout: str, stderr: str) -> None:
     server = tomllib.loads(stdout)["mcp_servers"]["codelex"]
-    assert server["args"] == ["-m", "codelex", "mcp"] and os.path.isabs(server["command"]), stdout
+    from codelex.mcp_install import SAFE_PATH
+
+    assert server["args"] == [*SAFE_PATH, "-m", "codelex", "mcp"] and os.path.isabs(server["command"]), stdout
     assert "nothing written" in stderr, stderr
 
 
