@@ -743,13 +743,7 @@ class WordIndex:
         # Word forms for prose only: identifiers are meant as written.
         stems = self._stem_weight > 0 and opts.ranking == "code" and is_prose(parsed.terms)
         glob = None if global_stats is None else self._global_request(global_stats, opts, tokens, stems)
-        hits = self._search_view(self._view, parsed.filters, opts, tokens, stems, glob)
-        if hits is None:
-            # A writer changed the slot layout under us: wait until it has
-            # published the new one, then search again, still holding the lock.
-            with self._write_lock, native_errors():
-                hits = self._search_view(self._view, parsed.filters, opts, tokens, stems, glob)
-        return hits
+        return self._search_current(parsed.filters, opts, tokens, stems, glob)
 
     def token_files(self, token: str, limit: int | None = None) -> list[Hit]:
         """The files whose text holds the index token ``token`` (one token as the tokenizer emits it: lower
@@ -768,11 +762,7 @@ class WordIndex:
         if n <= 0 or not token:
             return []
         opts = SearchOptions(limit=n, ranking="classic", demote_test_vendor=False, demote_docs=False, centrality={})
-        hits = self._search_view(self._view, (), opts, [token])
-        if hits is None:  # the slot layout changed under us: again, under the writers' lock (as search does)
-            with self._write_lock, native_errors():
-                hits = self._search_view(self._view, (), opts, [token])
-        return hits
+        return self._search_current((), opts, [token])
 
     def _ranking_params(self) -> tuple:
         return (self.k1, self.b, self.field_weights, self.field_b, self.def_boost, self.name_boost,
@@ -864,6 +854,16 @@ class WordIndex:
                     terms.extend((u, self._stem_weight, False) for u in gs.variants.get(t, ()) if u not in tokens)
             dfs = [x for term in terms for x in gs.df(term[0])]
         return terms, (gs.docs, gs.body_tokens, gs.field_tokens, dfs)
+
+    def _search_current(self, filters, opts: SearchOptions, tokens: list[str], stems: bool = False,
+                        glob=None) -> list[Hit]:
+        """:meth:`_search_view` of the current view; when a writer changed the slot layout under it, again once
+        the writer has published the new one, still holding the writers' lock."""
+        hits = self._search_view(self._view, filters, opts, tokens, stems, glob)
+        if hits is None:
+            with self._write_lock, native_errors():
+                hits = self._search_view(self._view, filters, opts, tokens, stems, glob)
+        return hits
 
     def _search_view(self, view: _View, filters, opts: SearchOptions, tokens: list[str],
                      stems: bool = False, glob=None) -> list[Hit] | None:

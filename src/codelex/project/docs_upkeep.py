@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codelex.defaults import DOCS_TTL_S
+from codelex.languages import is_documentation
 from codelex.project.jobs import Job
 
 __all__ = ["DocsUpkeep"]
@@ -55,7 +56,10 @@ class DocsUpkeep:
         self.version = 0  # how many indexes were published: the docs' generation
 
     def on_edit(self, rel: str) -> None:
-        """Note that ``rel`` changed (or appeared, or went): the next read parses it again, or drops it."""
+        """Note that ``rel`` changed (or appeared, or went): the next read parses it again, or drops it.  Only
+        a documentation file's name is kept (a code file's edit is none of this stage's)."""
+        if not is_documentation(rel):
+            return
         with self.lock:
             self.changed.add(rel)
 
