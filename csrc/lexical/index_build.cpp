@@ -88,11 +88,10 @@ void SegmentBuilder::finish(BatchSegment& out) {
   out.post_doc.clear();
   out.post_tf.clear();
   out.tf_big.clear();
-  out.line_data.clear();
-  out.line_data.reserve(n_trip + n_trip / 4);
+  out.lines.clear();
+  out.lines.reserve_nibbles(n_trip + n_trip / 2);
   for (size_t i = 0; i < n_terms; ++i) {
-    const int64_t line_base = static_cast<int64_t>(out.line_data.size());
-    out.term_line_ptr[i] = line_base;
+    out.term_line_ptr[i] = static_cast<int64_t>(out.lines.nibbles);
     int64_t k = start[i];
     const int64_t e = start[i + 1];
     while (k < e) {
@@ -100,7 +99,7 @@ void SegmentBuilder::finish(BatchSegment& out) {
       out.post_doc.push_back(d);
       uint32_t prev = 0, tf = 0;
       while (k < e && sdoc[k] == d) {
-        put_varint(out.line_data, sline[k] - prev);
+        out.lines.put(sline[k] - prev);
         prev = sline[k];
         ++tf;
         ++k;
@@ -115,7 +114,7 @@ void SegmentBuilder::finish(BatchSegment& out) {
     }
     out.term_ptr[i + 1] = static_cast<int64_t>(out.post_doc.size());
   }
-  out.term_line_ptr[n_terms] = static_cast<int64_t>(out.line_data.size());
+  out.term_line_ptr[n_terms] = static_cast<int64_t>(out.lines.nibbles);
   out.doc_len.swap(doc_len_);
   doc_len_.clear();
   out.field_len.swap(field_len_);
@@ -158,8 +157,10 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
   out.tf_big_pos.clear();
   out.tf_big_val.clear();
   out.line_ckpt.assign(line_checkpoints(n_post), 0);
-  out.line_data.resize(static_cast<size_t>(term_line_ptr[n_terms]));
-  out.line_ckpt.back() = out.line_data.size();
+  out.lines.clear();
+  out.lines.nibbles = static_cast<uint64_t>(term_line_ptr[n_terms]);
+  out.lines.bytes.assign(static_cast<size_t>((out.lines.nibbles + 1) / 2), 0);  // zeroed: runs are OR-ed in
+  out.line_ckpt.back() = out.lines.nibbles;
   out.doc_len.clear();
   out.doc_len.reserve(n_docs);
   out.field_len.clear();
@@ -173,15 +174,16 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
   for (size_t ci = 0; ci < batches.size(); ++ci) {
     BatchSegment& c = batches[ci];
     size_t next_big = 0;  // the batch's escaped tfs, met in posting order
-    const uint8_t* const line_end = c.line_data.data() + c.line_data.size();
+    const uint8_t* const line_data = c.lines.bytes.data();
+    const uint64_t line_end = c.lines.nibbles;
     for (size_t i = 0; i < c.terms.size(); ++i) {
       const uint32_t t = global(ci, c.terms[i]);
       const int64_t s = c.term_ptr[i], e = c.term_ptr[i + 1];
       const int64_t p0 = fill_post[t];
       const int64_t ls = c.term_line_ptr[i], le = c.term_line_ptr[i + 1];
-      // Absolute offset in the output's line data of this block's first line byte.
+      // Absolute position in the output's line data of this block's first line nibble.
       const int64_t line0 = fill_line[t] - ls;
-      const uint8_t* lines = c.line_data.data() + ls;  // posting p's lines (walked: checkpoints need them)
+      uint64_t lines = static_cast<uint64_t>(ls);  // posting p's lines (walked: checkpoints need them)
       for (int64_t p = s; p < e; ++p) {
         const int64_t q = p0 + (p - s);
         out.post_doc[q] = c.post_doc[p] + doc_base;
@@ -194,13 +196,14 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
           big.emplace_back(static_cast<uint64_t>(q), tf);
         }
         if (q % kLineCheckpoint == 0)
-          out.line_ckpt[q / kLineCheckpoint] = static_cast<uint64_t>(line0 + (lines - c.line_data.data()));
-        const int64_t span = varint_span(lines, line_end, tf);
+          out.line_ckpt[q / kLineCheckpoint] = static_cast<uint64_t>(line0 + static_cast<int64_t>(lines));
+        const int64_t span = line_span(line_data, lines, line_end, tf);
         if (span < 0) throw std::logic_error("malformed batch line data");
-        lines += span;
+        lines += static_cast<uint64_t>(span);
       }
       fill_post[t] += e - s;
-      if (le > ls) std::memcpy(out.line_data.data() + fill_line[t], c.line_data.data() + ls, static_cast<size_t>(le - ls));
+      copy_line_nibbles(out.lines.bytes.data(), static_cast<uint64_t>(fill_line[t]), line_data,
+                        static_cast<uint64_t>(ls), static_cast<uint64_t>(le - ls));
       fill_line[t] += le - ls;
     }
     out.doc_len.insert(out.doc_len.end(), c.doc_len.begin(), c.doc_len.end());
@@ -232,8 +235,9 @@ SegmentView view_of(const BuiltSegment& s) {
   v.tf_big_val = s.tf_big_val.data();
   v.n_tf_big = s.tf_big_pos.size();
   v.line_ckpt.plain = s.line_ckpt.data();
-  v.line_data = s.line_data.data();
-  v.line_bytes = s.line_data.size();
+  v.line_data = s.lines.bytes.data();
+  v.line_bytes = s.lines.bytes.size();
+  v.line_nibbles = s.lines.nibbles;
   return v;
 }
 
@@ -242,53 +246,20 @@ uint32_t SegmentView::big_tf(int64_t p) const noexcept {
   return it != tf_big_pos + n_tf_big && *it == static_cast<uint64_t>(p) ? tf_big_val[it - tf_big_pos] : kTfEscape;
 }
 
-namespace {
-inline uint64_t popcount64(uint64_t x) noexcept {
-#if defined(__POPCNT__)  // the instruction (a portable build calls a slower library routine instead)
-  return static_cast<uint64_t>(__builtin_popcountll(x));
-#else
-  x = x - ((x >> 1) & 0x5555555555555555ULL);
-  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-  return (((x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL) * 0x0101010101010101ULL) >> 56;
-#endif
-}
-
-// Skips count varints from q (bounded by end); null when they run past it.
-inline const uint8_t* skip_varints(const uint8_t* q, const uint8_t* end, uint32_t count) noexcept {
-  while (count) {
-    if (q >= end) return nullptr;
-    if (*q++ < 0x80) --count;
-  }
-  return q;
-}
-}  // namespace
-
-const uint8_t* SegmentView::lines(int64_t p) const {
+uint64_t SegmentView::lines(int64_t p) const {
   const int64_t k = p / kLineCheckpoint;
   uint64_t start, stop;
   line_ckpt.pair(static_cast<size_t>(k), start, stop);
+  stop = std::min<uint64_t>(stop, line_nibbles);
   if (checks) {
-    checks->line_data.ensure(start, stop);
+    checks->line_data.ensure(start / 2, (stop + 1) / 2);
     checks->post_tf.ensure(k * kLineCheckpoint, p + 1);
   }
-  const uint8_t* q = line_data + start;
-  const uint8_t* end = line_data + std::min<uint64_t>(stop, line_bytes);
-  // Skip the lines of the postings before p: as many varints as their tfs
-  // add up to.  A varint ends at a byte below 0x80, so whole words are
-  // skipped by counting such bytes while they hold fewer than needed.
+  // Skip the lines of the postings before p: as many deltas as their tfs add up to.
   uint64_t need = 0;
   for (int64_t j = k * kLineCheckpoint; j < p; ++j) need += tf(j);
-  while (need > 8 && end - q >= 8) {
-    uint64_t w;
-    std::memcpy(&w, q, 8);
-    const uint64_t ends = popcount64(~w & 0x8080808080808080ULL);
-    if (ends >= need) break;
-    need -= ends;
-    q += 8;
-  }
-  for (; need > UINT32_MAX && q; need -= UINT32_MAX) q = skip_varints(q, end, UINT32_MAX);
-  if (q) q = skip_varints(q, end, static_cast<uint32_t>(need));
-  return q ? q : line_data + line_bytes;  // (validated segments never take the fallback)
+  const uint64_t at = skip_line_deltas(line_data, start, stop, need);
+  return at != kNoLinePos ? at : line_nibbles;  // (validated segments never take the fallback)
 }
 
 void SegmentView::verify_all() const {
@@ -329,30 +300,18 @@ void DocumentEncoder::encode(DocumentTokenizer& tokenizer, const char* data, siz
   while (i < pairs_.size()) {
     const uint32_t term = static_cast<uint32_t>(pairs_[i] >> 32);
     out.terms.push_back(term);
-    out.line_off.push_back(static_cast<uint32_t>(out.lines.size()));
+    out.line_off.push_back(static_cast<uint32_t>(out.lines.nibbles));
     uint32_t prev = 0, tf = 0;
     for (; i < pairs_.size() && static_cast<uint32_t>(pairs_[i] >> 32) == term; ++i) {
       const uint32_t line = static_cast<uint32_t>(pairs_[i]);
-      put_varint(out.lines, line - prev);
+      out.lines.put(line - prev);
       prev = line;
       ++tf;
     }
     out.tf.push_back(tf);
   }
-  if (out.lines.size() > std::numeric_limits<uint32_t>::max()) throw std::length_error("document line data exceeds 4 GiB");
-}
-
-int64_t varint_span(const uint8_t* p, const uint8_t* end, uint32_t count) noexcept {
-  const uint8_t* q = p;
-  while (count > 0) {
-    int bytes = 0;
-    for (;;) {
-      if (q >= end || ++bytes > 5) return -1;
-      if (!(*q++ & 0x80)) break;
-    }
-    --count;
-  }
-  return q - p;
+  out.lines.align();
+  if (out.lines.nibbles > std::numeric_limits<uint32_t>::max()) throw std::length_error("document line data exceeds 2 GiB");
 }
 
 namespace {
@@ -397,27 +356,20 @@ const char* validate_segment(const SegmentView& seg, size_t n_docs) {
       return "tf overflow positions are out of range or unordered";
     if (seg.tf_big_val[i] < kTfEscape) return "tf overflow value is small";
   }
-  // Every posting's lines: well-formed varints, at the checkpoints' offsets, ending at the data's end.
-  const uint8_t* data = seg.line_data;
-  const uint8_t* end = data + seg.line_bytes;
-  const uint8_t* q = data;
+  // Every posting's lines: well-formed deltas, at the checkpoints' positions, ending at the stream's end.
+  const uint64_t n_nib = seg.line_nibbles;
+  if ((n_nib + 1) / 2 != seg.line_bytes) return "line data size does not match its nibble count";
+  if ((n_nib & 1) && line_nibble(seg.line_data, n_nib) != 0) return "line data padding is not 0";
+  uint64_t q = 0;
   for (int64_t p = 0; p < n_post; ++p) {
-    if (p % kLineCheckpoint == 0 && seg.line_ckpt[p / kLineCheckpoint] != static_cast<uint64_t>(q - data))
+    if (p % kLineCheckpoint == 0 && seg.line_ckpt[p / kLineCheckpoint] != q)
       return "line checkpoint does not match the line data";
-    uint32_t left = seg.tf(p);
-    int run = 0;
-    while (left) {
-      if (q >= end) return "posting lines run past the line data";
-      if (*q++ < 0x80) {
-        --left;
-        run = 0;
-      } else if (++run == 5) {
-        return "malformed line varint";
-      }
-    }
+    const int64_t span = line_span(seg.line_data, q, n_nib, seg.tf(p));
+    if (span < 0) return "malformed or truncated posting lines";
+    q += static_cast<uint64_t>(span);
   }
-  if (q != end) return "line data has trailing bytes";
-  if (seg.line_ckpt[line_checkpoints(n_post) - 1] != seg.line_bytes) return "last line checkpoint is not the line data size";
+  if (q != n_nib) return "line data has trailing nibbles";
+  if (seg.line_ckpt[line_checkpoints(n_post) - 1] != n_nib) return "last line checkpoint is not the line data size";
   return nullptr;
 }
 
@@ -438,20 +390,20 @@ void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, B
   const size_t n_terms = order.size();
   const int64_t n_post = seg.n_postings();
   const uint8_t* data = seg.line_data;
-  const uint8_t* end = data + seg.line_bytes;
+  const uint64_t end = seg.line_nibbles;
   // Where each source term's lines start: one sequential pass (lines follow posting order).
   std::vector<uint64_t> line_start(seg.n_terms + 1, 0);
   {
-    const uint8_t* q = data;
+    uint64_t q = 0;
     for (size_t t = 0; t < seg.n_terms; ++t) {
-      line_start[t] = static_cast<uint64_t>(q - data);
+      line_start[t] = q;
       const SegmentView::Range r = seg.postings(static_cast<uint32_t>(t));
       for (int64_t p = r.begin; p < r.end; ++p) {
-        q = skip_varints(q, end, seg.tf(p));
-        if (!q) throw std::logic_error("malformed line data");
+        q = skip_line_deltas(data, q, end, seg.tf(p));
+        if (q == kNoLinePos) throw std::logic_error("malformed line data");
       }
     }
-    line_start[seg.n_terms] = static_cast<uint64_t>(q - data);
+    line_start[seg.n_terms] = q;
   }
   out.term_ptr.assign(n_terms + 1, 0);
   out.post_doc.resize(static_cast<size_t>(n_post));
@@ -459,7 +411,9 @@ void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, B
   out.tf_big_pos.clear();
   out.tf_big_val.clear();
   out.line_ckpt.assign(line_checkpoints(n_post), 0);
-  out.line_data.resize(seg.line_bytes);
+  out.lines.clear();
+  out.lines.nibbles = end;
+  out.lines.bytes.assign(seg.line_bytes, 0);  // zeroed: runs are OR-ed in
   int64_t q_post = 0;
   uint64_t q_line = 0;
   for (size_t i = 0; i < n_terms; ++i) {
@@ -472,18 +426,18 @@ void permute_terms(const SegmentView& seg, const std::vector<uint32_t>& order, B
         for (int64_t p = s; p < e; ++p) out.post_doc[static_cast<size_t>(q_post + (p - s))] = seg.doc(p);
         std::memcpy(out.post_tf.data() + q_post, seg.post_tf + s, static_cast<size_t>(e - s));
       }
-      if (le > ls) std::memcpy(out.line_data.data() + q_line, data + ls, static_cast<size_t>(le - ls));
+      copy_line_nibbles(out.lines.bytes.data(), q_line, data, ls, le - ls);
       // Checkpoints that fall inside this term: walk its lines up to each.
       int64_t next = (q_post + kLineCheckpoint - 1) / kLineCheckpoint * kLineCheckpoint;
-      const uint8_t* src = data + ls;
+      uint64_t src = ls;
       for (int64_t p = s; next < q_post + (e - s); ++p) {
         const int64_t at = q_post + (p - s);
         if (at == next) {
-          out.line_ckpt[static_cast<size_t>(at / kLineCheckpoint)] = q_line + static_cast<uint64_t>(src - (data + ls));
+          out.line_ckpt[static_cast<size_t>(at / kLineCheckpoint)] = q_line + (src - ls);
           next += kLineCheckpoint;
         }
-        src = skip_varints(src, end, seg.tf(p));
-        if (!src) throw std::logic_error("malformed line data");
+        src = skip_line_deltas(data, src, end, seg.tf(p));
+        if (src == kNoLinePos) throw std::logic_error("malformed line data");
       }
       for (int64_t p = s; p < e; ++p) {
         if (seg.post_tf[p] == kTfEscape) {

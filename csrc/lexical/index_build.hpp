@@ -2,7 +2,8 @@
 //
 // Postings are one per (term, document) with tf = the number of distinct lines
 // of the document that contain the term.  The lines themselves are kept apart
-// (delta + LEB128 varint bytes) so that scoring never reads them.
+// (deltas as nibble varints: lexical/line_lists.hpp) so that scoring never
+// reads them.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <iterator>
 #include <vector>
 
+#include "lexical/line_lists.hpp"
 #include "storage/checked.hpp"
 #include "storage/for_blocks.hpp"
 #include "storage/offsets.hpp"
@@ -19,7 +21,7 @@
 
 namespace codelex {
 
-// Postings per line checkpoint: the byte offset of every 16th posting's
+// Postings per line checkpoint: the nibble position of every 16th posting's
 // lines is stored (half a byte per posting); any other posting's lines are
 // at most 15 postings' line lists past one, skipped word-at-a-time.
 constexpr int64_t kLineCheckpoint = 16;
@@ -129,9 +131,10 @@ struct SegmentView {
   const uint64_t* tf_big_pos = nullptr;  // ascending posting indices of the escaped tfs
   const uint32_t* tf_big_val = nullptr;
   size_t n_tf_big = 0;
-  PackedOffsets line_ckpt;  // line_checkpoints(n_postings) entries, the last = line_bytes
-  const uint8_t* line_data = nullptr;   // varint line deltas, tf per posting, in posting order
-  size_t line_bytes = 0;
+  PackedOffsets line_ckpt;  // line_checkpoints(n_postings) nibble positions, the last = line_nibbles
+  const uint8_t* line_data = nullptr;   // line deltas (line_lists.hpp), tf per posting, in posting order
+  size_t line_bytes = 0;                // (line_nibbles + 1) / 2
+  uint64_t line_nibbles = 0;
   const SegmentChecks* checks = nullptr;  // null: every array is trusted
 
   struct Range {
@@ -168,8 +171,8 @@ struct SegmentView {
     return v != kTfEscape ? v : big_tf(p);
   }
   uint32_t big_tf(int64_t p) const noexcept;
-  // The first byte of posting p's lines (verified); its tf varints follow.
-  const uint8_t* lines(int64_t p) const;
+  // The nibble position of posting p's lines (verified); its tf deltas follow.
+  uint64_t lines(int64_t p) const;
   // Verifies every lazily checked array (throws CorruptIndex on a mismatch).
   void verify_all() const;
 };
@@ -187,14 +190,14 @@ struct BuiltSegment {
   std::vector<uint64_t> tf_big_pos;
   std::vector<uint32_t> tf_big_val;
   std::vector<uint64_t> line_ckpt;     // see SegmentView
-  std::vector<uint8_t> line_data;      // varint line deltas, tf per posting, in posting order
+  LineWriter lines;                    // line deltas, tf per posting, in posting order
   std::vector<uint32_t> doc_len;       // token occurrences per document (repeats counted)
   std::vector<uint32_t> field_len;     // n_docs * kExtraFields: dir, name, defs token counts per document
 
-  // Appends a posting whose lines the caller appends to line_data next.
+  // Appends a posting whose lines the caller appends to `lines` next.
   void append_posting(uint32_t doc, uint32_t tf) {
     const size_t p = post_doc.size();
-    if (p % kLineCheckpoint == 0) line_ckpt.push_back(line_data.size());
+    if (p % kLineCheckpoint == 0) line_ckpt.push_back(lines.nibbles);
     post_doc.push_back(doc);
     if (tf >= kTfEscape) {
       post_tf.push_back(static_cast<uint8_t>(kTfEscape));
@@ -205,7 +208,7 @@ struct BuiltSegment {
     }
   }
   // After the last append: the closing checkpoint.
-  void close_checkpoints() { line_ckpt.push_back(line_data.size()); }
+  void close_checkpoints() { line_ckpt.push_back(lines.nibbles); }
 };
 
 SegmentView view_of(const BuiltSegment& s);
@@ -306,11 +309,11 @@ class SparseLineDeduper {
 struct BatchSegment {
   std::vector<uint32_t> terms;          // distinct term ids, ascending
   std::vector<int64_t> term_ptr;        // terms.size() + 1
-  std::vector<int64_t> term_line_ptr;   // terms.size() + 1
+  std::vector<int64_t> term_line_ptr;   // terms.size() + 1 nibble positions
   std::vector<uint32_t> post_doc;       // batch-local, ascending within a term
   std::vector<uint8_t> post_tf;         // kTfEscape = see tf_big (the batches of a build are all held at once)
   std::vector<std::pair<uint32_t, uint32_t>> tf_big;  // (posting, tf) of the escaped tfs, ascending
-  std::vector<uint8_t> line_data;       // each posting's tf varints, in posting order
+  LineWriter lines;                     // each posting's tf deltas, in posting order
   std::vector<uint32_t> doc_len;
   std::vector<uint32_t> field_len;      // n_docs * kExtraFields
 };
@@ -355,12 +358,12 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
                    size_t n_terms, BuiltSegment& out);
 
 // One document's postings, ready to be added to a live index: its distinct
-// terms (ascending) with tf (distinct lines) and their lines as varint deltas.
+// terms (ascending) with tf (distinct lines) and their lines' deltas.
 struct EncodedDocument {
   std::vector<uint32_t> terms;
   std::vector<uint32_t> tf;
-  std::vector<uint32_t> line_off;  // start of term i's lines in `lines`
-  std::vector<uint8_t> lines;
+  std::vector<uint32_t> line_off;  // nibble position of term i's lines in `lines`
+  LineWriter lines;                // byte-aligned at the end (a delta index appends whole bytes)
   uint64_t length = 0;             // token occurrences (repeats counted)
   uint32_t field_length[kExtraFields] = {0, 0, 0};  // dir, name, defs token counts
 };
@@ -381,8 +384,8 @@ class DocumentEncoder {
 
 // Checks every structural invariant that reading relies on (monotonic
 // offsets, document ids in range and ascending within a term, tf escapes
-// matching their overflow pairs, every posting's lines well-formed varints at
-// the checkpoints' offsets).  Returns null when valid, else a static
+// matching their overflow pairs, every posting's lines well-formed deltas at
+// the checkpoints' positions, an odd stream's padding 0).  Returns null when valid, else a static
 // description.  (A lazily checked segment needs none of this: a verified
 // chunk holds what a save wrote, and saves write validated segments only.
 // That holds for a file this user wrote only: the digests are unkeyed, so the
@@ -404,17 +407,5 @@ inline void for_each_doc_into(const SegmentView& seg, int64_t begin, int64_t end
 // The segment's document ids in frame-of-reference blocks (what a save writes).
 void pack_doc_ids(const SegmentView& seg, ForBlocksData& out);
 
-// Bytes taken by `count` varints starting at p (bounded by end); -1 when
-// malformed or truncated.
-int64_t varint_span(const uint8_t* p, const uint8_t* end, uint32_t count) noexcept;
-
-// Appends x as an unsigned LEB128 varint.
-inline void put_varint(std::vector<uint8_t>& out, uint32_t x) {
-  while (x >= 0x80) {
-    out.push_back(static_cast<uint8_t>(x | 0x80));
-    x >>= 7;
-  }
-  out.push_back(static_cast<uint8_t>(x));
-}
 
 }  // namespace codelex

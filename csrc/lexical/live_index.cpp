@@ -157,7 +157,7 @@ const uint32_t* LiveIndex::base_line_starts() const {
   if (line_starts_done_.load(std::memory_order_acquire)) return line_starts_ptr_.load(std::memory_order_acquire);
   const SegmentView& seg = base_.seg;
   const int64_t n_post = seg.n_postings();
-  if (n_post > line_starts_max_ || seg.line_bytes > UINT32_MAX) {
+  if (n_post > line_starts_max_ || seg.line_nibbles > UINT32_MAX) {
     line_starts_done_.store(true, std::memory_order_release);
     return nullptr;
   }
@@ -166,14 +166,11 @@ const uint32_t* LiveIndex::base_line_starts() const {
     seg.checks->line_data.ensure_all();
   }
   std::vector<uint32_t> starts(static_cast<size_t>(n_post));
-  const uint8_t* data = seg.line_data;
-  const uint8_t* end = data + seg.line_bytes;
-  const uint8_t* q = data;
+  uint64_t q = 0;
   for (int64_t p = 0; p < n_post; ++p) {
-    starts[static_cast<size_t>(p)] = static_cast<uint32_t>(q - data);
-    const int64_t span = varint_span(q, end, seg.tf(p));
-    if (span < 0) throw CorruptIndex("corrupt index: posting lines run past the line data");
-    q += span;
+    starts[static_cast<size_t>(p)] = static_cast<uint32_t>(q);
+    q = skip_line_deltas(seg.line_data, q, seg.line_nibbles, seg.tf(p));
+    if (q == kNoLinePos) throw CorruptIndex("corrupt index: posting lines run past the line data");
   }
   line_starts_.swap(starts);
   line_starts_ptr_.store(line_starts_.data(), std::memory_order_release);
@@ -462,8 +459,9 @@ void LiveIndex::retire_locked(uint32_t slot) {
 void LiveIndex::put(uint32_t slot, const EncodedDocument& doc, int64_t mtime_ns, uint64_t size) {
   if (slot >= doc_len_.size()) throw std::out_of_range("slot out of range");
   const size_t n = doc.terms.size();
-  if (delta_lines_.size() + doc.lines.size() > std::numeric_limits<uint32_t>::max())
-    throw std::length_error("delta line data would exceed 4 GiB: merge first");
+  // Line offsets are 32-bit nibble positions.
+  if (delta_lines_.size() + doc.lines.bytes.size() > std::numeric_limits<uint32_t>::max() / 2)
+    throw std::length_error("delta line data would exceed 2 GiB: merge first");
   if (gen_[slot] == std::numeric_limits<uint32_t>::max()) throw std::length_error("slot generation exhausted: merge first");
   DeltaDoc fresh;
   fresh.terms = doc.terms;
@@ -487,15 +485,15 @@ void LiveIndex::put(uint32_t slot, const EncodedDocument& doc, int64_t mtime_ns,
     }
     reserve_one_more(delta_lists_[h - 1]);
   }
-  if (delta_lines_.capacity() < delta_lines_.size() + doc.lines.size())
-    delta_lines_.reserve(std::max(delta_lines_.size() + doc.lines.size(), delta_lines_.capacity() * 2));
+  if (delta_lines_.capacity() < delta_lines_.size() + doc.lines.bytes.size())
+    delta_lines_.reserve(std::max(delta_lines_.size() + doc.lines.bytes.size(), delta_lines_.capacity() * 2));
   if (!delta_doc_of_[slot]) reserve_one_more(delta_docs_);
   reserve_retire(slot);
 
   // Phase 2: no allocation from here on.
   retire_locked(slot);
-  const uint32_t line_base = static_cast<uint32_t>(delta_lines_.size());
-  delta_lines_.insert(delta_lines_.end(), doc.lines.begin(), doc.lines.end());
+  const uint32_t line_base = static_cast<uint32_t>(2 * delta_lines_.size());  // a document's lines are whole bytes
+  delta_lines_.insert(delta_lines_.end(), doc.lines.bytes.begin(), doc.lines.bytes.end());
   const uint32_t g = gen_[slot];
   for (size_t i = 0; i < n; ++i) {
     const uint32_t h = delta_head_.get(doc.terms[i]) - 1;
@@ -565,7 +563,7 @@ bool LiveIndex::over_threshold(double ratio, uint64_t min_postings, uint64_t dea
 
 bool LiveIndex::needs_merge(double ratio, uint64_t min_postings) {
   // Hard limits first: the delta's 32-bit line offsets and the slot generations.
-  if (delta_lines_.size() > (1ull << 31) || max_gen_ > (1u << 31)) return true;
+  if (delta_lines_.size() > (1ull << 30) || max_gen_ > (1u << 31)) return true;
   if (ratio < 0) return false;
   // More removed postings mean more pending and fewer live ones: the test is
   // monotonic in them, so the bounds decide unless the threshold lies between.
@@ -602,49 +600,50 @@ std::unique_ptr<MergedIndex> LiveIndex::build_merged(size_t n_terms) const {
   out.term_ptr.assign(n_terms + 1, 0);
   out.post_doc.reserve(pairs);
   out.post_tf.reserve(pairs);
-  out.line_data.reserve(seg.line_bytes + delta_lines_.size());
+  out.lines.reserve_nibbles(seg.line_nibbles + 2 * delta_lines_.size());
 
   struct Pending {
     uint32_t doc;  // new id
     uint32_t tf;
-    const uint8_t* lines;
+    uint64_t lines;  // nibble position in the delta's lines
   };
   std::vector<Pending> delta;
-  const uint8_t* base_end = seg.line_data + seg.line_bytes;
-  const uint8_t* delta_end = delta_lines_.data() + delta_lines_.size();
+  const uint64_t base_end = seg.line_nibbles;
+  const uint64_t delta_end = 2 * delta_lines_.size();
   for (size_t t = 0; t < n_terms; ++t) {
     delta.clear();
     if (const auto* list = delta_list(static_cast<uint32_t>(t))) {
       for (const DeltaPosting& dp : *list)
-        if (dp.gen == gen_[dp.doc]) delta.push_back(Pending{new_id[dp.doc], dp.tf, delta_lines_.data() + dp.line_off});
+        if (dp.gen == gen_[dp.doc]) delta.push_back(Pending{new_id[dp.doc], dp.tf, dp.line_off});
       std::sort(delta.begin(), delta.end(), [](const Pending& a, const Pending& b) { return a.doc < b.doc; });
     }
-    auto emit = [&](uint32_t doc, uint32_t tf, const uint8_t* lines, const uint8_t* end) -> const uint8_t* {
-      const int64_t span = varint_span(lines, end, tf);
+    auto emit = [&](uint32_t doc, uint32_t tf, const uint8_t* data, uint64_t lines, uint64_t end) -> uint64_t {
+      const int64_t span = line_span(data, lines, end, tf);
       if (span < 0) throw std::logic_error("malformed line data");
       out.append_posting(doc, tf);
-      out.line_data.insert(out.line_data.end(), lines, lines + span);
-      return lines + span;
+      out.lines.append(data, lines, static_cast<uint64_t>(span));
+      return lines + static_cast<uint64_t>(span);
     };
+    const uint8_t* delta_data = delta_lines_.data();
     size_t j = 0;
     if (t < seg.n_terms) {
       const SegmentView::Range r = seg.postings(static_cast<uint32_t>(t));
-      const uint8_t* lines = r.end > r.begin ? seg.lines(r.begin) : nullptr;
+      uint64_t lines = r.end > r.begin ? seg.lines(r.begin) : 0;
       for (int64_t p = r.begin; p < r.end; ++p) {
         const uint32_t s = seg.doc(p);
         const uint32_t tf = seg.tf(p);
         if (!base_live_[s]) {
-          const int64_t span = varint_span(lines, base_end, tf);
-          if (span < 0) throw std::logic_error("malformed line data");
-          lines += span;
+          lines = skip_line_deltas(seg.line_data, lines, base_end, tf);
+          if (lines == kNoLinePos) throw std::logic_error("malformed line data");
           continue;
         }
         const uint32_t d = new_id[s];
-        for (; j < delta.size() && delta[j].doc < d; ++j) emit(delta[j].doc, delta[j].tf, delta[j].lines, delta_end);
-        lines = emit(d, tf, lines, base_end);
+        for (; j < delta.size() && delta[j].doc < d; ++j)
+          emit(delta[j].doc, delta[j].tf, delta_data, delta[j].lines, delta_end);
+        lines = emit(d, tf, seg.line_data, lines, base_end);
       }
     }
-    for (; j < delta.size(); ++j) emit(delta[j].doc, delta[j].tf, delta[j].lines, delta_end);
+    for (; j < delta.size(); ++j) emit(delta[j].doc, delta[j].tf, delta_data, delta[j].lines, delta_end);
     out.term_ptr[t + 1] = static_cast<int64_t>(out.post_doc.size());
   }
   out.close_checkpoints();

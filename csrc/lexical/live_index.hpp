@@ -72,7 +72,7 @@ struct DeltaPosting {
   uint32_t doc;       // slot
   uint32_t gen;       // the slot's generation when added
   uint32_t tf;
-  uint32_t line_off;  // into the delta's line data
+  uint32_t line_off;  // nibble position in the delta's line data
 };
 
 // A compacted index produced by LiveIndex::build_merged.

@@ -76,14 +76,16 @@ uint32_t Scorer::best_line(const LiveIndex& index, uint32_t doc, const QueryTerm
     if (in_base) {
       const int64_t p = find_base_posting(seg, q.term, doc);
       if (p < 0) continue;
-      c.pos = starts ? seg.line_data + starts[p] : seg.lines(p);
-      c.end = seg.line_data + seg.line_bytes;
+      c.data = seg.line_data;
+      c.pos = starts ? starts[p] : seg.lines(p);
+      c.end = seg.line_nibbles;
       c.left = seg.tf(p);
     } else {
       const DeltaPosting* dp = index.find_delta(q.term, doc);
       if (!dp) continue;
-      c.pos = index.delta_lines() + dp->line_off;
-      c.end = index.delta_lines() + index.delta_line_bytes();
+      c.data = index.delta_lines();
+      c.pos = dp->line_off;
+      c.end = 2 * index.delta_line_bytes();
       c.left = dp->tf;
     }
     c.line = 0;

@@ -430,24 +430,17 @@ class Scorer {
   std::vector<uint32_t> touched_;  // n_docs + 1 long; the first n_touched_ are this query's documents
   size_t n_touched_ = 0;
   struct LineCursor {
-    const uint8_t* pos;
-    const uint8_t* end;
+    const uint8_t* data;
+    uint64_t pos;  // nibble positions (lexical/line_lists.hpp)
+    uint64_t end;
     uint32_t left;  // lines not yet decoded
     uint32_t line;  // current line
     double idf;
     bool active = true;
     // Moves to the next line; false (and inactive) when exhausted or malformed.
     bool advance() noexcept {
-      if (left == 0 || pos >= end) return active = false;
-      uint32_t delta = 0;
-      int shift = 0;
-      for (;;) {
-        if (pos >= end || shift > 28) return active = false;
-        const uint8_t byte = *pos++;
-        delta |= static_cast<uint32_t>(byte & 0x7F) << shift;
-        if (!(byte & 0x80)) break;
-        shift += 7;
-      }
+      uint32_t delta;
+      if (left == 0 || !read_line_delta(data, pos, end, delta)) return active = false;
       line += delta;
       --left;
       return true;

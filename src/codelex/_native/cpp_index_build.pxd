@@ -27,6 +27,7 @@ cdef extern from "lexical/index_build.hpp" namespace "codelex" nogil:
         PackedOffsets line_ckpt
         const uint8_t* line_data
         size_t line_bytes
+        uint64_t line_nibbles
         const SegmentChecks* checks
         int64_t n_postings() except +
         void verify_all() except +
@@ -43,7 +44,6 @@ cdef extern from "lexical/index_build.hpp" namespace "codelex" nogil:
         vector[uint64_t] tf_big_pos
         vector[uint32_t] tf_big_val
         vector[uint64_t] line_ckpt
-        vector[uint8_t] line_data
         vector[uint32_t] doc_len
         vector[uint32_t] field_len
 

@@ -740,10 +740,13 @@ cdef class LiveIndex:
         base.seg.line_ckpt.rel = NULL
         base.seg.line_ckpt.rel_check = NULL
         base.seg.line_ckpt.rel_blocks = line_ckpt.view()
-        if lcb[lcb.shape[0] - 1] + base.seg.line_ckpt.rel_blocks.get(n_ckpt - 1) != <uint64_t>ld.shape[0]:
+        # The last checkpoint is the line data's length in nibbles (codelex/csrc/lexical/line_lists.hpp).
+        cdef uint64_t line_nibbles = lcb[lcb.shape[0] - 1] + base.seg.line_ckpt.rel_blocks.get(n_ckpt - 1)
+        if (line_nibbles + 1) // 2 != <uint64_t>ld.shape[0]:
             raise ValueError("line checkpoints do not end at the line data size")
         base.seg.line_data = &ld[0] if ld.shape[0] else <const uint8_t*>&codelex_dummy32
         base.seg.line_bytes = ld.shape[0]
+        base.seg.line_nibbles = line_nibbles
         base.seg.checks = NULL
         base.doc_len = u32_ptr(dl)
         base.field_len = u32_ptr(fl)

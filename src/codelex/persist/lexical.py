@@ -78,8 +78,10 @@ FORMAT = "codelex-index"
 #: 128 -> 47 MiB) and the postings' documents in frame-of-reference blocks of 128 (``post_doc`` and its
 #: ``post_doc_min``/``_width``/``_off``; 106 -> 44 MiB); version 8: the posting offsets' and line checkpoints'
 #: remainders in such blocks too (``term_ptr_rel``, ``line_ckpt_rel`` and their three; 28.8 -> 8.7 MiB).
+#: version 9 (issue 42): a posting's line deltas as varints of 4-bit units, the line checkpoints as nibble
+#: positions (``line_data`` on the Linux tree 155 -> 121 MiB; ``csrc/lexical/line_lists.hpp``).
 #: Older indexes are refused at the prefix (their version) and rebuilt.
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 
 #: The arrays verified chunk by chunk as they are read (snapshot name -> file name).
 #: Frame-of-reference blocks: each one's bits and its blocks' minimum, width and start.
