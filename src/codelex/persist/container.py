@@ -354,6 +354,14 @@ def _untrusted_reason(kind: str | None) -> str:
             "or forged); rebuild it")
 
 
+#: Arrays are written in pieces of this size.  Why: the page cache keeps a write's pages in folios as large as
+#: the write (ext4 on Linux 6.16 and later), and a read fault through a mapping maps the whole folio, so an index
+#: written in one call made a process that reads a few postings resident in megabytes of it; in pieces, a fault
+#: maps what the kernel's fault-around maps anyway (64 KiB). On the Linux tree this took a serving process's RSS
+#: after 138 queries from 344 to 231 MiB.
+_WRITE_PIECE = 1 << 16
+
+
 def _write(f, arrays: dict[str, np.ndarray], schema: dict[str, str], meta: dict, version: int) -> None:
     entries = []
     casted = {}
@@ -383,7 +391,9 @@ def _write(f, arrays: dict[str, np.ndarray], schema: dict[str, str], meta: dict,
     pos = _PREFIX.size + len(blob)
     for entry in header["arrays"]:
         f.write(b"\x00" * (entry["offset"] - pos))
-        f.write(memoryview(casted[entry["name"]]).cast("B"))
+        data = memoryview(casted[entry["name"]]).cast("B")
+        for start in range(0, len(data), _WRITE_PIECE):
+            f.write(data[start:start + _WRITE_PIECE])
         pos = entry["offset"] + entry["nbytes"]
 
 
@@ -531,7 +541,29 @@ def read_container(file: Path, schema: dict[str, str], kind: str, version: int, 
         # file resident in this process.
         arrays = _read_arrays(header, schema, buf, header_end, size, verify,
                               f.fileno() if isinstance(buf, _mmap.mmap) else None, lazy=lazy)
+    if isinstance(buf, _mmap.mmap):
+        _advise_random(buf, header, lazy)
     return Container(file, header, arrays, buf, trusted)
+
+
+def _advise_random(buf: _mmap.mmap, header: dict, lazy: frozenset[str]) -> None:
+    """Tell the kernel that the lazily read arrays are read a few pages at a time (no read-ahead).
+
+    From a cold page cache, a fault then reads the pages a query touches, not the window around them
+    (Lucene reads its postings and terms the same way).
+    """
+    advice = getattr(_mmap, "MADV_RANDOM", None)
+    if advice is None:
+        return
+    page = _mmap.PAGESIZE
+    for entry in header["arrays"]:
+        if entry["name"] not in lazy or entry["nbytes"] < page:
+            continue
+        start = entry["offset"] - entry["offset"] % page
+        try:
+            buf.madvise(advice, start, entry["offset"] + entry["nbytes"] - start)
+        except (OSError, ValueError):
+            return  # advice only
 
 
 def _file_digest(fd: int, offset: int, nbytes: int) -> str:
