@@ -91,7 +91,8 @@ void SegmentBuilder::finish(BatchSegment& out) {
   out.lines.clear();
   out.lines.reserve_nibbles(n_trip + n_trip / 2);
   for (size_t i = 0; i < n_terms; ++i) {
-    out.term_line_ptr[i] = static_cast<int64_t>(out.lines.nibbles);
+    if (out.lines.nibbles > UINT32_MAX) throw std::length_error("too many lines in one batch");
+    out.term_line_ptr[i] = static_cast<uint32_t>(out.lines.nibbles);
     int64_t k = start[i];
     const int64_t e = start[i + 1];
     while (k < e) {
@@ -112,9 +113,11 @@ void SegmentBuilder::finish(BatchSegment& out) {
         out.post_tf.push_back(static_cast<uint8_t>(tf));
       }
     }
-    out.term_ptr[i + 1] = static_cast<int64_t>(out.post_doc.size());
+    if (out.post_doc.size() > UINT32_MAX) throw std::length_error("too many postings in one batch");
+    out.term_ptr[i + 1] = static_cast<uint32_t>(out.post_doc.size());
   }
-  out.term_line_ptr[n_terms] = static_cast<int64_t>(out.lines.nibbles);
+  if (out.lines.nibbles > UINT32_MAX) throw std::length_error("too many lines in one batch");
+  out.term_line_ptr[n_terms] = static_cast<uint32_t>(out.lines.nibbles);
   out.doc_len.swap(doc_len_);
   doc_len_.clear();
   out.field_len.swap(field_len_);
@@ -141,8 +144,8 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
     const BatchSegment& bt = batches[c];
     for (size_t i = 0; i < bt.terms.size(); ++i) {
       const uint32_t g = global(c, bt.terms[i]);
-      out.term_ptr[g + 1] += bt.term_ptr[i + 1] - bt.term_ptr[i];
-      term_line_ptr[g + 1] += bt.term_line_ptr[i + 1] - bt.term_line_ptr[i];
+      out.term_ptr[g + 1] += static_cast<int64_t>(bt.term_ptr[i + 1]) - bt.term_ptr[i];
+      term_line_ptr[g + 1] += static_cast<int64_t>(bt.term_line_ptr[i + 1]) - bt.term_line_ptr[i];
     }
     n_docs += bt.doc_len.size();
   }

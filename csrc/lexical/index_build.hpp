@@ -308,8 +308,10 @@ class SparseLineDeduper {
 // and concatenated into one BuiltSegment.
 struct BatchSegment {
   std::vector<uint32_t> terms;          // distinct term ids, ascending
-  std::vector<int64_t> term_ptr;        // terms.size() + 1
-  std::vector<int64_t> term_line_ptr;   // terms.size() + 1 nibble positions
+  // Batch-local offsets are 32-bit (a batch that would pass 2^32 postings or line nibbles is refused): a
+  // tree's batches hold tens of millions of (batch, term) pairs until they are joined.
+  std::vector<uint32_t> term_ptr;       // terms.size() + 1
+  std::vector<uint32_t> term_line_ptr;  // terms.size() + 1 nibble positions
   std::vector<uint32_t> post_doc;       // batch-local, ascending within a term
   std::vector<uint8_t> post_tf;         // kTfEscape = see tf_big (the batches of a build are all held at once)
   std::vector<std::pair<uint32_t, uint32_t>> tf_big;  // (posting, tf) of the escaped tfs, ascending

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace codelex {
 
@@ -68,6 +70,7 @@ void Vocabulary::clear() {
   base_filter_check_.reset(nullptr, 0, nullptr, "term filter");
   arena_.clear();
   offsets_.assign(1, 0);
+  overlay_ascending_ = true;
   slots_.assign(1024, 0);
   mask_ = slots_.size() - 1;
   count_ = 0;
@@ -427,7 +430,7 @@ const char* Vocabulary::assign_sorted(const char* blocks, size_t blocks_len, con
 void Vocabulary::sorted_order(std::vector<uint32_t>& order) const {
   const size_t n = size(), added = offsets_.size() - 1;
   order.resize(n);
-  if (added == 0) {  // the base alone is sorted
+  if (added == 0 || (base_n_ == 0 && overlay_ascending_)) {  // the base alone, or the overlay alone, is sorted
     for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
     return;
   }
@@ -513,6 +516,11 @@ uint32_t Vocabulary::intern(const char* s, size_t n) {
   } else {
     if (size() >= 0xFFFFFFFEu) throw std::length_error("vocabulary is full");
     id = static_cast<uint32_t>(size());
+    if (overlay_ascending_ && offsets_.size() > 1) {
+      const size_t last = offsets_.size() - 2;
+      const std::string_view prev(arena_.data() + offsets_[last], offsets_[last + 1] - offsets_[last]);
+      overlay_ascending_ = prev < std::string_view(s, n);
+    }
     arena_.insert(arena_.end(), s, s + n);
     offsets_.push_back(arena_.size());
   }
@@ -536,6 +544,7 @@ bool Vocabulary::assign(const char* blob, size_t blob_len, const uint64_t* offse
   arena_.assign(blob, blob + offsets[n]);
   offsets_.assign(offsets, offsets + n + 1);
   count_ = n;
+  overlay_ascending_ = n <= 1;  // (not checked: sorted_order sorts)
   // Hash everything first, then insert with the slot of a later term
   // prefetched: the table is larger than the caches, so the inserts are
   // bound by memory latency, which prefetching overlaps.
@@ -567,6 +576,7 @@ void Vocabulary::absorb(Vocabulary& other, std::vector<uint32_t>& remap) {
     for (size_t i = 0; i < remap.size(); ++i) remap[i] = static_cast<uint32_t>(i);
     arena_.swap(other.arena_);
     offsets_.swap(other.offsets_);
+    std::swap(overlay_ascending_, other.overlay_ascending_);
     slots_.swap(other.slots_);
     std::swap(count_, other.count_);
     std::swap(mask_, other.mask_);
@@ -590,6 +600,67 @@ void Vocabulary::intern_all(const Vocabulary& other, std::vector<uint32_t>& rema
     const std::string_view t = reader.get(static_cast<uint32_t>(i));
     remap[i] = intern(t.data(), t.size());
   }
+}
+
+void Vocabulary::absorb_sorted(const std::vector<Vocabulary*>& others, std::vector<std::vector<uint32_t>>& remaps) {
+  if (size() != 0) throw std::logic_error("absorb_sorted needs an empty vocabulary");
+  const size_t k = others.size();
+  for (const Vocabulary* o : others)
+    if (o->base_n_ != 0) throw std::logic_error("absorb_sorted takes overlays only");
+  std::vector<std::vector<uint32_t>> orders(k);
+  {
+    std::vector<std::thread> sorts;
+    std::vector<std::exception_ptr> errors(k);
+    for (size_t i = 1; i < k; ++i)
+      sorts.emplace_back([&, i] {
+        try {
+          others[i]->sorted_order(orders[i]);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      });
+    if (k) others[0]->sorted_order(orders[0]);
+    for (auto& t : sorts) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+  remaps.assign(k, {});
+  size_t total = 0, bytes = 0;
+  for (size_t i = 0; i < k; ++i) {
+    remaps[i].resize(others[i]->size());
+    total += others[i]->size();
+    bytes += others[i]->arena_.size();
+  }
+  size_t want = slots_.size();
+  while (want < 2 * total) want *= 2;  // an upper bound (the terms shared count once): shrink_to_fit trims it
+  if (want != slots_.size()) rehash(want);
+  arena_.reserve(bytes);  // (reserved, not touched: the untouched part costs no memory)
+  offsets_.reserve(total + 1);
+  auto term_of = [&](size_t i, size_t at) {
+    const Vocabulary& o = *others[i];
+    const uint32_t id = orders[i][at];
+    return std::string_view(o.arena_.data() + o.offsets_[id], o.offsets_[id + 1] - o.offsets_[id]);
+  };
+  std::vector<size_t> pos(k, 0);
+  for (;;) {
+    std::string_view least;
+    bool any = false;
+    for (size_t i = 0; i < k; ++i) {
+      if (pos[i] == orders[i].size()) continue;
+      const std::string_view t = term_of(i, pos[i]);
+      if (!any || t < least) least = t;
+      any = true;
+    }
+    if (!any) break;
+    const uint32_t id = intern(least.data(), least.size());  // (least points into a source: intern copies it)
+    for (size_t i = 0; i < k; ++i) {
+      if (pos[i] < orders[i].size() && term_of(i, pos[i]) == least) {
+        remaps[i][orders[i][pos[i]]] = id;
+        ++pos[i];
+      }
+    }
+  }
+  for (Vocabulary* o : others) o->clear();
 }
 
 }  // namespace codelex

@@ -145,6 +145,10 @@ class Vocabulary {
   // storage over instead (remap is then the identity), which spares a
   // fresh build's join one probe per term of its first batch vocabulary.
   void absorb(Vocabulary& other, std::vector<uint32_t>& remap);
+  // For an empty vocabulary: every term of others (overlays without a base), interned in byte order (a k-way
+  // merge of their sorted orders, each sorted on a thread of its own), so that ids ascend with the terms and a
+  // save needs no renumbering; remaps[k][i] is the id here of others[k]'s term i.  The others are emptied.
+  void absorb_sorted(const std::vector<Vocabulary*>& others, std::vector<std::vector<uint32_t>>& remaps);
 
  private:
   friend class TermReader;
@@ -189,6 +193,8 @@ class Vocabulary {
   std::vector<uint64_t> slots_;
   size_t count_ = 0;
   size_t mask_ = 0;
+  // Whether the overlay's terms were added in byte order (sorted_order is then the identity without a base).
+  bool overlay_ascending_ = true;
 };
 
 // Reads terms by id, decoding runs of increasing base ids incrementally (a

@@ -623,3 +623,26 @@ def test_large_tfs_match_reference_through_batches_and_saves(tmp_path_factory, l
     loaded._live.set_line_starts_max(-1)  # through the checkpoints too
     for query in ("alpha", "beta3 gamma"):
         assert_same(loaded.search(query, limit=10, ranking="classic"), ref.search(query, limit=10))
+
+
+@settings(max_examples=40, deadline=None)
+@given(docs=st.lists(st.text(alphabet="abc xyzé_\nQ9", max_size=40), min_size=1, max_size=20),
+       workers=st.integers(1, 4))
+def test_a_fresh_build_numbers_its_terms_in_byte_order(docs, workers):
+    """The workers' vocabularies are merged in byte order (shared terms once), so that a save renumbers nothing."""
+    from codelex.lexical import build as bulk
+
+    items = [(f"f{i}.py", text) for i, text in enumerate(docs)]
+    defaults = dict(bulk.build_into.__kwdefaults__)
+    bulk.build_into.__kwdefaults__["batch_docs"] = 1
+    try:
+        batched = WordIndex.build(items, workers=workers)
+    finally:
+        bulk.build_into.__kwdefaults__.update(defaults)
+    keys = [t.encode("utf-8", "surrogatepass") for t in batched._vocab.terms()]
+    assert keys == sorted(set(keys))
+    assert batched._vocab.sorted_order().tolist() == list(range(len(keys)))
+    single = WordIndex.build(items, workers=1)
+    assert sorted(single._vocab.terms()) == sorted(batched._vocab.terms())
+    for q in ("abc", "xyz q", "abc_xyz", "q", "é9"):
+        assert batched.search(q, limit=50) == single.search(q, limit=50)

@@ -65,7 +65,6 @@ cdef extern from "lexical/index_build.hpp" namespace "codelex" nogil:
         vector[uint32_t] terms
         vector[uint32_t] tf
         vector[uint32_t] line_off
-        vector[uint8_t] lines
         uint64_t length
         uint32_t field_length[3]
 

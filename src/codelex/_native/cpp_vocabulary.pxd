@@ -42,6 +42,7 @@ cdef extern from "text/vocabulary.hpp" namespace "codelex" nogil:
         void shrink_to_fit()
         void intern_all(const Vocabulary& other, vector[uint32_t]& remap) except +
         void absorb(Vocabulary& other, vector[uint32_t]& remap) except +
+        void absorb_sorted(const vector[Vocabulary*]& others, vector[vector[uint32_t]]& remaps) except +
     cdef cppclass TermReader:
         TermReader()
         TermReader(const Vocabulary* v)

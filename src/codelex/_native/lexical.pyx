@@ -35,6 +35,7 @@ from codelex._native.cpp_live_index cimport (
     BaseArrays, IndexCounts, LiveIndex as CLiveIndex, MergedIndex, SlotArrays, base_arrays_of,
 )
 from codelex._native.cpp_topk cimport SearchHit
+from codelex._native.cpp_vocabulary cimport Vocabulary as CVocabulary
 from codelex._native.text cimport Vocabulary
 from codelex._native.text import chunk_digests as _chunk_digests
 from codelex._native.cpp_vocabulary cimport TermReader
@@ -620,6 +621,7 @@ cdef class LiveIndex:
         cdef vector[const vector[uint32_t]*] remap_of_batch
         cdef vector[vector[uint32_t]] remaps
         cdef Vocabulary batch_vocab
+        cdef vector[CVocabulary*] sources
         cdef size_t ki
         cdef unique_ptr[BuiltSegment] seg
         cdef unique_ptr[SegmentChecks] no_checks
@@ -636,7 +638,25 @@ cdef class LiveIndex:
         remaps.resize(len(vocabs))
         self._lock_writer()
         try:
-            for k, vocab in enumerate(vocabs):
+            if self.vocab.c.size() == 0 and all((<Vocabulary>v).c.base_size() == 0 for v in vocabs):
+                # A fresh build: the terms take ids in byte order, so that a save renumbers nothing.
+                for vocab in vocabs:
+                    batch_vocab = vocab
+                    sources.push_back(&batch_vocab.c)
+                    (<Vocabulary>vocab).lock.lock()
+                try:
+                    with nogil:
+                        self.vocab.lock.lock()
+                        try:
+                            self.vocab.c.absorb_sorted(sources, remaps)
+                        finally:
+                            self.vocab.lock.unlock()
+                finally:
+                    for vocab in vocabs:
+                        (<Vocabulary>vocab).lock.unlock()
+                        (<Vocabulary>vocab).tokenizer.reset_cache()
+                    self.vocab.tokenizer.reset_cache()
+            for k, vocab in enumerate(vocabs if sources.empty() else ()):
                 batch_vocab = vocab
                 ki = k
                 with nogil:
