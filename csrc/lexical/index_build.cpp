@@ -200,9 +200,8 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
         }
         if (q % kLineCheckpoint == 0)
           out.line_ckpt[q / kLineCheckpoint] = static_cast<uint64_t>(line0 + static_cast<int64_t>(lines));
-        const int64_t span = line_span(line_data, lines, line_end, tf);
-        if (span < 0) throw std::logic_error("malformed batch line data");
-        lines += static_cast<uint64_t>(span);
+        lines = skip_line_deltas(line_data, lines, line_end, tf);  // (a batch's own lines: well-formed)
+        if (lines == kNoLinePos) throw std::logic_error("malformed batch line data");
       }
       fill_post[t] += e - s;
       copy_line_nibbles(out.lines.bytes.data(), static_cast<uint64_t>(fill_line[t]), line_data,

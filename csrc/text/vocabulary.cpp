@@ -631,16 +631,14 @@ void Vocabulary::absorb_sorted(const std::vector<Vocabulary*>& others, std::vect
     total += others[i]->size();
     bytes += others[i]->arena_.size();
   }
-  size_t want = slots_.size();
-  while (want < 2 * total) want *= 2;  // an upper bound (the terms shared count once): shrink_to_fit trims it
-  if (want != slots_.size()) rehash(want);
-  arena_.reserve(bytes);  // (reserved, not touched: the untouched part costs no memory)
+  arena_.reserve(bytes);  // an upper bound (shared terms count once), reserved, not touched
   offsets_.reserve(total + 1);
   auto term_of = [&](size_t i, size_t at) {
     const Vocabulary& o = *others[i];
     const uint32_t id = orders[i][at];
     return std::string_view(o.arena_.data() + o.offsets_[id], o.offsets_[id + 1] - o.offsets_[id]);
   };
+  // The merge appends each distinct term once, in byte order.
   std::vector<size_t> pos(k, 0);
   for (;;) {
     std::string_view least;
@@ -652,13 +650,38 @@ void Vocabulary::absorb_sorted(const std::vector<Vocabulary*>& others, std::vect
       any = true;
     }
     if (!any) break;
-    const uint32_t id = intern(least.data(), least.size());  // (least points into a source: intern copies it)
+    if (offsets_.size() - 1 >= 0xFFFFFFFEu) throw std::length_error("vocabulary is full");
+    const uint32_t id = static_cast<uint32_t>(offsets_.size() - 1);
+    arena_.insert(arena_.end(), least.begin(), least.end());
+    offsets_.push_back(arena_.size());
     for (size_t i = 0; i < k; ++i) {
       if (pos[i] < orders[i].size() && term_of(i, pos[i]) == least) {
         remaps[i][orders[i][pos[i]]] = id;
         ++pos[i];
       }
     }
+  }
+  // Then the table, every term distinct: each goes to the first free slot, the slot of a later term
+  // prefetched (the table is larger than the caches).
+  const size_t n = offsets_.size() - 1;
+  size_t nslots = 1024;
+  while (nslots < 2 * n) nslots *= 2;
+  slots_.assign(nslots, 0);
+  mask_ = nslots - 1;
+  count_ = n;
+  overlay_ascending_ = true;
+  std::vector<uint32_t> hashes(n);
+  for (size_t id = 0; id < n; ++id)
+    hashes[id] = static_cast<uint32_t>(hash_bytes(arena_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]) >> 32);
+  constexpr size_t kAhead = 16;
+  for (size_t id = 0; id < n; ++id) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (id + kAhead < n) __builtin_prefetch(&slots_[hashes[id + kAhead] & mask_], 1);
+#endif
+    const uint64_t h = hashes[id];
+    size_t i = h & mask_;
+    while (slots_[i]) i = (i + 1) & mask_;
+    slots_[i] = (h << 32) | (static_cast<uint64_t>(id) + 1);
   }
   for (Vocabulary* o : others) o->clear();
 }
