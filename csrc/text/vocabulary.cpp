@@ -537,14 +537,23 @@ bool Vocabulary::assign(const char* blob, size_t blob_len, const uint64_t* offse
   for (size_t i = 0; i < n; ++i) {
     if (offsets[i + 1] < offsets[i] || offsets[i + 1] > blob_len) return false;
   }
+  arena_.assign(blob, blob + offsets[n]);
+  offsets_.assign(offsets, offsets + n + 1);
+  overlay_ascending_ = n <= 1;  // (not checked: sorted_order sorts)
+  if (!index_overlay(true)) {
+    clear();  // a duplicate term
+    return false;
+  }
+  return true;
+}
+
+bool Vocabulary::index_overlay(bool check_duplicates) {
+  const size_t n = offsets_.size() - 1;
   size_t nslots = 1024;
   while (nslots < 2 * n) nslots *= 2;
   slots_.assign(nslots, 0);
   mask_ = nslots - 1;
-  arena_.assign(blob, blob + offsets[n]);
-  offsets_.assign(offsets, offsets + n + 1);
   count_ = n;
-  overlay_ascending_ = n <= 1;  // (not checked: sorted_order sorts)
   // Hash everything first, then insert with the slot of a later term
   // prefetched: the table is larger than the caches, so the inserts are
   // bound by memory latency, which prefetching overlaps.
@@ -556,14 +565,15 @@ bool Vocabulary::assign(const char* blob, size_t blob_len, const uint64_t* offse
 #if defined(__GNUC__) || defined(__clang__)
     if (id + kAhead < n) __builtin_prefetch(&slots_[hashes[id + kAhead] & mask_], 1);
 #endif
-    const char* s = arena_.data() + offsets_[id];
-    const size_t len = offsets_[id + 1] - offsets_[id];
     const uint64_t h = hashes[id];
-    int64_t found;
-    const size_t i = probe(s, len, h, found);
-    if (found >= 0) {
-      clear();  // duplicate term
-      return false;
+    size_t i;
+    if (check_duplicates) {
+      int64_t found;
+      i = probe(arena_.data() + offsets_[id], offsets_[id + 1] - offsets_[id], h, found);
+      if (found >= 0) return false;
+    } else {  // known distinct: the first free slot
+      i = h & mask_;
+      while (slots_[i]) i = (i + 1) & mask_;
     }
     slots_[i] = (h << 32) | (static_cast<uint64_t>(id) + 1);
   }
@@ -661,28 +671,8 @@ void Vocabulary::absorb_sorted(const std::vector<Vocabulary*>& others, std::vect
       }
     }
   }
-  // Then the table, every term distinct: each goes to the first free slot, the slot of a later term
-  // prefetched (the table is larger than the caches).
-  const size_t n = offsets_.size() - 1;
-  size_t nslots = 1024;
-  while (nslots < 2 * n) nslots *= 2;
-  slots_.assign(nslots, 0);
-  mask_ = nslots - 1;
-  count_ = n;
   overlay_ascending_ = true;
-  std::vector<uint32_t> hashes(n);
-  for (size_t id = 0; id < n; ++id)
-    hashes[id] = static_cast<uint32_t>(hash_bytes(arena_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]) >> 32);
-  constexpr size_t kAhead = 16;
-  for (size_t id = 0; id < n; ++id) {
-#if defined(__GNUC__) || defined(__clang__)
-    if (id + kAhead < n) __builtin_prefetch(&slots_[hashes[id + kAhead] & mask_], 1);
-#endif
-    const uint64_t h = hashes[id];
-    size_t i = h & mask_;
-    while (slots_[i]) i = (i + 1) & mask_;
-    slots_[i] = (h << 32) | (static_cast<uint64_t>(id) + 1);
-  }
+  index_overlay(false);  // every term distinct
   for (Vocabulary* o : others) o->clear();
 }
 

@@ -153,6 +153,9 @@ class Vocabulary {
  private:
   friend class TermReader;
   void rehash(size_t slots);
+  // Sizes the table for the overlay's terms and inserts every one (the base has none in the table); with
+  // check_duplicates, false at a term met twice (the table is then partial), else the terms are known distinct.
+  bool index_overlay(bool check_duplicates);
   // Base id of the term (whose hash_bytes is h), or -1.
   int64_t base_find(const char* s, size_t n, uint64_t h) const;
   // First base id whose term is not less than s; equal says whether it is s.
