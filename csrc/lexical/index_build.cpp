@@ -186,7 +186,10 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
       const int64_t ls = c.term_line_ptr[i], le = c.term_line_ptr[i + 1];
       // Absolute position in the output's line data of this block's first line nibble.
       const int64_t line0 = fill_line[t] - ls;
-      uint64_t lines = static_cast<uint64_t>(ls);  // posting p's lines (walked: checkpoints need them)
+      // The lines are walked to each posting that takes a checkpoint only, the deltas before it skipped
+      // in one run (16 units a word), not posting by posting.
+      uint64_t lines = static_cast<uint64_t>(ls);
+      uint64_t behind = 0;  // deltas of the postings since `lines`
       for (int64_t p = s; p < e; ++p) {
         const int64_t q = p0 + (p - s);
         out.post_doc[q] = c.post_doc[p] + doc_base;
@@ -198,10 +201,13 @@ void concat_batches(std::vector<BatchSegment>& batches, const std::vector<const 
           tf = c.tf_big[next_big++].second;
           big.emplace_back(static_cast<uint64_t>(q), tf);
         }
-        if (q % kLineCheckpoint == 0)
+        if (q % kLineCheckpoint == 0) {
+          if (behind) lines = skip_line_deltas(line_data, lines, line_end, behind);  // (a batch's own: well-formed)
+          if (lines == kNoLinePos) throw std::logic_error("malformed batch line data");
+          behind = 0;
           out.line_ckpt[q / kLineCheckpoint] = static_cast<uint64_t>(line0 + static_cast<int64_t>(lines));
-        lines = skip_line_deltas(line_data, lines, line_end, tf);  // (a batch's own lines: well-formed)
-        if (lines == kNoLinePos) throw std::logic_error("malformed batch line data");
+        }
+        behind += tf;
       }
       fill_post[t] += e - s;
       copy_line_nibbles(out.lines.bytes.data(), static_cast<uint64_t>(fill_line[t]), line_data,

@@ -427,6 +427,18 @@ const char* Vocabulary::assign_sorted(const char* blocks, size_t blocks_len, con
   return nullptr;
 }
 
+void Vocabulary::sorted_overlay(std::vector<OverlayKey>& keys) const {
+  // Sorted by a big-endian key of the first 8 bytes, then the whole term on
+  // ties: most comparisons never touch the bytes.
+  const size_t added = offsets_.size() - 1;
+  keys.resize(added);
+  for (size_t i = 0; i < added; ++i) {
+    const std::string_view t(arena_.data() + offsets_[i], offsets_[i + 1] - offsets_[i]);
+    keys[i] = OverlayKey{term_head(t.data(), t.size()), t, static_cast<uint32_t>(base_n_ + i)};
+  }
+  std::sort(keys.begin(), keys.end());
+}
+
 void Vocabulary::sorted_order(std::vector<uint32_t>& order) const {
   const size_t n = size(), added = offsets_.size() - 1;
   order.resize(n);
@@ -434,28 +446,14 @@ void Vocabulary::sorted_order(std::vector<uint32_t>& order) const {
     for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
     return;
   }
-  // The overlay's terms, sorted by a big-endian key of the first 8 bytes,
-  // then the whole term on ties: most comparisons never touch the bytes.
-  struct Key {
-    uint64_t head;
-    std::string_view term;
-    uint32_t id;
-  };
-  std::vector<Key> keys(added);
-  for (size_t i = 0; i < added; ++i) {
-    const std::string_view t(arena_.data() + offsets_[i], offsets_[i + 1] - offsets_[i]);
-    keys[i] = Key{term_head(t.data(), t.size()), t, static_cast<uint32_t>(base_n_ + i)};
-  }
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    if (a.head != b.head) return a.head < b.head;
-    return a.term < b.term;
-  });
+  std::vector<OverlayKey> keys;
+  sorted_overlay(keys);
   // Merge: each added term goes before the first base term above it (none
   // equals it: a base term is never added to the overlay).  The base is
   // walked by blocks, a block passed over on its first term alone, and only
   // the block where an added term lands is decoded.
   size_t out = 0, pos = 0, b = 0;
-  for (const Key& key : keys) {
+  for (const OverlayKey& key : keys) {
     const char* s = key.term.data();
     const size_t len = key.term.size();
     size_t at = pos;
@@ -617,19 +615,19 @@ void Vocabulary::absorb_sorted(const std::vector<Vocabulary*>& others, std::vect
   const size_t k = others.size();
   for (const Vocabulary* o : others)
     if (o->base_n_ != 0) throw std::logic_error("absorb_sorted takes overlays only");
-  std::vector<std::vector<uint32_t>> orders(k);
+  std::vector<std::vector<OverlayKey>> keys(k);
   {
     std::vector<std::thread> sorts;
     std::vector<std::exception_ptr> errors(k);
     for (size_t i = 1; i < k; ++i)
       sorts.emplace_back([&, i] {
         try {
-          others[i]->sorted_order(orders[i]);
+          others[i]->sorted_overlay(keys[i]);
         } catch (...) {
           errors[i] = std::current_exception();
         }
       });
-    if (k) others[0]->sorted_order(orders[0]);
+    if (k) others[0]->sorted_overlay(keys[0]);
     for (auto& t : sorts) t.join();
     for (auto& e : errors)
       if (e) std::rethrow_exception(e);
@@ -643,30 +641,21 @@ void Vocabulary::absorb_sorted(const std::vector<Vocabulary*>& others, std::vect
   }
   arena_.reserve(bytes);  // an upper bound (shared terms count once), reserved, not touched
   offsets_.reserve(total + 1);
-  auto term_of = [&](size_t i, size_t at) {
-    const Vocabulary& o = *others[i];
-    const uint32_t id = orders[i][at];
-    return std::string_view(o.arena_.data() + o.offsets_[id], o.offsets_[id + 1] - o.offsets_[id]);
-  };
-  // The merge appends each distinct term once, in byte order.
+  // The merge appends each distinct term once, in byte order, comparing the keys' heads first.
   std::vector<size_t> pos(k, 0);
   for (;;) {
-    std::string_view least;
-    bool any = false;
-    for (size_t i = 0; i < k; ++i) {
-      if (pos[i] == orders[i].size()) continue;
-      const std::string_view t = term_of(i, pos[i]);
-      if (!any || t < least) least = t;
-      any = true;
-    }
-    if (!any) break;
+    const OverlayKey* least = nullptr;
+    for (size_t i = 0; i < k; ++i)
+      if (pos[i] < keys[i].size() && (!least || keys[i][pos[i]] < *least)) least = &keys[i][pos[i]];
+    if (!least) break;
     if (offsets_.size() - 1 >= 0xFFFFFFFEu) throw std::length_error("vocabulary is full");
     const uint32_t id = static_cast<uint32_t>(offsets_.size() - 1);
-    arena_.insert(arena_.end(), least.begin(), least.end());
+    const OverlayKey at = *least;  // (the cursors move below)
+    arena_.insert(arena_.end(), at.term.begin(), at.term.end());
     offsets_.push_back(arena_.size());
     for (size_t i = 0; i < k; ++i) {
-      if (pos[i] < orders[i].size() && term_of(i, pos[i]) == least) {
-        remaps[i][orders[i][pos[i]]] = id;
+      if (pos[i] < keys[i].size() && keys[i][pos[i]].same_term(at)) {
+        remaps[i][keys[i][pos[i]].id] = id;
         ++pos[i];
       }
     }

@@ -56,6 +56,15 @@ inline uint64_t filter_bits_seed(uint64_t h) noexcept { return (h & 0xFFFFFFFFu)
 void filter_add(uint64_t* words, size_t n_blocks, uint64_t h) noexcept;
 bool filter_may_contain(const uint64_t* words, size_t n_blocks, uint64_t h) noexcept;
 
+// An overlay term for sorting: a big-endian key of its first 8 bytes (term_head), the term, its id.
+struct OverlayKey {
+  uint64_t head;
+  std::string_view term;
+  uint32_t id;
+  bool operator<(const OverlayKey& o) const noexcept { return head != o.head ? head < o.head : term < o.term; }
+  bool same_term(const OverlayKey& o) const noexcept { return head == o.head && term == o.term; }
+};
+
 class Vocabulary {
  public:
   Vocabulary();
@@ -127,6 +136,8 @@ class Vocabulary {
   // the overlay's terms sorted, merged into the base, which is read block by
   // block (only the first terms of most blocks; no base term is copied).
   void sorted_order(std::vector<uint32_t>& order) const;
+  // The overlay's terms as keys, in byte order.
+  void sorted_overlay(std::vector<OverlayKey>& keys) const;
   // Base ids [first, last) of the terms that start with prefix.
   void base_prefix_range(const char* s, size_t n, size_t& first, size_t& last) const;
   // Appends to ids, in byte order, the base ids of the terms that start with
