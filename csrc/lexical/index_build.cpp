@@ -366,7 +366,7 @@ const char* validate_segment(const SegmentView& seg, size_t n_docs) {
   }
   // Every posting's lines: well-formed deltas, at the checkpoints' positions, ending at the stream's end.
   const uint64_t n_nib = seg.line_nibbles;
-  if ((n_nib + 1) / 2 != seg.line_bytes) return "line data size does not match its nibble count";
+  if (n_nib / 2 + (n_nib & 1) != seg.line_bytes) return "line data size does not match its nibble count";
   if ((n_nib & 1) && line_nibble(seg.line_data, n_nib) != 0) return "line data padding is not 0";
   uint64_t q = 0;
   for (int64_t p = 0; p < n_post; ++p) {

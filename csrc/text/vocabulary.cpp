@@ -617,17 +617,31 @@ void Vocabulary::absorb_sorted(const std::vector<Vocabulary*>& others, std::vect
     if (o->base_n_ != 0) throw std::logic_error("absorb_sorted takes overlays only");
   std::vector<std::vector<OverlayKey>> keys(k);
   {
-    std::vector<std::thread> sorts;
     std::vector<std::exception_ptr> errors(k);
-    for (size_t i = 1; i < k; ++i)
-      sorts.emplace_back([&, i] {
-        try {
-          others[i]->sorted_overlay(keys[i]);
-        } catch (...) {
-          errors[i] = std::current_exception();
-        }
-      });
-    if (k) others[0]->sorted_overlay(keys[0]);
+    auto sort_one = [&](size_t i) noexcept {
+      try {
+        others[i]->sorted_overlay(keys[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> sorts;
+    struct Joiner {  // every started thread is joined, whatever throws here
+      std::vector<std::thread>& threads;
+      ~Joiner() {
+        for (auto& t : threads)
+          if (t.joinable()) t.join();
+      }
+    } joiner{sorts};
+    sorts.reserve(k);
+    for (size_t i = 1; i < k; ++i) {
+      try {
+        sorts.emplace_back(sort_one, i);
+      } catch (...) {  // no thread to spare: sorted here instead
+        sort_one(i);
+      }
+    }
+    if (k) sort_one(0);
     for (auto& t : sorts) t.join();
     for (auto& e : errors)
       if (e) std::rethrow_exception(e);
@@ -639,8 +653,11 @@ void Vocabulary::absorb_sorted(const std::vector<Vocabulary*>& others, std::vect
     total += others[i]->size();
     bytes += others[i]->arena_.size();
   }
-  arena_.reserve(bytes);  // an upper bound (shared terms count once), reserved, not touched
-  offsets_.reserve(total + 1);
+  // Built aside and taken over only whole: a failure (no memory) leaves this vocabulary empty.
+  std::vector<char> arena;
+  std::vector<uint64_t> offsets(1, 0);
+  arena.reserve(bytes);  // an upper bound (shared terms count once), reserved, not touched
+  offsets.reserve(total + 1);
   // The merge appends each distinct term once, in byte order, comparing the keys' heads first.
   std::vector<size_t> pos(k, 0);
   for (;;) {
@@ -648,11 +665,11 @@ void Vocabulary::absorb_sorted(const std::vector<Vocabulary*>& others, std::vect
     for (size_t i = 0; i < k; ++i)
       if (pos[i] < keys[i].size() && (!least || keys[i][pos[i]] < *least)) least = &keys[i][pos[i]];
     if (!least) break;
-    if (offsets_.size() - 1 >= 0xFFFFFFFEu) throw std::length_error("vocabulary is full");
-    const uint32_t id = static_cast<uint32_t>(offsets_.size() - 1);
+    if (offsets.size() - 1 >= 0xFFFFFFFEu) throw std::length_error("vocabulary is full");
+    const uint32_t id = static_cast<uint32_t>(offsets.size() - 1);
     const OverlayKey at = *least;  // (the cursors move below)
-    arena_.insert(arena_.end(), at.term.begin(), at.term.end());
-    offsets_.push_back(arena_.size());
+    arena.insert(arena.end(), at.term.begin(), at.term.end());
+    offsets.push_back(arena.size());
     for (size_t i = 0; i < k; ++i) {
       if (pos[i] < keys[i].size() && keys[i][pos[i]].same_term(at)) {
         remaps[i][keys[i][pos[i]].id] = id;
@@ -660,8 +677,15 @@ void Vocabulary::absorb_sorted(const std::vector<Vocabulary*>& others, std::vect
       }
     }
   }
+  arena_.swap(arena);
+  offsets_.swap(offsets);
   overlay_ascending_ = true;
-  index_overlay(false);  // every term distinct
+  try {
+    index_overlay(false);  // every term distinct
+  } catch (...) {
+    clear();
+    throw;
+  }
   for (Vocabulary* o : others) o->clear();
 }
 

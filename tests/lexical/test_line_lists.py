@@ -94,3 +94,21 @@ def test_malformed_nibble_streams_are_refused_without_digests(tmp_path, flip, re
     snap.trusted = False
     with pytest.raises(IndexFormatError, match=reason):
         WordIndex.from_snapshot(snap)
+
+
+def test_a_last_checkpoint_at_the_top_of_the_range_is_refused_not_read(tmp_path):
+    """(2**64 - 1 + 1) / 2 wraps to 0: the size check must not, or an empty stream's odd 'padding' is read
+    at 2**63."""
+    import numpy as np
+
+    from codelex import IndexFormatError
+    from codelex.persist.lexical import load_lexical
+
+    WordIndex.build([]).save(tmp_path)
+    snap = load_lexical(tmp_path, mmap=False, verify=False)
+    assert len(snap.line_data) == 0
+    snap.line_ckpt_base = np.array([2**64 - 1], dtype=np.uint64)
+    snap.digests = None
+    snap.trusted = False
+    with pytest.raises(IndexFormatError, match="line"):
+        WordIndex.from_snapshot(snap)

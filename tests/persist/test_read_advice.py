@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmap
 import sys
 from pathlib import Path
 
@@ -40,12 +41,33 @@ def test_the_lazily_read_arrays_are_advised_random_and_the_rest_is_not(tmp_path)
     assert maps, "the index is mapped"
     random = [(lo, hi) for lo, hi, flags in maps if "rr" in flags]
     assert random, maps
-    header = snap.container.header
+    page = mmap.PAGESIZE
     base = min(lo for lo, _, _ in maps)
-    for entry in header["arrays"]:
-        start, end = base + entry["offset"], base + entry["offset"] + entry["nbytes"]
-        if entry["name"] in LAZY_ARRAYS.values() and entry["nbytes"] >= 4096:
-            inner = start - start % 4096  # the page holding the array's first byte
-            assert inner < end and any(lo <= inner < hi for lo, hi in random), entry["name"]
-    # The header and the small arrays read whole at load keep the default read-ahead.
-    assert any("rr" not in flags and lo == base for lo, _, flags in maps)
+    lazy_pages = set()
+    for entry in snap.container.header["arrays"]:
+        if entry["name"] in LAZY_ARRAYS.values() and entry["nbytes"] >= page:
+            first = base + entry["offset"] - entry["offset"] % page  # the page holding its first byte
+            lazy_pages.add(first)
+            assert any(lo <= first < hi for lo, hi in random), entry["name"]
+    assert lazy_pages
+    # The header and the arrays read whole at load keep the default read-ahead (unless a lazy array
+    # shares the header's page).
+    if base not in lazy_pages:
+        assert not any(lo <= base < hi for lo, hi in random)
+
+
+def test_an_untrusted_load_keeps_read_ahead(tmp_path, monkeypatch):
+    """A file this user did not write is validated whole when installed, a sequential scan: no advice."""
+    from codelex.persist import trust
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "other-cache"))  # another key writes it
+    trust._reset()
+    try:
+        WordIndex.build([(f"src/m{i}.py", "alpha beta gamma\n" * 400) for i in range(8)]).save(tmp_path / "idx")
+    finally:
+        monkeypatch.undo()
+        trust._reset()
+    snap = load_lexical(tmp_path / "idx", allow_untrusted=True)
+    assert snap.trusted is False
+    maps = _mapping_flags((tmp_path / "idx" / "index.clx").resolve())
+    assert maps and not any("rr" in flags for _, _, flags in maps)

@@ -622,6 +622,7 @@ cdef class LiveIndex:
         cdef vector[vector[uint32_t]] remaps
         cdef Vocabulary batch_vocab
         cdef vector[CVocabulary*] sources
+        cdef vector[mutex*] source_locks
         cdef size_t ki
         cdef unique_ptr[BuiltSegment] seg
         cdef unique_ptr[SegmentChecks] no_checks
@@ -638,24 +639,25 @@ cdef class LiveIndex:
         remaps.resize(len(vocabs))
         self._lock_writer()
         try:
-            if self.vocab.c.size() == 0 and all((<Vocabulary>v).c.base_size() == 0 for v in vocabs):
+            if self.vocab.c.size() == 0 and all((<Vocabulary?>v).c.base_size() == 0 for v in vocabs):
                 # A fresh build: the terms take ids in byte order, so that a save renumbers nothing.
                 for vocab in vocabs:
                     batch_vocab = vocab
                     sources.push_back(&batch_vocab.c)
-                    (<Vocabulary>vocab).lock.lock()
-                try:
-                    with nogil:
-                        self.vocab.lock.lock()
-                        try:
-                            self.vocab.c.absorb_sorted(sources, remaps)
-                        finally:
-                            self.vocab.lock.unlock()
-                finally:
-                    for vocab in vocabs:
-                        (<Vocabulary>vocab).lock.unlock()
-                        (<Vocabulary>vocab).tokenizer.reset_cache()
-                    self.vocab.tokenizer.reset_cache()
+                    source_locks.push_back(&batch_vocab.lock)
+                with nogil:  # (vocabulary locks are taken without the GIL: the index's first, as below)
+                    self.vocab.lock.lock()
+                    for ki in range(source_locks.size()):
+                        source_locks[ki].lock()
+                    try:
+                        self.vocab.c.absorb_sorted(sources, remaps)
+                    finally:
+                        for ki in range(source_locks.size()):
+                            source_locks[ki].unlock()
+                        self.vocab.lock.unlock()
+                for vocab in vocabs:
+                    (<Vocabulary>vocab).tokenizer.reset_cache()
+                self.vocab.tokenizer.reset_cache()
             for k, vocab in enumerate(vocabs if sources.empty() else ()):
                 batch_vocab = vocab
                 ki = k
@@ -762,7 +764,7 @@ cdef class LiveIndex:
         base.seg.line_ckpt.rel_blocks = line_ckpt.view()
         # The last checkpoint is the line data's length in nibbles (codelex/csrc/lexical/line_lists.hpp).
         cdef uint64_t line_nibbles = lcb[lcb.shape[0] - 1] + base.seg.line_ckpt.rel_blocks.get(n_ckpt - 1)
-        if (line_nibbles + 1) // 2 != <uint64_t>ld.shape[0]:
+        if line_nibbles // 2 + (line_nibbles & 1) != <uint64_t>ld.shape[0]:  # (no wrap at 2**64 - 1)
             raise ValueError("line checkpoints do not end at the line data size")
         base.seg.line_data = &ld[0] if ld.shape[0] else <const uint8_t*>&codelex_dummy32
         base.seg.line_bytes = ld.shape[0]

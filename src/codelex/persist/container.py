@@ -541,7 +541,7 @@ def read_container(file: Path, schema: dict[str, str], kind: str, version: int, 
         # file resident in this process.
         arrays = _read_arrays(header, schema, buf, header_end, size, verify,
                               f.fileno() if isinstance(buf, _mmap.mmap) else None, lazy=lazy)
-    if isinstance(buf, _mmap.mmap):
+    if isinstance(buf, _mmap.mmap) and verify and trusted:  # (an untrusted file is scanned whole: read-ahead helps)
         _advise_random(buf, header, lazy)
     return Container(file, header, arrays, buf, trusted)
 
