@@ -53,6 +53,7 @@ stages at file granularity.  :data:`STAGES` names the stages;
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import math
@@ -61,6 +62,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from codelex.defaults import (
     PIPELINE_CENTRALITY,
@@ -361,27 +363,53 @@ def _name_cover(q: QueryAnalysis, units: Units, score: dict[int, float]) -> None
         names = units.names[u]
         if not names:
             continue
-        lowered, pairs, ascii_only = _lowered_names(names)
-        if ascii_only and probe not in lowered:
-            continue  # (no name holds it: the file's names are one string search, not one each)
         best = 0.0
-        for low, name in pairs:
-            # An ASCII name's tokens are pieces of it, lower-cased: most names fail this at once (a header's
-            # thousands of names cost a pass of string searches, not their tokenization).
-            if probe in low or not name.isascii():
-                toks = _name_tokens(name)
-                if probe in toks and q.tokens <= toks:
-                    best = max(best, len(q.tokens) / len(toks))
+        for name in _names_holding(_lowered_names(names), probe):
+            toks = _name_tokens(name)
+            if probe in toks and q.tokens <= toks:
+                best = max(best, len(q.tokens) / len(toks))
         if best:
             score[u] += PIPELINE_NAME_COVER * best
 
 
+class _LoweredNames(NamedTuple):
+    """A file's names for substring probes: lower-cased, joined by newlines (``joined``), where each starts
+    there (``starts``, ascending), the names in that order, and the indexes of the names that are not ASCII."""
+
+    joined: str
+    starts: tuple[int, ...]
+    names: tuple[str, ...]
+    not_ascii: tuple[int, ...]
+
+
 @functools.lru_cache(maxsize=1 << 12)
-def _lowered_names(names) -> tuple[str, tuple[tuple[str, str], ...], bool]:
-    """``(every name lower-cased, joined by newlines; (lower-cased, name) pairs; whether all are ASCII)`` of a
-    file's names (cached by the set: the names source hands the same set query after query)."""
-    pairs = tuple((name.lower(), name) for name in names)
-    return "\n".join(low for low, _ in pairs), pairs, all(name.isascii() for _, name in pairs)
+def _lowered_names(names) -> _LoweredNames:
+    """A file's names as :class:`_LoweredNames` (cached by the set: the names source hands the same set query
+    after query)."""
+    ordered = tuple(names)
+    starts, at = [], 0
+    lows = []
+    for name in ordered:
+        low = name.lower()
+        starts.append(at)
+        lows.append(low)
+        at += len(low) + 1
+    return _LoweredNames("\n".join(lows), tuple(starts), ordered,
+                         tuple(i for i, name in enumerate(ordered) if not name.isascii()))
+
+
+def _names_holding(lowered: _LoweredNames, probe: str) -> list[str]:
+    """The names whose lower-cased form holds ``probe`` (found by searching the joined string, so a header's
+    thousands of names cost a few string searches), and every name that is not ASCII (its tokens need not be
+    pieces of its lower-cased form)."""
+    found = set(lowered.not_ascii)
+    joined, starts = lowered.joined, lowered.starts
+    i = joined.find(probe)
+    while i >= 0:
+        k = bisect.bisect_right(starts, i) - 1
+        found.add(k)
+        i = joined.find(probe, starts[k + 1]) if k + 1 < len(starts) else -1
+    return [lowered.names[k] for k in found]
 
 
 @functools.lru_cache(maxsize=1 << 16)
