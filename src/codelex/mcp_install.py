@@ -538,13 +538,7 @@ class _JsonParser:
             value, end, node = self.value(v)
             members.append(_Member(key, j, v, end, node))
             out[key] = value
-            j = self.ws(end)
-            if self.text.startswith(",", j):
-                j = self.ws(j + 1)
-                if self.text.startswith("}", j) and not self.jsonc:
-                    self.fail(j, "a trailing comma")
-            elif not self.text.startswith("}", j):
-                self.fail(j, "',' or '}' expected")
+            j = self.after_item(end, "}")
 
     def array(self, i: int):
         out: list = []
@@ -554,13 +548,19 @@ class _JsonParser:
                 return out, j + 1, None
             value, end, _ = self.value(j)
             out.append(value)
-            j = self.ws(end)
-            if self.text.startswith(",", j):
-                j = self.ws(j + 1)
-                if self.text.startswith("]", j) and not self.jsonc:
-                    self.fail(j, "a trailing comma")
-            elif not self.text.startswith("]", j):
-                self.fail(j, "',' or ']' expected")
+            j = self.after_item(end, "]")
+
+    def after_item(self, i: int, close: str) -> int:
+        """Where the next member or element starts (past a ','), or the ``close`` that ends them; a comma
+        before ``close`` is JSONC's only."""
+        j = self.ws(i)
+        if self.text.startswith(",", j):
+            j = self.ws(j + 1)
+            if self.text.startswith(close, j) and not self.jsonc:
+                self.fail(j, "a trailing comma")
+        elif not self.text.startswith(close, j):
+            self.fail(j, f"',' or '{close}' expected")
+        return j
 
 
 def _line_start(text: str, i: int) -> int:
