@@ -579,18 +579,6 @@ bool Vocabulary::index_overlay(bool check_duplicates) {
 }
 
 void Vocabulary::absorb(Vocabulary& other, std::vector<uint32_t>& remap) {
-  if (size() == 0 && other.base_n_ == 0) {  // take the storage over: the same ids, no probing
-    remap.resize(other.size());
-    for (size_t i = 0; i < remap.size(); ++i) remap[i] = static_cast<uint32_t>(i);
-    arena_.swap(other.arena_);
-    offsets_.swap(other.offsets_);
-    std::swap(overlay_ascending_, other.overlay_ascending_);
-    slots_.swap(other.slots_);
-    std::swap(count_, other.count_);
-    std::swap(mask_, other.mask_);
-    other.clear();
-    return;
-  }
   intern_all(other, remap);
   other.clear();
 }

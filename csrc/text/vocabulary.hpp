@@ -152,9 +152,8 @@ class Vocabulary {
   void shrink_to_fit();
   // Interns every term of other; remap[i] is the id here of other's term i.
   void intern_all(const Vocabulary& other, std::vector<uint32_t>& remap);
-  // intern_all, then other is emptied; an empty vocabulary takes other's
-  // storage over instead (remap is then the identity), which spares a
-  // fresh build's join one probe per term of its first batch vocabulary.
+  // intern_all, then other is emptied (a join into a vocabulary that holds
+  // terms already; a fresh build's join is absorb_sorted).
   void absorb(Vocabulary& other, std::vector<uint32_t>& remap);
   // For an empty vocabulary: every term of others (overlays without a base), interned in byte order (a k-way
   // merge of their sorted orders, each sorted on a thread of its own), so that ids ascend with the terms and a

@@ -658,19 +658,20 @@ cdef class LiveIndex:
                 for vocab in vocabs:
                     (<Vocabulary>vocab).tokenizer.reset_cache()
                 self.vocab.tokenizer.reset_cache()
-            for k, vocab in enumerate(vocabs if sources.empty() else ()):
-                batch_vocab = vocab
-                ki = k
-                with nogil:
-                    self.vocab.lock.lock()
-                    batch_vocab.lock.lock()
-                    try:  # (the builders' vocabularies are done with: absorbed, they are left empty)
-                        self.vocab.c.absorb(batch_vocab.c, remaps[ki])
-                    finally:
-                        batch_vocab.lock.unlock()
-                        self.vocab.lock.unlock()
-                    batch_vocab.tokenizer.reset_cache()
-                    self.vocab.tokenizer.reset_cache()
+            else:  # into terms held already: each builder's vocabulary interned
+                for k, vocab in enumerate(vocabs):
+                    batch_vocab = vocab
+                    ki = k
+                    with nogil:
+                        self.vocab.lock.lock()
+                        batch_vocab.lock.lock()
+                        try:  # (the builders' vocabularies are done with: absorbed, they are left empty)
+                            self.vocab.c.absorb(batch_vocab.c, remaps[ki])
+                        finally:
+                            batch_vocab.lock.unlock()
+                            self.vocab.lock.unlock()
+                        batch_vocab.tokenizer.reset_cache()
+                        self.vocab.tokenizer.reset_cache()
             for obj in batches:
                 batch = <SegmentBatch>obj
                 k = next(i for i, v in enumerate(vocabs) if v is batch.vocab)
