@@ -263,6 +263,11 @@ def suite_table(corpus: str, contenders: list[str] | None = None, timeout: float
                       f"{base['loaded_rss_mb']:,.0f} MiB ({base['loaded_rss_mb'] * 2**20 / source:.0%} of the source; "
                       f"{base['loaded_rss_delta_mb']:,.0f} MiB above the interpreter before loading); "
                       f"save {base['save_s'] * 1e3:,.0f} ms."]
+    split = [f"{r['contender']} {r['loaded_rss_anon_mb']:,.0f} / {r['loaded_rss_file_mb']:,.0f}"
+             for r in results if r.get("loaded_rss_file_mb") is not None]
+    if split:
+        lines += ["", "Loaded RSS, anonymous / file-backed MiB (file-backed pages are the mapped index, page cache "
+                      "the kernel may drop and fault back): " + "; ".join(split) + "."]
     table = "\n".join(lines)
     out_dir = out_dir or Path(__file__).parent / "results"
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -79,15 +79,16 @@ def query_set(root: Path, paths: list[str], seed: int = 0, n_sampled: int = 40) 
             "filtered": filtered}
 
 
-def _rss_now_mb() -> float:
+def _rss_now_mb(field: str = "VmRSS") -> float:
+    """The process's resident memory in MiB: all of it (``VmRSS``), or one part (``RssAnon``, ``RssFile``)."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 if field == "VmRSS" else 0.0
 
 
 def _latencies(search, queries: list[str], reps: int) -> list[float]:
@@ -163,6 +164,9 @@ def run_serve(name: str, corpus: str, workdir: Path, queries: dict[str, list[str
         out["filtered_p50_s"] = pct(_latencies(c.search, queries["filtered"], reps), 50)
     out["loaded_rss_mb"] = _rss_now_mb()
     out["loaded_rss_delta_mb"] = out["loaded_rss_mb"] - base
+    # File-backed pages (a mapped index) are page cache the kernel can drop and refault; anonymous ones are not.
+    out["loaded_rss_anon_mb"] = _rss_now_mb("RssAnon")
+    out["loaded_rss_file_mb"] = _rss_now_mb("RssFile")
     return out
 
 

@@ -29,7 +29,10 @@ def cmd_cluster_index(args) -> int:
     from codelex.cluster.build import build_cluster, parse_units
     from codelex.render import display_text
 
-    units = parse_units(args.units)  # (a bad spec: one line, exit 2, before Ray starts)
+    from codelex.cluster.store import ShardStore
+
+    units = parse_units(args.units)  # (a bad spec or store: one line, exit 2, before Ray starts)
+    ShardStore(args.store).require_shared()
     _cluster_connect(args, start_local=True)
 
     def progress(event) -> None:

@@ -366,6 +366,7 @@ def build_cluster(units: Sequence[Unit], store_url: str, *, retries: int = 2, un
     ray = ray_module()
     started = time.perf_counter()
     store = ShardStore(store_url)
+    store.require_shared()
     try:
         records = {} if prune else store.manifest()
     except IndexFormatError:

@@ -12,6 +12,8 @@ __all__ = ["NAMESPACE", "connect", "describe_failure", "ray_module"]
 NAMESPACE = "codelex"
 #: How long reaching a named cluster's head may take: Ray itself retries an unreachable one for minutes.
 CONNECT_TIMEOUT_S = 10.0
+#: How long joining a cluster (``ray.init``) may take in all, a private local Ray's start included.
+INIT_TIMEOUT_S = 60.0
 
 
 def _probe(address: str) -> None:
@@ -39,7 +41,47 @@ def ray_module():
     return ray
 
 
-def connect(address: str | None = None, *, start_local: bool = True, num_cpus: int | None = None):
+def _failure_line(exc: BaseException) -> str:
+    """What went wrong joining a cluster, in one line, naming Ray's own error (``InvalidAuthToken``...)."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
+
+
+def _init_within(ray, timeout: float, kwargs: dict) -> None:
+    """``ray.init(**kwargs)``, or ClusterError after ``timeout`` seconds: Ray's own connect has no bound (a
+    cluster being stopped keeps it waiting for minutes).  It runs on a daemon thread, abandoned on timeout."""
+    import threading
+
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            ray.init(**kwargs)
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, whatever it is
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, name="codelex-ray-init", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    where = kwargs.get("address") or "a private local Ray"
+    if not outcome:
+        raise ClusterError(f"Ray did not connect to {where!r} within {timeout:.0f} s (is the cluster stopping "
+                           "or overloaded?)")
+    exc = outcome[0]
+    if exc is None:
+        return
+    line = _failure_line(exc)
+    lowered = line.lower()
+    if "auth" in lowered or "token" in lowered:
+        raise ClusterError(f"the Ray cluster at {where!r} refused this client's authentication ({line})") from None
+    if "version" in lowered and ("mismatch" in lowered or "match" in lowered):
+        raise ClusterError(f"the Ray cluster at {where!r} runs another Ray or Python version ({line})") from None
+    raise ClusterError(f"cannot connect to the Ray cluster at {where!r} ({line})") from None
+
+
+def connect(address: str | None = None, *, start_local: bool = True, num_cpus: int | None = None,
+            timeout: float = INIT_TIMEOUT_S):
     """Join a Ray cluster (once per process); returns the ``ray`` module.
 
     Parameters
@@ -48,31 +90,30 @@ def connect(address: str | None = None, *, start_local: bool = True, num_cpus: i
         ``auto`` (the cluster ``ray start`` started on this machine), ``ray://host:10001`` or
         ``host:6379``; default ``$RAY_ADDRESS``, else as ``start_local`` says.
     start_local : bool, default True
-        Without an address, start a private local Ray for this process (a build) instead of requiring a
-        running cluster (a server, whose actors must outlive the command, requires one).
+        Without an address, start a private local Ray for this process (a build), never joining a cluster
+        that happens to run on this machine, instead of requiring a running cluster (a server, whose actors
+        must outlive the command, requires one).
     num_cpus : int, optional
-        CPUs of a private local Ray.
+        CPUs of a private local Ray (ignored when joining a cluster, whose CPUs are its own).
+    timeout : float
+        How long joining may take, in seconds (a private Ray's start included).
 
     Raises
     ------
     codelex.errors.ClusterError
-        When Ray is not installed or the cluster cannot be reached.
+        When Ray is not installed, the cluster cannot be reached within ``timeout``, or it refuses this
+        client (authentication, another Ray version): Ray's own error is named.
     """
     ray = ray_module()
     if ray.is_initialized():
         return ray
-    address = address or os.environ.get("RAY_ADDRESS") or (None if start_local else "auto")
-    kwargs: dict = {"namespace": NAMESPACE, "logging_level": "ERROR", "log_to_driver": False}
-    if address is None:
+    address = address or os.environ.get("RAY_ADDRESS") or ("local" if start_local else "auto")
+    kwargs: dict = {"address": address, "namespace": NAMESPACE, "logging_level": "ERROR", "log_to_driver": False}
+    if address == "local":
         kwargs.update(include_dashboard=False, num_cpus=num_cpus)
     else:
         _probe(address)
-    try:
-        ray.init(address=address, **kwargs)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ClusterError(f"cannot reach a Ray cluster at {address!r} ({first}); start one with "
-                           "`ray start --head` or pass --address") from None
+    _init_within(ray, timeout, kwargs)
     return ray
 
 

@@ -45,6 +45,8 @@ MANIFEST = "manifest.json"
 #: A record or manifest larger than this is refused (a manifest holds ~300 bytes per unit).
 MAX_RECORD_BYTES = 1 << 20
 MAX_MANIFEST_BYTES = 256 << 20
+#: fsspec protocols whose files only the writing process sees: refused as a cluster's store.
+PROCESS_LOCAL_PROTOCOLS = ("memory",)
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _HASH = re.compile(r"[0-9a-f]{32,64}")
@@ -153,7 +155,17 @@ class ShardStore:
         self.fs, self.path = url_to_fs(self.url)
         self.path = self.path.rstrip("/") or "/"
         protocol = self.fs.protocol
-        self.local = "file" in (protocol if isinstance(protocol, (tuple, list)) else (protocol,))
+        self.protocols = tuple(protocol) if isinstance(protocol, (tuple, list)) else (protocol,)
+        self.local = "file" in self.protocols
+
+    def require_shared(self) -> None:
+        """ClusterError unless other processes can read this store (a cluster's workers and actors are other
+        processes: a ``memory://`` store lives and dies in the one that wrote it)."""
+        if any(p in PROCESS_LOCAL_PROTOCOLS for p in self.protocols):
+            from codelex.errors import ClusterError
+
+            raise ClusterError(f"store {self.url!r} lives in one process's memory, which the cluster's workers "
+                               "and actors cannot read: use a directory on shared storage or an object store")
 
     def __repr__(self) -> str:
         return f"<ShardStore {self.url}>"
