@@ -12,7 +12,7 @@ import time
 from codelex.cli_common import Failure as _Failure
 from codelex.cli_common import check_query
 from codelex.cli_common import write as _write
-from codelex.defaults import EXIT_FOUND, EXIT_NONE
+from codelex.defaults import EXIT_FOUND, EXIT_NONE, EXIT_PARTIAL
 
 __all__ = ["cmd_cluster_index", "cmd_cluster_search", "cmd_cluster_serve"]
 
@@ -106,19 +106,20 @@ def _serve(args) -> int:
         started = time.perf_counter()
         http = (args.http_host, args.http) if args.http is not None else None
         _, status = start_coordinator(args.store, actors=args.actors, name=args.name, actor_cpus=args.actor_cpus,
-                                      http=http)
+                                      http=http, replicas=args.replicas)
         status["seconds"] = time.perf_counter() - started
     if args.json:
         json.dump(status, sys.stdout)
         sys.stdout.write("\n")
-        return EXIT_FOUND if not status["errors"] else EXIT_NONE
+        return EXIT_FOUND if not status["errors"] and status["shards"] else EXIT_NONE
     reload = status.get("reload")
     if reload is not None:
         print(f"reloaded generation {reload['generation']}: {len(reload['loaded'])} loaded, "
               f"{len(reload['replaced'])} replaced, {len(reload['dropped'])} dropped")
     how = f" in {status['seconds']:.2f} s" if "seconds" in status else ""
     print(f"{args.name}: {status['shards']} shards, {status['files']:,} files of {display_text(status['store'])} "
-          f"(generation {status['generation']}) on {len(status['actors'])} actors{how}")
+          f"(generation {status['generation']}) on {len(status['actors'])} actors, "
+          f"{status.get('replicas', 1)} replicas each{how}")
     if status.get("http"):
         print(f"  http: {status['http']}?q=QUERY")
     for a in status["actors"]:
@@ -126,9 +127,11 @@ def _serve(args) -> int:
             f"pid {a['pid']}, rss {human_bytes(a['rss_bytes'])}"
         print(f"  actor {a['slot']}: {len(a['shards'])} shards, {human_bytes(a['shard_bytes'])} ({state}): "
               + ", ".join(a["shards"]))
+    for name, why in sorted(status.get("degraded", {}).items()):
+        print(f"  degraded: {name}: {display_text(why)}")
     for name, why in sorted(status["errors"].items()):
         print(f"  not loaded: {name}: {display_text(why)}")
-    return EXIT_FOUND if not status["errors"] else EXIT_NONE
+    return EXIT_FOUND if not status["errors"] and status["shards"] else EXIT_NONE
 
 
 def _search(args) -> int:
@@ -143,14 +146,24 @@ def _search(args) -> int:
     coordinator = find_coordinator(args.name)
     # (as search's: after what says the cluster cannot answer, before the fan-out)
     check_query(args.query, request.tokens, filters_only=bool(request.filters) and not request.terms.strip())
-    try:
-        answer = ray.get(coordinator.search.remote(args.query, options, deadline_s=args.deadline),
-                         timeout=args.deadline + 10.0)
-    except ray.exceptions.GetTimeoutError:
-        raise _Failure(f"the coordinator {args.name!r} did not answer within {args.deadline + 10.0:.0f} s") from None
-    except ray.exceptions.RayTaskError as exc:  # the request's own error (a bad repo: filter...)
-        cause = exc.cause if isinstance(getattr(exc, "cause", None), Exception) else exc
-        raise _Failure(str(cause).strip().splitlines()[-1] if str(cause).strip() else type(cause).__name__) from None
+    budget = time.monotonic() + args.deadline + 10.0
+    while True:
+        try:
+            answer = ray.get(coordinator.search.remote(args.query, options, deadline_s=args.deadline),
+                             timeout=max(0.1, budget - time.monotonic()))
+            break
+        except ray.exceptions.GetTimeoutError:
+            raise _Failure(f"the coordinator {args.name!r} did not answer within "
+                           f"{args.deadline + 10.0:.0f} s") from None
+        except ray.exceptions.RayTaskError as exc:  # the request's own error (a bad repo: filter...)
+            cause = exc.cause if isinstance(getattr(exc, "cause", None), Exception) else exc
+            raise _Failure(str(cause).strip().splitlines()[-1] if str(cause).strip() else
+                           type(cause).__name__) from None
+        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
+            # The coordinator's process died and Ray restarts it: asked again until the deadline.
+            if time.monotonic() + 0.5 >= budget:
+                raise
+            time.sleep(0.5)
     if args.json:
         json.dump(answer, sys.stdout)
         sys.stdout.write("\n")
@@ -163,6 +176,10 @@ def _search(args) -> int:
     if not args.json or not args.quiet:
         for name, why in answer["missing"].items():
             print(f"codelex: missing shard {name}: {display_text(why)}", file=sys.stderr)
+    if answer["missing"] and not args.allow_partial:
+        print(f"codelex: partial answer: {len(answer['missing'])} of {answer['shards']} shards missing "
+              "(--allow-partial accepts it)", file=sys.stderr)
+        return EXIT_PARTIAL
     return EXIT_FOUND if answer["results"] else EXIT_NONE
 
 

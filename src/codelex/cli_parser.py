@@ -316,6 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
                                          "codelex cluster serve --status", "codelex cluster serve --stop"))
     cs.add_argument("--store", metavar="URL", help="the shard store built by `codelex cluster index`")
     cs.add_argument("--actors", type=positive_int, default=2, help="holder actors (default: 2)")
+    cs.add_argument("--replicas", type=positive_int, default=2, metavar="N",
+                    help="holders each shard is loaded on, placed apart (default: 2, at most --actors): a "
+                         "query goes to another replica when one fails or is slow")
     cs.add_argument("--actor-cpus", type=float, default=0.0, metavar="N",
                     help="CPUs each actor reserves (default: 0, so builds still run beside it)")
     cs.add_argument("--name", default="codelex-coordinator", help="the coordinator's name (several stores)")
@@ -329,8 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
     cs.set_defaults(func="cluster_serve")
     cq = csub.add_parser("search", parents=[ray_opts], help="rank the served shards' files for QUERY",
                          description="Fan QUERY out to the served shards with the collection's statistics; a "
-                                     "shard that does not answer within --deadline is named as missing. "
-                                     "repo:NAME selects shards.",
+                                     "shard that no replica answers within --deadline is named as missing, and "
+                                     "such a partial answer exits 3 unless --allow-partial. repo:NAME selects "
+                                     "shards.",
                          epilog=examples('codelex cluster search "connection pool timeout"',
                                          'codelex cluster search "repo:api retry backoff" --deadline 2 --json',
                                          'codelex cluster search "parse config" --name other-store -n 20'))
@@ -341,6 +345,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="code: BM25F over bodies, paths and definitions (default); classic: BM25 over bodies")
     cq.add_argument("--name", default="codelex-coordinator",
                     help="the coordinator to ask (`cluster serve --name`; default: codelex-coordinator)")
+    cq.add_argument("--allow-partial", action="store_true",
+                    help="exit 0 (or 1) on an answer some shards are missing from; by default such an answer "
+                         "exits 3")
     cq.add_argument("--json", action="store_true", help="print one JSON document")
     cq.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     cq.set_defaults(func="cluster_search")

@@ -15,6 +15,9 @@ VERSION = "0.1.0"
 
 #: The command line's exit statuses, as grep's: results found, none, an error (one line on stderr), Ctrl-C.
 EXIT_FOUND, EXIT_NONE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: ``codelex cluster search``'s answer is partial (shards missing, named on stderr) and ``--allow-partial``
+#: was not given: the results printed are not the whole collection's.
+EXIT_PARTIAL = 3
 
 # --- tokenization -----------------------------------------------------------------
 

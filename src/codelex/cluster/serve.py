@@ -1,27 +1,36 @@
-"""Serving on Ray: shards memory-mapped in actors, several per actor, and a fan-out with a deadline.
+"""Serving on Ray: shards memory-mapped in holder actors, each on several replicas, and a fan-out with a
+deadline.
 
-A :class:`Coordinator` reads the store's manifest, places the shards on
-``actors`` :class:`ShardHolder` actors by size (largest first, each on the
-least loaded actor) and answers a query as :func:`codelex.federation.
-federated_search` does (phase 1 on every shard, the statistics merged,
-phase 2 on the selected shards with them, the per-shard top-k merged: the
-scores of one index over the shards' files), with one call per actor and
-phase instead of one per shard, under a deadline (phase 1 within half of
-it, so that one slow shard leaves the others time to score): a shard whose
-actor does not answer in time, or has died, is named in the answer as missing (the
+A :class:`Coordinator` reads the store's manifest, places each shard on
+``replicas`` of its ``actors`` :class:`ShardHolder` actors by size (largest
+first, onto the least loaded actors, never twice on one) and answers a
+query as :func:`codelex.federation.federated_search` does (phase 1 on every
+shard, the statistics merged, phase 2 on the selected shards with them, the
+per-shard top-k merged: the scores of one index over the shards' files),
+with one call per actor and phase, under a deadline (phase 1 within a share
+of it).  Each shard is asked on one replica and, when that replica fails or
+is slower than the shard's recent p95, on another (a hedged request); a
+shard no replica answered in time is named in the answer as missing (the
 statistics are then those of the shards that answered phase 1), never
-waited on past the deadline.  A dead actor is replaced in the background,
-and its shards answer again once reloaded.
+waited on past the deadline.
 
-:meth:`Coordinator.reload` follows a new manifest while serving: a unit
-whose content hash changed is loaded beside the old version on the same
-actor and swapped in; a query started before the swap finishes on the
-version its phase 1 saw (an actor keeps the previous version of each shard
-for :data:`PREVIOUS_GRACE_S`).
+A health check replaces a holder that died or stopped answering (hung), and
+reloads the shards of one Ray restarted; holders check each shard file
+against its record's digest before it is mapped, when its ``stat`` changes
+and on a schedule, and stop serving a shard that fails (reloaded from the
+store, or missing and said so: never answered from bytes that changed).
+
+:meth:`Coordinator.reload` follows a new manifest while serving (the
+health check calls it when the store's generation moves): a unit whose
+content hash changed is loaded beside the old version on the same actors
+and swapped in; a query started before the swap finishes on the version its
+phase 1 saw (an actor keeps the previous version of each shard for
+:data:`PREVIOUS_GRACE_S`).
 
 ``codelex cluster serve`` runs a :class:`Coordinator` as a detached, named
-Ray actor (:func:`start_coordinator`), which ``codelex cluster search``
-finds by name (:func:`find_coordinator`).
+Ray actor that Ray restarts if its process dies (:func:`start_coordinator`;
+it starts again from the store's manifest), which ``codelex cluster
+search`` finds by name (:func:`find_coordinator`).
 """
 
 from __future__ import annotations
@@ -29,7 +38,9 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
+from pathlib import Path
 
 from codelex.cluster.ray_runtime import describe_failure, ray_module
 from codelex.cluster.store import ShardStore, UnitRecord
@@ -49,6 +60,26 @@ PHASE1_SHARE = 0.4
 PHASE1_AGAIN_SHARE = 0.6
 #: How long loading the shards may take (seconds) before ``serve`` reports the ones not loaded.
 LOAD_TIMEOUT_S = 600.0
+#: The number of holders each shard is loaded on by default (``cluster serve --replicas``; at most the actors).
+DEFAULT_REPLICAS = 2
+#: How often Ray restarts a holder whose process died (its shards are then reloaded by the health check).
+HOLDER_RESTARTS = 3
+#: The health check: every HEALTH_INTERVAL_S each holder is asked what it holds, within HEALTH_TIMEOUT_S; one
+#: that misses HEALTH_MISSES checks in a row is killed and replaced.
+HEALTH_INTERVAL_S = 1.0
+HEALTH_TIMEOUT_S = 2.0
+HEALTH_MISSES = 2
+#: How often the holders check their shard files' digests (what a disk corrupts in place changes no stat).
+SCRUB_INTERVAL_S = 600.0
+#: A shard that failed to load on a holder is tried there again after this long (not every health check).
+LOAD_RETRY_S = 15.0
+#: Hedged requests: a shard's request goes to a second replica after the shard's recent p95 (of its last
+#: LATENCY_WINDOW answers, once it has HEDGE_MIN_SAMPLES; HEDGE_DEFAULT_S before), never sooner than
+#: HEDGE_FLOOR_S.
+LATENCY_WINDOW = 128
+HEDGE_MIN_SAMPLES = 8
+HEDGE_DEFAULT_S = 0.25
+HEDGE_FLOOR_S = 0.005
 
 
 def _rss_bytes() -> int:
@@ -68,6 +99,12 @@ class ShardHolder:
     Every method takes and returns plain data; a failure of one shard is that shard's answer
     (``("error", reason)``), never the others'.
 
+    Each shard's file is checked against its record's content digest before it is mapped, and again
+    before a query reads it whenever the file's ``stat`` changed since (a write, a truncation, a
+    replacement), and by :meth:`scrub` on the coordinator's schedule (what a disk corrupts in place
+    changes no ``stat``).  A shard that fails a check stops serving here at once and is reported
+    (:meth:`info`'s ``bad``): an answer is never computed from bytes that are not the ones built.
+
     Parameters
     ----------
     store_url : str
@@ -82,6 +119,8 @@ class ShardHolder:
         self.lock = threading.Lock()
         self.current: dict[str, tuple[str, object]] = {}  # name -> (content hash, WordIndex)
         self.previous: dict[str, tuple[str, object, float]] = {}  # name -> (hash, index, replaced at)
+        self.files: dict[int, tuple[str, UnitRecord, tuple]] = {}  # id(index) -> (path, record, stat signature)
+        self.bad: dict[str, str] = {}  # name -> why it stopped serving here
 
     def load(self, records: Sequence[dict]) -> dict[str, object]:
         """Load (or replace) shards; per name, ``{"files", "bytes", "seconds"}`` or ``("error", reason)``."""
@@ -90,7 +129,7 @@ class ShardHolder:
             started = time.perf_counter()
             try:
                 record = UnitRecord.from_dict(data)
-                index = self.store.open_shard(record, self.cache_dir)
+                index, path = self.store.open_shard_file(record, self.cache_dir)
             except Exception as exc:  # the one shard does not load: said, the others still do
                 out[str(data.get("name") if isinstance(data, dict) else data)] = ("error", describe_failure(exc))
                 continue
@@ -99,6 +138,8 @@ class ShardHolder:
                 if old is not None and old[0] != record.content_hash:
                     self.previous[record.name] = (old[0], old[1], time.monotonic())
                 self.current[record.name] = (record.content_hash, index)
+                self.files[id(index)] = (str(path), record, _stat_signature(path))
+                self.bad.pop(record.name, None)
             out[record.name] = {"files": len(index), "bytes": record.shard_bytes,
                                 "seconds": time.perf_counter() - started}
         return out
@@ -107,22 +148,69 @@ class ShardHolder:
         """Stop serving ``names`` (their maps are released when no query holds them)."""
         with self.lock:
             for name in names:
-                self.current.pop(name, None)
-                self.previous.pop(name, None)
+                for entry in (self.current.pop(name, None), self.previous.pop(name, None)):
+                    if entry is not None:
+                        self.files.pop(id(entry[1]), None)
+
+    def _fail(self, name: str, index, why: str) -> None:
+        """``name``'s version ``index`` failed a check: it serves no more here."""
+        with self.lock:
+            for table in (self.current, self.previous):
+                entry = table.get(name)
+                if entry is not None and entry[1] is index:
+                    del table[name]
+            self.files.pop(id(index), None)
+            self.bad[name] = why
+
+    def _checked(self, name: str, index) -> None:
+        """Raise IndexFormatError when ``index``'s file changed on disk and no longer matches its digest."""
+        from codelex.cluster.store import check_shard_file
+        from codelex.errors import IndexFormatError
+
+        entry = self.files.get(id(index))
+        if entry is None:
+            return
+        path, record, signature = entry
+        now = _stat_signature(path)
+        if now == signature:
+            return
+        try:
+            check_shard_file(Path(path), record, self.store.url)
+        except IndexFormatError as exc:
+            self._fail(name, index, str(exc))
+            raise IndexFormatError(f"shard {name!r} changed on disk: {exc}") from None
+        with self.lock:
+            if id(index) in self.files:
+                self.files[id(index)] = (path, record, now)
 
     def _index(self, name: str, version: str | None):
         with self.lock:
             now = time.monotonic()
             for n in [n for n, p in self.previous.items() if now - p[2] > PREVIOUS_GRACE_S]:
-                del self.previous[n]
+                self.files.pop(id(self.previous.pop(n)[1]), None)
             cur = self.current.get(name)
+            found = None
             if cur is not None and (version is None or cur[0] == version):
-                return cur
-            prev = self.previous.get(name)
-            if prev is not None and prev[0] == version:
-                return prev[0], prev[1]
-        raise LookupError(f"shard {name!r} is not served here" if cur is None else
-                          f"shard {name!r} was replaced during the query")
+                found = cur
+            else:
+                prev = self.previous.get(name)
+                if prev is not None and prev[0] == version:
+                    found = (prev[0], prev[1])
+        if found is None:
+            raise LookupError(f"shard {name!r} is not served here" if cur is None else
+                              f"shard {name!r} was replaced during the query")
+        self._checked(name, found[1])
+        return found
+
+    def _guarded(self, name: str, index, compute):
+        """``compute()``, with a shard whose chunk check fails while it reads dropped from service here."""
+        from codelex.errors import IndexFormatError
+
+        try:
+            return compute()
+        except IndexFormatError as exc:
+            self._fail(name, index, str(exc))
+            raise
 
     def query_stats(self, names: Sequence[str], request,
                     again: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> dict[str, object]:
@@ -137,7 +225,7 @@ class ShardHolder:
             try:
                 version, words = again[name] if again else (None, ())
                 version, index = self._index(name, version)
-                out[name] = (version, index.query_stats(request, words=words))
+                out[name] = (version, self._guarded(name, index, lambda: index.query_stats(request, words=words)))
             except Exception as exc:
                 out[name] = ("error", describe_failure(exc))
         return out
@@ -149,38 +237,187 @@ class ShardHolder:
         for name, version, options in requests:
             try:
                 _, index = self._index(name, version)
-                out[name] = ("hits", list(index.search(request.with_options(options), global_stats=global_stats)))
+                hits = self._guarded(name, index, lambda: list(
+                    index.search(request.with_options(options), global_stats=global_stats)))
+                out[name] = ("hits", hits)
             except Exception as exc:
                 out[name] = ("error", describe_failure(exc))
         return out
 
+    def scrub(self) -> dict[str, str]:
+        """Check every served shard's file against its record's digest now; the ones that fail stop serving
+        here.  Returns them, name -> why."""
+        from codelex.cluster.store import check_shard_file
+        from codelex.errors import IndexFormatError
+
+        with self.lock:
+            held = [(name, entry[1]) for name, entry in self.current.items()]
+        failed = {}
+        for name, index in held:
+            entry = self.files.get(id(index))
+            if entry is None:
+                continue
+            try:
+                check_shard_file(Path(entry[0]), entry[1], self.store.url)
+            except IndexFormatError as exc:
+                self._fail(name, index, str(exc))
+                failed[name] = str(exc)
+        return failed
+
     def info(self) -> dict:
-        """The shards held (name -> content hash), the process id and resident memory."""
+        """The shards held (name -> content hash), the ones that failed a check (name -> why), the process id
+        and resident memory."""
         with self.lock:
             shards = {n: v[0] for n, v in self.current.items()}
-        return {"pid": os.getpid(), "rss_bytes": _rss_bytes(), "shards": shards}
+            bad = dict(self.bad)
+        return {"pid": os.getpid(), "rss_bytes": _rss_bytes(), "shards": shards, "bad": bad}
 
     def ping(self) -> int:
         return os.getpid()
 
 
-def place_by_size(records: Sequence[UnitRecord], actors: int,
-                  loads: Sequence[int] | None = None) -> list[list[UnitRecord]]:
-    """Shards onto ``actors`` bins, largest first, each onto the least loaded bin (ties: the lowest)."""
+def _stat_signature(path) -> tuple:
+    """What changes when a file is written, truncated or replaced (its inode, size and times)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return ("missing", exc.errno)
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def place_by_size(records: Sequence[UnitRecord], actors: int, loads: Sequence[int] | None = None,
+                  replicas: int = 1) -> list[list[UnitRecord]]:
+    """Shards onto ``actors`` bins, largest first, each onto the ``replicas`` least loaded bins (ties: the
+    lowest): a shard's replicas are always on different bins."""
     bins: list[list[UnitRecord]] = [[] for _ in range(actors)]
     load = list(loads) if loads is not None else [0] * actors
+    copies = max(1, min(int(replicas), actors))
     for record in sorted(records, key=lambda r: (-r.shard_bytes, r.name)):
-        i = min(range(actors), key=lambda j: (load[j], j))
-        bins[i].append(record)
-        load[i] += record.shard_bytes
+        for i in sorted(range(actors), key=lambda j: (load[j], j))[:copies]:
+            bins[i].append(record)
+            load[i] += record.shard_bytes
     return bins
 
 
+class _Fanout:
+    """One phase of one query: each shard asked on one replica, a second replica asked when the first is
+    slower than the shard's recent p95 (a hedge) or fails, until every shard answered or the deadline.
+
+    ``call(actor, names)`` sends the phase's request for ``names`` to ``actor`` (an ObjectRef of a dict
+    name -> answer, ``("error", why)`` for a shard that could not answer).
+    """
+
+    def __init__(self, coordinator: Coordinator, routes: dict[str, list[int]], actors: list, call,
+                 deadline: float) -> None:
+        self.coordinator = coordinator
+        self.routes = routes  # name -> replica slots, most preferred first
+        self.actors = actors
+        self.call = call
+        self.deadline = deadline
+        self.tried: dict[str, set[int]] = {n: set() for n in routes}
+        self.answers: dict[str, object] = {}
+        self.why: dict[str, str] = {}
+        self.pending: dict = {}  # ObjectRef -> (slot, names, sent at)
+        self.hedged: set[str] = set()
+
+    def _next_slot(self, name: str) -> int | None:
+        return next((s for s in self.routes[name] if s not in self.tried[name]), None)
+
+    def _send(self, names) -> None:
+        """Ask each of ``names`` on its next untried replica, one call per actor."""
+        by_slot: dict[int, list[str]] = {}
+        for name in names:
+            slot = self._next_slot(name)
+            if slot is None:
+                self.why.setdefault(name, "no replica of it is loaded")
+                continue
+            self.tried[name].add(slot)
+            by_slot.setdefault(slot, []).append(name)
+        now = time.monotonic()
+        for slot, group in by_slot.items():
+            try:
+                ref = self.call(self.actors[slot], group)
+            except Exception as exc:  # (a handle Ray already knows dead)
+                for name in group:
+                    self.why[name] = describe_failure(exc)
+                self._send(group)
+                continue
+            self.pending[ref] = (slot, group, now)
+
+    def _open(self, names) -> list[str]:
+        return [n for n in names if n not in self.answers]
+
+    def run(self) -> tuple[dict[str, object], dict[str, str]]:
+        """The answers by shard, and why each shard without one has none."""
+        ray = ray_module()
+        self._send(list(self.routes))
+        while self.pending:
+            now = time.monotonic()
+            if now >= self.deadline:
+                break
+            hedge_at = min((sent + min(self.coordinator.hedge_delay(n) for n in group)
+                            for _slot, group, sent in self.pending.values()
+                            if any(n not in self.hedged and self._next_slot(n) is not None
+                                   for n in self._open(group))), default=self.deadline)
+            wait = max(0.0, min(self.deadline, hedge_at) - now)
+            ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=wait)
+            for ref in ready:
+                self._collect(ref)
+            now = time.monotonic()
+            for ref, (slot, group, sent) in list(self.pending.items()):
+                late = [n for n in self._open(group) if n not in self.hedged
+                        and now - sent >= self.coordinator.hedge_delay(n) and self._next_slot(n) is not None]
+                if late:
+                    self.hedged.update(late)
+                    self._send(late)
+        for name in self.routes:
+            if name not in self.answers:
+                self.why.setdefault(name, "no answer within the deadline")
+        return self.answers, {n: w for n, w in self.why.items() if n not in self.answers}
+
+    def _collect(self, ref) -> None:
+        ray = ray_module()
+        slot, group, sent = self.pending.pop(ref)
+        try:
+            got = ray.get(ref, timeout=max(0.1, self.deadline - time.monotonic()))
+        except Exception as exc:  # the actor died or its call failed: its replica is suspect
+            self.coordinator.suspect(slot, exc)
+            retry = self._open(group)
+            for name in retry:
+                self.why[name] = describe_failure(exc)
+            self._send([n for n in retry if not self._in_flight(n)])
+            return
+        elapsed = time.monotonic() - sent
+        retry = []
+        for name in group:
+            if name in self.answers:
+                continue
+            one = got.get(name) if isinstance(got, dict) else None
+            if one is None or one[0] == "error":
+                self.why[name] = one[1] if one is not None else "no answer"
+                retry.append(name)
+            else:
+                self.answers[name] = one
+                self.coordinator.note_latency(name, elapsed)
+        self._send([n for n in retry if not self._in_flight(n)])
+
+    def _in_flight(self, name: str) -> bool:
+        return any(name in group for _slot, group, _sent in self.pending.values())
+
+
 class Coordinator:
-    """Places a store's shards on holder actors and answers queries by fan-out with a deadline.
+    """Places a store's shards on holder actors, each on ``replicas`` of them, answers queries by fan-out with
+    a deadline and hedged requests, and keeps the holders healthy.
 
     Usable in any Ray driver (``Coordinator(url).start(2)``) or as the detached actor
-    ``codelex cluster serve`` starts.
+    ``codelex cluster serve`` starts (then given ``actors``, so that Ray restarting the actor after its
+    process died starts it again from the store's manifest: its loss is a pause).
+
+    A background health check (every :data:`HEALTH_INTERVAL_S`) asks every holder what it holds: a holder
+    that died, or does not answer :data:`HEALTH_MISSES` checks in a row (hung), is killed and replaced and
+    its shards reloaded; a holder Ray restarted, or one that dropped a shard failing a check, gets its
+    shards loaded again; every :data:`SCRUB_INTERVAL_S` the holders check their files' digests; and a new
+    manifest generation in the store is loaded while serving (:meth:`reload`).
 
     Parameters
     ----------
@@ -193,10 +430,21 @@ class Coordinator:
         Passed to the holders (:class:`ShardHolder`).
     holder : type, default ShardHolder
         The holder actors' class (a subclass, to observe or slow them in tests).
+    actors : int, optional
+        Start at once (in the background; :meth:`wait_started`) with this many holders.
+    replicas : int, default 1
+        Holders each shard is loaded on (at most ``actors``), when started at once.
+    http : (str, int), optional
+        Also serve HTTP there (:meth:`serve_http`), when started at once.
+    health_interval : float
+        Seconds between health checks (0: none; :meth:`check_health` by hand).
+    watch : bool, default True
+        Follow the store's manifest while serving (checked with the health).
     """
 
     def __init__(self, store_url: str, actor_cpus: float = 0.0, cache_dir: str | None = None,
-                 holder: type = ShardHolder) -> None:
+                 holder: type = ShardHolder, *, actors: int | None = None, replicas: int = 1,
+                 http: tuple[str, int] | None = None, health_interval: float = 0.0, watch: bool = True) -> None:
         self.holder = holder
         self.store_url = store_url
         self.store = ShardStore(store_url)
@@ -204,117 +452,208 @@ class Coordinator:
         self.cache_dir = cache_dir
         self.lock = threading.RLock()
         self.actors: list = []
-        self.placement: dict[str, int] = {}  # shard name -> actor slot
+        self.placement: dict[str, list[int]] = {}  # shard name -> its replicas' actor slots
+        self.ready: dict[str, set[int]] = {}  # shard name -> the slots where it is loaded
         self.records: dict[str, UnitRecord] = {}
-        self.loaded: set[str] = set()
+        self.replicas = 1
         self.generation = 0
         self.repairing: set[int] = set()
-        self.errors: dict[str, str] = {}  # shard -> why it did not load
+        self.loading: set[tuple[int, str]] = set()  # (slot, shard) loads under way
+        self.misses: dict[int, int] = {}  # slot -> health checks in a row without an answer
+        self.load_failed: dict[tuple[int, str], float] = {}  # (slot, shard) -> when its last load failed
+        self.errors: dict[str, str] = {}  # shard -> why no replica of it is loaded
+        self.latencies: dict[str, deque] = {}  # shard -> its recent answers' seconds
+        self.turn = 0  # rotates which replica a query asks first
+        self.events: deque = deque(maxlen=200)  # (unix time, what the health check did)
         self.http = None  # the HTTP endpoint's server, once started (serve_http)
+        self.started = threading.Event()
+        self.start_error: str | None = None
+        self.stopping = threading.Event()
+        self.health_interval = float(health_interval)
+        self.watch = watch
+        self.last_scrub = time.monotonic()
+        self.autostart = actors is not None
+        if self.autostart:
+            threading.Thread(target=self._start_in_background, args=(actors, replicas, http),
+                             name="codelex-start", daemon=True).start()
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
+    def _start_in_background(self, actors: int, replicas: int, http) -> None:
+        try:
+            self.start(actors, replicas=replicas)
+            if http is not None:
+                self.serve_http(*http)
+        except Exception as exc:
+            self.start_error = describe_failure(exc) if not isinstance(exc, (ValueError, OSError)) else str(exc)
+        finally:
+            self.started.set()
+
+    def wait_started(self, timeout: float = LOAD_TIMEOUT_S) -> dict:
+        """:meth:`status` once the start given at construction finished (ClusterError when it failed, or did
+        not finish within ``timeout``)."""
+        from codelex.errors import ClusterError
+
+        if not self.started.wait(timeout):
+            raise ClusterError(f"the coordinator did not start within {timeout:.0f} s")
+        if self.start_error is not None:
+            raise ClusterError(self.start_error)
+        return self.status()
+
     def _new_actor(self):
         ray = ray_module()
-        holder = ray.remote(self.holder).options(num_cpus=self.actor_cpus, max_concurrency=8, max_restarts=0,
+        # Ray restarts a holder whose process died (the health check then reloads its shards); a call is never
+        # retried by Ray (the fan-out asks another replica within the query's deadline instead).
+        holder = ray.remote(self.holder).options(num_cpus=self.actor_cpus, max_concurrency=8,
+                                                 max_restarts=HOLDER_RESTARTS, max_task_retries=0,
                                                  scheduling_strategy="SPREAD")
         return holder.remote(self.store_url, self.cache_dir)
 
     def _load(self, slot_records: dict[int, list[UnitRecord]], timeout: float) -> dict[str, object]:
-        """Load records onto actor slots in parallel, waiting at most ``timeout``; per shard what happened."""
+        """Load records onto actor slots in parallel, waiting at most ``timeout``; per (shard, slot) what
+        happened, as ``{name: {slot: answer}}``."""
         ray = ray_module()
         refs = {}
         with self.lock:
             for slot, records in slot_records.items():
-                if records:
+                records = [r for r in records if (slot, r.name) not in self.loading]
+                if records and slot < len(self.actors):
+                    self.loading.update((slot, r.name) for r in records)
                     refs[self.actors[slot].load.remote([r.to_dict() for r in records])] = (slot, records)
-        ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=timeout) if refs else ([], [])
-        out: dict[str, object] = {}
-        for ref, (slot, records) in refs.items():
-            if ref not in ready:
-                out.update((r.name, ("error", f"not loaded within {timeout:.0f} s")) for r in records)
-                continue
-            try:
-                out.update(ray.get(ref, timeout=10.0))
-            except Exception as exc:
-                out.update((r.name, ("error", describe_failure(exc))) for r in records)
+        try:
+            ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=timeout) if refs else ([], [])
+            out: dict[str, dict[int, object]] = {}
+            for ref, (slot, records) in refs.items():
+                if ref not in ready:
+                    for r in records:
+                        out.setdefault(r.name, {})[slot] = ("error", f"not loaded within {timeout:.0f} s")
+                    continue
+                try:
+                    got = ray.get(ref, timeout=10.0)
+                except Exception as exc:
+                    got = {r.name: ("error", describe_failure(exc)) for r in records}
+                for r in records:
+                    out.setdefault(r.name, {})[slot] = got.get(r.name, ("error", "no answer"))
+        finally:
+            with self.lock:
+                for slot, records in refs.values():
+                    self.loading.difference_update((slot, r.name) for r in records)
         with self.lock:
-            for name, what in out.items():
-                if isinstance(what, dict):
-                    self.loaded.add(name)
+            for name, per_slot in out.items():
+                slots = self.ready.setdefault(name, set())
+                for slot, what in per_slot.items():
+                    if isinstance(what, dict):
+                        slots.add(slot)
+                        self.load_failed.pop((slot, name), None)
+                    else:
+                        slots.discard(slot)
+                        self.load_failed[(slot, name)] = time.monotonic()
+                        if not slots:
+                            self.errors[name] = what[1]
+                if slots:
                     self.errors.pop(name, None)
-                else:
-                    self.loaded.discard(name)
-                    self.errors[name] = what[1]
         return out
 
-    def start(self, actors: int = 2, timeout: float = LOAD_TIMEOUT_S) -> dict:
-        """Read the manifest, start ``actors`` holders and load the shards onto them, placed by size.
+    def start(self, actors: int = 2, timeout: float = LOAD_TIMEOUT_S, *, replicas: int = 1) -> dict:
+        """Read the manifest, start ``actors`` holders and load the shards onto them, each on ``replicas`` of
+        them, placed by size.
 
         Returns
         -------
         dict
             :meth:`status` after loading (shards that did not load are listed under ``errors``).
+
+        Raises
+        ------
+        codelex.IndexFormatError
+            When the store has no readable manifest.
+        codelex.errors.ClusterError
+            When the manifest names no shard.
         """
-        records = self.store.manifest()
-        generation = self.store.manifest_generation()
-        n = max(1, min(int(actors), max(1, len(records))))
-        bins = place_by_size(list(records.values()), n)
+        from codelex.errors import ClusterError
+
+        generation, records = self.store.manifest_version()
+        if not records:
+            raise ClusterError(f"{self.store_url}: the manifest names no shard (run `codelex cluster index`)")
+        n = max(1, min(int(actors), len(records) * max(1, int(replicas))))
+        bins = place_by_size(list(records.values()), n, replicas=replicas)
         with self.lock:
             self.actors = [self._new_actor() for _ in range(n)]
             self.records = dict(records)
-            self.placement = {r.name: i for i, b in enumerate(bins) for r in b}
+            self.replicas = max(1, min(int(replicas), n))
+            self.placement = {}
+            for i, b in enumerate(bins):
+                for r in b:
+                    self.placement.setdefault(r.name, []).append(i)
             self.generation = generation
         self._load(dict(enumerate(bins)), timeout)
+        if not self.autostart:  # (a start given at construction says it is done once its endpoint runs too)
+            self.started.set()
+        if self.health_interval > 0:
+            threading.Thread(target=self._health_loop, name="codelex-health", daemon=True).start()
         return self.status()
 
     def reload(self, timeout: float = LOAD_TIMEOUT_S) -> dict:
         """Follow the store's current manifest while serving: new and changed shards loaded (then swapped
         in), removed ones dropped.  Returns ``{"generation", "loaded", "replaced", "dropped", "errors"}``."""
-        records = self.store.manifest()
-        generation = self.store.manifest_generation()
+        from codelex.errors import ClusterError
+
+        generation, records = self.store.manifest_version()
         with self.lock:
+            if not self.actors:
+                raise ClusterError("the coordinator serves nothing (its start failed): stop it and serve again")
             old = dict(self.records)
             loads = [0] * len(self.actors)
-            for name, slot in self.placement.items():
+            for name, slots in self.placement.items():
                 if name in records and name in old:
-                    loads[slot] += old[name].shard_bytes
+                    for slot in slots:
+                        loads[slot] += old[name].shard_bytes
             removed = [n for n in old if n not in records]
             changed = [r for n, r in records.items() if n in old and old[n].content_hash != r.content_hash]
             added = [r for n, r in records.items() if n not in old]
-            slots: dict[int, list[UnitRecord]] = {}
+            slots_of: dict[int, list[UnitRecord]] = {}
             for r in changed:
-                slots.setdefault(self.placement[r.name], []).append(r)
-            for i, b in enumerate(place_by_size(added, len(self.actors), loads)):
+                for slot in self.placement[r.name]:
+                    slots_of.setdefault(slot, []).append(r)
+            for i, b in enumerate(place_by_size(added, len(self.actors), loads, self.replicas)):
                 for r in b:
-                    self.placement[r.name] = i
-                slots.setdefault(i, []).extend(b)
+                    self.placement.setdefault(r.name, []).append(i)
+                    slots_of.setdefault(i, []).append(r)
             by_slot: dict[int, list[str]] = {}
             for name in removed:
-                by_slot.setdefault(self.placement.pop(name), []).append(name)
-                self.loaded.discard(name)
+                for slot in self.placement.pop(name):
+                    by_slot.setdefault(slot, []).append(name)
+                self.ready.pop(name, None)
                 self.errors.pop(name, None)
+            for r in added:
+                self.records[r.name] = r  # (to be loaded: its record is what a reload after a failure uses)
         for slot, names in by_slot.items():
             self.actors[slot].drop.remote(names)
-        result = self._load(slots, timeout)
+        result = self._load(slots_of, timeout)
         with self.lock:
-            self.records = dict(records)
-            for name, what in result.items():  # a replacement that did not load: the old version serves on
-                if not isinstance(what, dict) and name in old:
-                    self.records[name] = old[name]
-                    self.loaded.add(name)
-                    self.errors.pop(name, None)
+            for name in removed:
+                self.records.pop(name, None)
+            failed = {}
+            for r in changed + added:
+                loaded = [s for s, what in result.get(r.name, {}).items() if isinstance(what, dict)]
+                if loaded or r.name not in old:
+                    self.records[r.name] = r
+                if not loaded:
+                    failed[r.name] = next((w[1] for w in result.get(r.name, {}).values()), "not loaded")
+                    if r.name in old:  # a replacement that did not load: the old version serves on
+                        self.errors.pop(r.name, None)
+                        self.ready[r.name] = set(self.placement[r.name])
             self.generation = generation
         return {"generation": generation, "loaded": sorted(r.name for r in added),
-                "replaced": sorted(r.name for r in changed), "dropped": sorted(removed),
-                "errors": {n: w[1] for n, w in result.items() if not isinstance(w, dict)}}
+                "replaced": sorted(r.name for r in changed), "dropped": sorted(removed), "errors": failed}
 
     def stop(self) -> None:
         """Kill the holder actors."""
         ray = ray_module()
+        self.stopping.set()
         with self.lock:
             actors, self.actors = self.actors, []
-            self.placement, self.loaded = {}, set()
+            self.placement, self.ready = {}, {}
             http, self.http = self.http, None
         if http is not None:
             http.shutdown()
@@ -326,24 +665,27 @@ class Coordinator:
                 pass
 
     def status(self) -> dict:
-        """The store, generation, shards per actor (with sizes) and each actor's pid and resident memory."""
+        """The store, generation, shards per actor (with sizes), each actor's pid and resident memory, the
+        shards with fewer replicas loaded than placed (``degraded``), and the health check's recent events."""
         ray = ray_module()
         with self.lock:
             actors = list(self.actors)
-            placement = dict(self.placement)
+            placement = {n: list(s) for n, s in self.placement.items()}
+            ready = {n: set(s) for n, s in self.ready.items()}
             records = dict(self.records)
             errors = dict(self.errors)
+            events = list(self.events)[-20:]
         refs = [a.info.remote() for a in actors]
-        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=10.0) if refs else ([], [])
+        answered, _ = ray.wait(refs, num_returns=len(refs), timeout=10.0) if refs else ([], [])
         out = []
         for slot, ref in enumerate(refs):
             info = None
-            if ref in ready:
+            if ref in answered:
                 try:
                     info = ray.get(ref, timeout=1.0)
                 except Exception as exc:
                     info = {"error": describe_failure(exc)}
-            names = sorted(n for n, s in placement.items() if s == slot)
+            names = sorted(n for n, s in placement.items() if slot in s)
             out.append({"slot": slot, "shards": names,
                         "shard_bytes": sum(records[n].shard_bytes for n in names if n in records),
                         "pid": (info or {}).get("pid"), "rss_bytes": (info or {}).get("rss_bytes"),
@@ -351,8 +693,11 @@ class Coordinator:
         http = self.http
         from codelex.defaults import VERSION
 
+        degraded = {n: f"{len(ready.get(n, ()))} of {len(s)} replicas loaded" for n, s in placement.items()
+                    if len(ready.get(n, ())) < len(s) and n not in errors}
         return {"version": VERSION, "store": self.store_url, "generation": self.generation, "shards": len(records),
-                "files": sum(r.files for r in records.values()), "actors": out, "errors": errors,
+                "files": sum(r.files for r in records.values()), "replicas": self.replicas, "actors": out,
+                "errors": errors, "degraded": degraded, "events": events,
                 "http": f"http://{http.server_address[0]}:{http.server_address[1]}/search" if http else None}
 
     def serve_http(self, host: str = "127.0.0.1", port: int = 0) -> str:
@@ -369,96 +714,189 @@ class Coordinator:
             address = self.http.server_address
         return f"http://{address[0]}:{address[1]}/search"
 
-    # --- repair -------------------------------------------------------------------------------------
+    # --- health -------------------------------------------------------------------------------------
 
-    def _repair(self, slot: int) -> None:
-        """Replace the dead actor of ``slot`` and reload its shards (in the background: queries go on)."""
+    def _event(self, what: str) -> None:
         with self.lock:
-            if slot in self.repairing or slot >= len(self.actors):
-                return
+            self.events.append((round(time.time(), 3), what))
+
+    def _health_loop(self) -> None:
+        while not self.stopping.wait(self.health_interval):
+            try:
+                self.check_health()
+            except Exception as exc:  # (the loop must outlive one bad round: said in the events)
+                self._event(f"health check failed: {describe_failure(exc)}")
+
+    def check_health(self, timeout: float | None = None) -> dict[int, str]:
+        """One round of the health check (see the class); returns what it did, by slot."""
+        ray = ray_module()
+        timeout = HEALTH_TIMEOUT_S if timeout is None else timeout
+        with self.lock:
+            actors = list(self.actors)
+        refs: dict = {}
+        for slot, actor in enumerate(actors):
+            try:
+                refs[actor.info.remote()] = slot
+            except Exception as exc:  # (a handle Ray already knows dead)
+                refs[("dead", slot, describe_failure(exc))] = slot
+        calls = [r for r in refs if not isinstance(r, tuple)]
+        answered, _ = ray.wait(calls, num_returns=len(calls), timeout=timeout) if calls else ([], [])
+        done: dict[int, str] = {}
+        reload: dict[int, list[UnitRecord]] = {}
+        now = time.monotonic()
+        for ref, slot in refs.items():
+            if isinstance(ref, tuple):
+                done[slot] = self._replace(slot, ref[2])
+                continue
+            if ref not in answered:
+                with self.lock:
+                    self.misses[slot] = self.misses.get(slot, 0) + 1
+                    hung = self.misses[slot] >= HEALTH_MISSES
+                if hung:
+                    done[slot] = self._replace(slot, f"no answer to {HEALTH_MISSES} health checks in a row")
+                continue
+            try:
+                info = ray.get(ref, timeout=1.0)
+            except Exception as exc:
+                done[slot] = self._replace(slot, describe_failure(exc))
+                continue
+            with self.lock:
+                self.misses[slot] = 0
+                held = info.get("shards", {})
+                for name, slots in self.placement.items():
+                    record = self.records.get(name)
+                    if slot not in slots or record is None:
+                        continue
+                    if held.get(name) == record.content_hash:
+                        self.ready.setdefault(name, set()).add(slot)
+                        self.errors.pop(name, None)
+                        continue
+                    self.ready.get(name, set()).discard(slot)
+                    if info.get("bad", {}).get(name) and not self.ready.get(name):
+                        self.errors[name] = info["bad"][name]
+                    if ((slot, name) not in self.loading and slot not in self.repairing
+                            and now - self.load_failed.get((slot, name), -LOAD_RETRY_S) >= LOAD_RETRY_S):
+                        reload.setdefault(slot, []).append(record)
+        for slot, records in reload.items():
+            names = ", ".join(sorted(r.name for r in records))
+            done[slot] = f"reloading {names}"
+            self._event(f"actor {slot}: reloading {names} (not held: restarted, or dropped by a check)")
+            threading.Thread(target=self._load, args=({slot: records}, LOAD_TIMEOUT_S), daemon=True,
+                             name=f"codelex-reload-{slot}").start()
+        if time.monotonic() - self.last_scrub >= SCRUB_INTERVAL_S:
+            self.last_scrub = time.monotonic()
+            for slot, actor in enumerate(actors):
+                if slot not in done:
+                    actor.scrub.remote()  # (its findings come back as ``bad`` in the next rounds)
+        if self.watch:
+            try:
+                generation = self.store.manifest_generation()
+                if generation > self.generation:
+                    self._event(f"following the store's generation {generation}")
+                    self.reload()
+            except Exception as exc:  # a manifest being written or broken: the served generation stays
+                self._event(f"manifest not followed: {describe_failure(exc)}")
+        return done
+
+    def suspect(self, slot: int, exc: BaseException) -> None:
+        """A call to ``slot`` failed: a dead actor is replaced at once (a slow one by the health check)."""
+        if type(exc).__name__ in ("ActorDiedError", "RayActorError"):
+            self._replace(slot, describe_failure(exc))
+
+    def _replace(self, slot: int, why: str) -> str:
+        """Kill the actor of ``slot`` and start another with its shards (in the background: queries go to
+        the other replicas meanwhile)."""
+        ray = ray_module()
+        with self.lock:
+            if slot in self.repairing or slot >= len(self.actors) or self.stopping.is_set():
+                return "already being replaced"
             self.repairing.add(slot)
+            old = self.actors[slot]
+            for slots in self.ready.values():
+                slots.discard(slot)
+        self._event(f"actor {slot}: replaced ({why})")
 
         def run() -> None:
             try:
+                try:
+                    ray.kill(old, no_restart=True)
+                except Exception:  # (already gone)
+                    pass
                 with self.lock:
                     self.actors[slot] = self._new_actor()
-                    records = [self.records[n] for n, s in self.placement.items() if s == slot and n in self.records]
+                    self.misses[slot] = 0
+                    records = [self.records[n] for n, s in self.placement.items() if slot in s and n in self.records]
                 self._load({slot: records}, LOAD_TIMEOUT_S)
             finally:
                 with self.lock:
                     self.repairing.discard(slot)
 
         threading.Thread(target=run, name=f"codelex-repair-{slot}", daemon=True).start()
+        return f"replaced ({why})"
 
     # --- queries ------------------------------------------------------------------------------------
 
-    def _fan_out(self, calls: dict[int, object], deadline: float) -> tuple[dict[int, object], dict[int, str]]:
-        """Wait for ``calls`` (slot -> ObjectRef) until ``deadline``: the answers, and why the others failed."""
-        ray = ray_module()
-        refs = {ref: slot for slot, ref in calls.items()}
-        remaining = max(0.0, deadline - time.monotonic())
-        ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=remaining) if refs else ([], [])
-        answers, failures = {}, {}
-        for ref, slot in refs.items():
-            if ref not in ready:
-                failures[slot] = "no answer within the deadline"
-                continue
-            try:
-                answers[slot] = ray.get(ref, timeout=max(0.1, deadline - time.monotonic()))
-            except Exception as exc:
-                failures[slot] = describe_failure(exc)
-                if type(exc).__name__ in ("ActorDiedError", "RayActorError", "ActorUnavailableError"):
-                    self._repair(slot)
-        return answers, failures
+    def note_latency(self, name: str, seconds: float) -> None:
+        with self.lock:
+            self.latencies.setdefault(name, deque(maxlen=LATENCY_WINDOW)).append(seconds)
 
-    @staticmethod
-    def _answered(groups: dict[int, list[str]], answers: dict, failures: dict, missing: dict):
-        """Each shard's answer in a fan-out's, ``(name, answer)``; a shard without one (its actor failed or
-        did not answer in time, or it reported an error) is filed under ``missing`` with the reason."""
-        for slot, group in groups.items():
-            got = answers.get(slot)
-            for name in group:
-                one = got.get(name) if got is not None else None
-                if one is None:
-                    missing[name] = failures.get(slot, "no answer")
-                elif one[0] == "error":
-                    missing[name] = one[1]
-                else:
-                    yield name, one
+    def hedge_delay(self, name: str) -> float:
+        """How long a shard's request waits before a second replica is asked: its recent p95."""
+        history = self.latencies.get(name)
+        if history is None or len(history) < HEDGE_MIN_SAMPLES:
+            return HEDGE_DEFAULT_S
+        ordered = sorted(history)
+        return max(HEDGE_FLOOR_S, ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))])
 
-    @classmethod
-    def _collect(cls, groups: dict[int, list[str]], answers: dict, failures: dict, missing: dict, stats: dict,
-                 versions: dict) -> None:
-        """File a phase-1 fan-out's answers: each shard's statistics and version, or why it is missing."""
-        for name, one in cls._answered(groups, answers, failures, missing):
-            versions[name] = one[0]
-            stats[name] = one[1]
+    def _routes(self, names) -> dict[str, list[int]]:
+        """Each shard's loaded replicas, the first to ask first (rotating, so replicas share the load; one
+        that missed a health check last)."""
+        with self.lock:
+            self.turn += 1
+            turn = self.turn
+            out = {}
+            for name in names:
+                slots = sorted(self.ready.get(name, ()))
+                if slots:
+                    k = turn % len(slots)
+                    slots = slots[k:] + slots[:k]
+                    slots.sort(key=lambda s: self.misses.get(s, 0) > 0)
+                out[name] = slots
+        return out
 
-    def _ask_again(self, placement: dict, actors: list, request, stats: dict, versions: dict,
-                   missing: dict, deadline: float):
+    def _phase(self, names, call, deadline: float, actors: list) -> tuple[dict[str, object], dict[str, str]]:
+        return _Fanout(self, self._routes(names), actors, call, deadline).run()
+
+    def _ask_again(self, actors: list, request, stats: dict, versions: dict, missing: dict, deadline: float):
         """The collection's statistics from phase 1's ``stats``: the shards whose bodies lack variants that may
         be terms of their other fields asked again first (by ``deadline``), their answers replacing the first
         ones (or the shard missing); None when no shard's statistics are left."""
         from codelex.lexical.shards import merge_query_stats, missing_words
 
         global_stats = merge_query_stats(list(stats.values()))
-        again: dict[int, dict[str, tuple[str, tuple[str, ...]]]] = {}
+        again = {}
         for name, st in stats.items():
             words = missing_words(st, global_stats)
             if words:
-                again.setdefault(placement[name], {})[name] = (versions[name], words)
+                again[name] = (versions[name], words)
         if not again:
             return global_stats
-        calls = {slot: actors[slot].query_stats.remote(list(asked), request, asked) for slot, asked in again.items()}
-        answers, failures = self._fan_out(calls, deadline)
-        groups = {slot: list(asked) for slot, asked in again.items()}
-        for name in [n for group in groups.values() for n in group]:
+        answers, why = self._phase(list(again), lambda actor, group: actor.query_stats.remote(
+            group, request, {n: again[n] for n in group}), deadline, actors)
+        for name in again:
             stats.pop(name)  # (replaced by the second answer, or missing)
-        self._collect(groups, answers, failures, missing, stats, versions)
+            if name in answers:
+                stats[name] = answers[name][1]
+            else:
+                missing[name] = why.get(name, "no answer")
         return merge_query_stats(list(stats.values())) if stats else None
 
     def search(self, query: str, options=None, *, deadline_s: float = DEFAULT_DEADLINE_S, **kwargs) -> dict:
         """Answer ``query`` over every served shard within ``deadline_s`` seconds.
+
+        Each shard is asked on one of its replicas, and on another when the first fails or is slower than
+        the shard's recent p95; the answer is exact (every shard answered, ``missing`` empty) or says which
+        shards are missing and why.
 
         Parameters
         ----------
@@ -473,57 +911,55 @@ class Coordinator:
         -------
         dict
             ``results`` (hits as dicts, paths ``name:path``), ``missing`` (shard -> why), ``shards``
-            (served), ``answered`` (shards whose hits are in the merge), ``generation``, ``seconds``.
+            (served), ``answered`` (shards whose hits are in the merge), ``partial`` (whether any shard is
+            missing), ``generation``, ``seconds``.
         """
         from codelex.federation.coordinator import merge_hits, shard_options, split_shard_filters
         from codelex.query.request import parse_request
 
         started = time.monotonic()
         deadline = started + float(deadline_s)
+        if not self.started.wait(max(0.0, PHASE1_SHARE * float(deadline_s))) or self.start_error is not None:
+            # (a coordinator Ray restarted, loading its shards again: no answer can claim to be whole)
+            why = self.start_error or "the coordinator is starting: its shards are not loaded yet"
+            return {"results": [], "missing": {"*": why}, "shards": 0, "answered": [], "partial": True,
+                    "generation": self.generation, "seconds": time.monotonic() - started}
         with self.lock:
-            placement = dict(self.placement)
+            names = sorted(self.placement)
             actors = list(self.actors)
             generation = self.generation
             missing: dict[str, str] = {n: f"not loaded: {self.errors.get(n, 'loading')}"
-                                       for n in placement if n not in self.loaded}
-        names = sorted(placement)
+                                       for n in names if not self.ready.get(n)}
         text, selected = split_shard_filters(query, names)
         request = parse_request(text, options, kwargs)  # a bad request fails before any shard is asked; parsed once
         opts = request.options
 
         def answer(results: list, answered: Sequence[str] = ()) -> dict:
             return {"results": results, "missing": dict(sorted(missing.items())), "shards": len(names),
-                    "answered": sorted(answered), "generation": generation,
+                    "answered": sorted(answered), "partial": bool(missing), "generation": generation,
                     "seconds": time.monotonic() - started}
 
         if opts.limit <= 0 or not request.tokens or not selected:
             return answer([])
-        by_slot: dict[int, list[str]] = {}
-        for name in names:
-            if name not in missing:
-                by_slot.setdefault(placement[name], []).append(name)
         # Phase 1 on every shard (filters select documents; the statistics stay global), within a share of
         # the deadline: a shard slow to answer it must not leave the others no time to score.
-        calls = {slot: actors[slot].query_stats.remote(group, request) for slot, group in by_slot.items()}
-        answers, failures = self._fan_out(calls, started + PHASE1_SHARE * float(deadline_s))
-        stats: dict[str, object] = {}
-        versions: dict[str, str] = {}
-        self._collect(by_slot, answers, failures, missing, stats, versions)
+        asked = [n for n in names if n not in missing]
+        got, why = self._phase(asked, lambda actor, group: actor.query_stats.remote(group, request),
+                               started + PHASE1_SHARE * float(deadline_s), actors)
+        missing.update(why)
+        stats = {n: one[1] for n, one in got.items()}
+        versions = {n: one[0] for n, one in got.items()}
         if not stats:
             return answer([])
-        global_stats = self._ask_again(placement, actors, request, stats, versions, missing,
+        global_stats = self._ask_again(actors, request, stats, versions, missing,
                                        started + PHASE1_AGAIN_SHARE * float(deadline_s))
         if global_stats is None:
             return answer([])
         wanted = [n for n in selected if n in stats]
-        by_slot2: dict[int, list] = {}
-        for name in wanted:
-            by_slot2.setdefault(placement[name], []).append((name, versions[name], shard_options(opts, name)))
-        calls = {slot: actors[slot].search.remote(reqs, request, global_stats) for slot, reqs in by_slot2.items()}
-        answers, failures = self._fan_out(calls, deadline)
-        groups2 = {slot: [name for name, _v, _o in reqs] for slot, reqs in by_slot2.items()}
-        hits_of = {name: one[1] for name, one in self._answered(groups2, answers, failures, missing)}
-        ordered = [(n, hits_of[n]) for n in selected if n in hits_of]
+        hits, why = self._phase(wanted, lambda actor, group: actor.search.remote(
+            [(n, versions[n], shard_options(opts, n)) for n in group], request, global_stats), deadline, actors)
+        missing.update(why)
+        ordered = [(n, hits[n][1]) for n in selected if n in hits]
         merged = merge_hits(ordered, opts.limit)
         return answer([h.to_dict() for h in merged], [n for n, _ in ordered])
 
@@ -582,14 +1018,27 @@ def _http_server(coordinator: Coordinator, host: str, port: int):
 
 
 def start_coordinator(store_url: str, *, actors: int = 2, name: str = COORDINATOR_NAME, actor_cpus: float = 0.0,
-                      timeout: float = LOAD_TIMEOUT_S, http: tuple[str, int] | None = None) -> tuple[object, dict]:
+                      timeout: float = LOAD_TIMEOUT_S, http: tuple[str, int] | None = None,
+                      replicas: int = DEFAULT_REPLICAS,
+                      health_interval: float = HEALTH_INTERVAL_S) -> tuple[object, dict]:
     """Start (or, when one of ``name`` runs, reload) the detached coordinator of a store; ``(handle, status)``.
 
     The coordinator and its holders outlive this process (Ray detached actors) until
-    :func:`stop_coordinator`.  ``http`` (host, port) also starts its HTTP endpoint
-    (:meth:`Coordinator.serve_http`).
+    :func:`stop_coordinator`; Ray restarts the coordinator if its process dies, and it then starts again
+    from the store's manifest.  ``http`` (host, port) also starts its HTTP endpoint
+    (:meth:`Coordinator.serve_http`).  A start that fails leaves nothing behind (the coordinator is
+    killed before the error is raised).
+
+    Raises
+    ------
+    codelex.errors.ClusterError
+        When another version or store runs under ``name``, or the start failed (the store has no readable
+        manifest or no shard, the actors could not start).
     """
+    from codelex.errors import ClusterError
+
     ray = ray_module()
+    ShardStore(store_url).require_shared()
     try:
         handle = ray.get_actor(name)
     except ValueError:
@@ -599,13 +1048,9 @@ def start_coordinator(store_url: str, *, actors: int = 2, name: str = COORDINATO
         from codelex.defaults import VERSION
 
         if running.get("version") != VERSION:  # (its methods may not be this version's: never call them)
-            from codelex.errors import ClusterError
-
             raise ClusterError(f"coordinator {name!r} runs codelex {running.get('version', 'before 0.1.0')}, this "
                                f"is {VERSION}: stop it first (`codelex cluster serve --stop`)")
         if running["store"] != store_url:
-            from codelex.errors import ClusterError
-
             raise ClusterError(f"coordinator {name!r} serves {running['store']}: stop it first "
                                f"(`codelex cluster serve --stop`) or pass another --name")
         reloaded = ray.get(handle.reload.remote(timeout), timeout=timeout + 60.0)
@@ -613,11 +1058,19 @@ def start_coordinator(store_url: str, *, actors: int = 2, name: str = COORDINATO
             ray.get(handle.serve_http.remote(*http), timeout=60.0)
         return handle, dict(ray.get(handle.status.remote(), timeout=60.0), reload=reloaded)
     actor = ray.remote(Coordinator).options(name=name, lifetime="detached", num_cpus=0, max_concurrency=32,
-                                           max_restarts=0)
-    handle = actor.remote(store_url, actor_cpus)
-    status = ray.get(handle.start.remote(actors, timeout), timeout=timeout + 60.0)
-    if http is not None:
-        status["http"] = ray.get(handle.serve_http.remote(*http), timeout=60.0)
+                                           max_restarts=-1, max_task_retries=0)
+    handle = actor.remote(store_url, actor_cpus, actors=actors, replicas=replicas, http=http,
+                          health_interval=health_interval)
+    try:
+        status = ray.get(handle.wait_started.remote(timeout), timeout=timeout + 60.0)
+    except BaseException as exc:
+        try:
+            ray.kill(handle, no_restart=True)
+        except Exception:  # (already gone)
+            pass
+        if isinstance(exc, ray.exceptions.RayTaskError) and isinstance(getattr(exc, "cause", None), ClusterError):
+            raise ClusterError(f"cannot serve {store_url}: {exc.cause}") from None
+        raise
     return handle, status
 
 

@@ -136,6 +136,18 @@ def file_digest(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
+def check_shard_file(path: Path, record: UnitRecord, where: str = "") -> None:
+    """IndexFormatError unless the local file ``path`` has ``record``'s size and content digest (a corrupted,
+    truncated or replaced shard is named, never served)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise IndexFormatError(f"{where or path.parent}/{record.shard}: missing") from None
+    if size != record.shard_bytes or file_digest(path) != record.shard_digest:
+        raise IndexFormatError(f"{where or path.parent}/{record.shard}: does not match its record's digest "
+                               f"({size:,} bytes, the record says {record.shard_bytes:,})")
+
+
 class ShardStore:
     """A store of shards at an fsspec URL (see the module's documentation for the layout).
 
@@ -288,8 +300,16 @@ class ShardStore:
 
     def manifest(self) -> dict[str, UnitRecord]:
         """The units the manifest names, by name (IndexFormatError when there is none or it is malformed)."""
+        return self.manifest_version()[1]
+
+    def manifest_version(self) -> tuple[int, dict[str, UnitRecord]]:
+        """The manifest's generation and units, from one read of it (IndexFormatError as :meth:`manifest`)."""
+        data = self._manifest()
+        return int(data["generation"]), self._records(data)
+
+    def _records(self, manifest: dict) -> dict[str, UnitRecord]:
         out = {}
-        for name, data in self._manifest()["units"].items():
+        for name, data in manifest["units"].items():
             record = UnitRecord.from_dict(data)
             if record.name != name:
                 raise IndexFormatError(f"{self.url}/{MANIFEST}: unit {name!r} holds {record.name!r}")
@@ -307,12 +327,17 @@ class ShardStore:
             return False
 
     def open_shard(self, record: UnitRecord, cache_dir: str | os.PathLike[str] | None = None):
-        """The unit's index, memory-mapped.
+        """The unit's index, memory-mapped (:meth:`open_shard_file`'s index)."""
+        return self.open_shard_file(record, cache_dir)[0]
+
+    def open_shard_file(self, record: UnitRecord, cache_dir: str | os.PathLike[str] | None = None):
+        """The unit's index, memory-mapped, and the local file it maps: ``(WordIndex, Path)``.
 
         A shard in a local store that this user owns is mapped in place; any other (an object store, a
         file another user wrote on NFS) is first copied into ``cache_dir`` (a private directory: the
-        per-user cache by default) and checked against the record's digest.  Either way a file this
-        user's key did not sign is validated in full before it answers.
+        per-user cache by default).  Either way the file is checked against the record's size and
+        content digest before it is mapped, and a file this user's key did not sign is validated in full
+        before it answers.
 
         Raises
         ------
@@ -324,11 +349,14 @@ class ShardStore:
 
         rel = f"{record.shard}/{INDEX_FILE}"
         if self.local:
+            path = Path(self._at(rel))
+            check_shard_file(path, record, self.url)
             try:
-                return WordIndex.load(self._at(rel), trusted_only=False)
+                return WordIndex.load(path, trusted_only=False), path
             except UntrustedIndexError:
                 pass  # another user's file (shared NFS): copied into a private cache below
-        return WordIndex.load(self.fetch(record, cache_dir), trusted_only=False)
+        path = self.fetch(record, cache_dir)
+        return WordIndex.load(path, trusted_only=False), path
 
     def fetch(self, record: UnitRecord, cache_dir: str | os.PathLike[str] | None = None) -> Path:
         """A private local copy of ``record``'s shard file, checked against its digest; returns its path."""
@@ -337,8 +365,12 @@ class ShardStore:
         base = Path(cache_dir) if cache_dir is not None else user_cache_dir() / "cluster"
         directory = base / f"{record.name}-{record.shard_digest}"
         file = directory / INDEX_FILE
-        if file.is_file() and file.stat().st_size == record.shard_bytes:
-            return file  # (a copy checked when it was fetched, in a directory only this user writes)
+        if file.is_file():
+            try:
+                check_shard_file(file, record, str(directory))
+                return file  # (a private copy, checked again: a disk can corrupt it after its fetch)
+            except IndexFormatError:
+                pass  # fetched anew
         make_private_dir(directory)
         tmp = directory / f".{INDEX_FILE}.{uuid.uuid4().hex}.tmp"
         try:
