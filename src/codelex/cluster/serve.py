@@ -351,7 +351,7 @@ class _Fanout:
         """The answers by shard, and why each shard without one has none."""
         ray = ray_module()
         self._send(list(self.routes))
-        while self.pending:
+        while self.pending and len(self.answers) < len(self.routes):  # (a hedged call's twin is not waited on)
             now = time.monotonic()
             if now >= self.deadline:
                 break
@@ -395,6 +395,7 @@ class _Fanout:
             one = got.get(name) if isinstance(got, dict) else None
             if one is None or one[0] == "error":
                 self.why[name] = one[1] if one is not None else "no answer"
+                self.coordinator.shard_failed(slot, name, self.why[name])
                 retry.append(name)
             else:
                 self.answers[name] = one
@@ -695,7 +696,8 @@ class Coordinator:
 
         degraded = {n: f"{len(ready.get(n, ()))} of {len(s)} replicas loaded" for n, s in placement.items()
                     if len(ready.get(n, ())) < len(s) and n not in errors}
-        return {"version": VERSION, "store": self.store_url, "generation": self.generation, "shards": len(records),
+        return {"version": VERSION, "pid": os.getpid(), "store": self.store_url, "generation": self.generation,
+                "shards": len(records),
                 "files": sum(r.files for r in records.values()), "replicas": self.replicas, "actors": out,
                 "errors": errors, "degraded": degraded, "events": events,
                 "http": f"http://{http.server_address[0]}:{http.server_address[1]}/search" if http else None}
@@ -798,6 +800,18 @@ class Coordinator:
                 self._event(f"manifest not followed: {describe_failure(exc)}")
         return done
 
+    def shard_failed(self, slot: int, name: str, why: str) -> None:
+        """``slot`` could not answer for ``name``: it is asked no more until the health check finds the shard
+        held there again (reloading it), unless the shard was only being replaced under the query."""
+        if "replaced during the query" in why:
+            return
+        with self.lock:
+            slots = self.ready.get(name)
+            if slots is not None and slot in slots:
+                slots.discard(slot)
+                if not slots:
+                    self.errors[name] = why
+
     def suspect(self, slot: int, exc: BaseException) -> None:
         """A call to ``slot`` failed: a dead actor is replaced at once (a slow one by the health check)."""
         if type(exc).__name__ in ("ActorDiedError", "RayActorError"):
@@ -842,10 +856,11 @@ class Coordinator:
 
     def hedge_delay(self, name: str) -> float:
         """How long a shard's request waits before a second replica is asked: its recent p95."""
-        history = self.latencies.get(name)
-        if history is None or len(history) < HEDGE_MIN_SAMPLES:
-            return HEDGE_DEFAULT_S
-        ordered = sorted(history)
+        with self.lock:
+            history = self.latencies.get(name)
+            if history is None or len(history) < HEDGE_MIN_SAMPLES:
+                return HEDGE_DEFAULT_S
+            ordered = sorted(history)
         return max(HEDGE_FLOOR_S, ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))])
 
     def _routes(self, names) -> dict[str, list[int]]:
