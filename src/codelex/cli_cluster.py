@@ -44,6 +44,8 @@ def cmd_cluster_index(args) -> int:
             line = f"{head}: {event.kind}, {r.files:,} files, {human_bytes(r.shard_bytes)}"
             if event.kind == "built":
                 line += f" in {r.seconds:.2f} s"
+                if event.updated_files is not None:
+                    line += f" ({event.updated_files:,} files updated on the previous shard)"
         elif event.kind == "retry":
             line = f"{head}: attempt {event.attempt} failed ({display_text(event.detail)}); retrying"
         else:
@@ -56,6 +58,7 @@ def cmd_cluster_index(args) -> int:
     if args.json:
         json.dump({"store": args.store, "generation": report.generation, "built": report.built,
                    "unchanged": report.unchanged, "failed": report.failed, "retried": report.retried,
+                   "updated": report.updated,
                    "seconds": report.seconds, "units": {n: r.to_dict() for n, r in report.records.items()}},
                   sys.stdout)
         sys.stdout.write("\n")

@@ -69,3 +69,35 @@ def test_a_dying_worker_is_retried_and_a_failing_unit_reported(ray_local, tmp_pa
     manifest = ShardStore(store).manifest()
     assert sorted(manifest) == ["alpha", "beta", "gamma"]  # alpha: its last good shard, still served
     assert manifest["alpha"].files == 3
+
+
+def test_a_changed_unit_is_updated_on_its_previous_shard(tmp_path):
+    """Only the changed files are indexed again, and the shard ranks as a whole build of the same files."""
+    import shutil
+
+    from codelex.cluster.build import build_unit
+    from codelex.cluster.store import ShardStore
+
+    repos = make_repos(tmp_path / "src")
+    repo = tmp_path / "unit"
+    shutil.copytree(repos["alpha"], repo)
+    for i in range(30):
+        (repo / f"src/mod{i}.py").write_text(f"def handler_{i}(config):\n    return parse_config(config) + {i}\n")
+    incremental, whole = str(tmp_path / "inc"), str(tmp_path / "whole")
+    (unit,) = parse_units([f"live={repo}"])
+    assert build_unit(unit, incremental)["updated_files"] is None  # (the first build: whole)
+    (repo / "src" / "mod3.py").write_text("def tokenize_yaml(text):\n    return text.split()\n")
+    (repo / "src" / "mod4.py").unlink()
+    (repo / "src" / "new.py").write_text("def load_settings_twice(path): pass\n")
+    result = build_unit(unit, incremental)
+    assert result["status"] == "built" and result["updated_files"] == 3
+    assert build_unit(unit, whole)["updated_files"] is None
+    inc_store, whole_store = ShardStore(incremental), ShardStore(whole)
+    a = inc_store.open_shard(inc_store.record("live"))
+    b = whole_store.open_shard(whole_store.record("live"))
+    assert inc_store.record("live").content_hash == whole_store.record("live").content_hash
+    assert sorted(a.files) == sorted(b.files) and "src/mod4.py" not in a.files
+    for query in ["tokenize yaml", "parse config", "handler 3", "load settings", "config", "handler"]:
+        assert [(h.file, round(h.score, 9)) for h in a.search(query, limit=20)] == \
+            [(h.file, round(h.score, 9)) for h in b.search(query, limit=20)], query
+    assert build_unit(unit, incremental)["status"] == "unchanged"

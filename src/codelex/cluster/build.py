@@ -197,30 +197,67 @@ def build_unit(unit: Unit, store_url: str, *, workers: int = 1, force: bool = Fa
             return {"status": "unchanged", "record": replace(previous, source=unit.source).to_dict(),
                     "skipped": skipped, "read": False}
         max_bytes = options.max_bytes
-        if previous is not None:  # a pass of reads (the page cache keeps them for a build) spares the build
-            hashing = _Hashing(read_files(root, walk.files, max_bytes=max_bytes, skipped=Counter()), fingerprint)
-            for _ in hashing:
+        counter: Counter = Counter()
+        index, changed = None, None
+        if previous is not None:
+            # One pass of reads gives the content hash and, on the previous shard, the changed files' updates.
+            hashing = _Hashing(read_files(root, walk.files, max_bytes=max_bytes, skipped=counter), fingerprint)
+            index, changed = _updated(store, previous, fingerprint, hashing)
+            for _ in hashing:  # (what the update did not read: its base was unusable)
                 pass
             if hashing.hexdigest() == previous.content_hash:
                 record = replace(previous, source=unit.source, stat_digest=stat_digest)
                 store.put_record(record)
                 return {"status": "unchanged", "record": record.to_dict(), "skipped": skipped, "read": True}
-        counter: Counter = Counter()
-        hashing = _Hashing(read_files(root, walk.files, max_bytes=max_bytes, skipped=counter), fingerprint)
-        index = WordIndex.build(hashing, max_bytes=max_bytes, workers=max(1, workers))
+        if index is None:
+            counter = Counter()
+            hashing = _Hashing(read_files(root, walk.files, max_bytes=max_bytes, skipped=counter), fingerprint)
+            index = WordIndex.build(hashing, max_bytes=max_bytes, workers=max(1, workers))
         for reason, n in counter.items():
             skipped[reason] = skipped.get(reason, 0) + n
-        index.metadata.update(unit=unit.name, source=unit.source, truncated=walk.truncated)
+        index.metadata.update(unit=unit.name, source=unit.source, truncated=walk.truncated, settings=fingerprint)
         record = UnitRecord(name=unit.name, source=unit.source, content_hash=hashing.hexdigest(),
                             stat_digest=stat_digest, files=len(index), shard_bytes=0, shard_digest="0" * 32,
                             built_at=time.time(), seconds=0.0)
         record = store.put_shard(record, index)
         record = replace(record, seconds=round(time.perf_counter() - started, 3))
         store.put_record(record)
-        return {"status": "built", "record": record.to_dict(), "skipped": skipped, "read": True}
+        return {"status": "built", "record": record.to_dict(), "skipped": skipped, "read": True,
+                "updated_files": changed}
     finally:
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _updated(store: ShardStore, previous: UnitRecord, fingerprint: str, hashing: _Hashing):
+    """``(index, files changed)``: the unit's previous shard with only its changed files updated (the index's
+    own per-file updates, which rank as a full build of the same files does, at the cost of the changed
+    files' postings), or ``(None, None)`` when that shard cannot serve as a base (built with other settings
+    or another format, unreadable): the caller then builds the unit whole.
+
+    Every file is read (``hashing`` gives the unit's content hash); one whose mtime and size match what the
+    shard recorded is not tokenized again.
+    """
+    from codelex.errors import IndexFormatError
+
+    try:
+        index = store.open_shard(previous)
+    except (IndexFormatError, OSError):
+        return None, None
+    if index.metadata.get("settings") != fingerprint:
+        return None, None
+    recorded = {path: (mtime, size) for path, mtime, size in index.file_table()}
+    seen: set[str] = set()
+    changed = 0
+    for path, content, mtime in hashing:
+        seen.add(path)
+        if recorded.get(path) != (mtime, len(content)):
+            index.update(path, content, mtime_ns=mtime)
+            changed += 1
+    for path in recorded.keys() - seen:  # deleted, or no longer admitted or readable
+        index.remove(path)
+        changed += 1
+    return index, changed
 
 
 @dataclass(frozen=True)
@@ -235,6 +272,8 @@ class BuildEvent:
     detail: str = ""
     record: UnitRecord | None = None
     attempt: int = 1
+    #: For a unit built on its previous shard: the files updated in it (None: built whole).
+    updated_files: int | None = None
 
 
 @dataclass
@@ -245,6 +284,8 @@ class BuildReport:
     unchanged: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
     retried: dict[str, int] = field(default_factory=dict)
+    #: The built units that were updated on their previous shard, with the files updated (the others whole).
+    updated: dict[str, int] = field(default_factory=dict)
     records: dict[str, UnitRecord] = field(default_factory=dict)
     generation: int = 0
     seconds: float = 0.0
@@ -316,7 +357,11 @@ class _BuildRun:
         records[unit.name] = record
         self.report.records[unit.name] = record
         (self.report.built if result["status"] == "built" else self.report.unchanged).append(unit.name)
-        self.emit(result["status"], unit.name, record=record, attempt=attempt)
+        updated = result.get("updated_files")
+        if isinstance(updated, int) and result["status"] == "built":
+            self.report.updated[unit.name] = updated
+        self.emit(result["status"], unit.name, record=record, attempt=attempt,
+                  updated_files=updated if isinstance(updated, int) else None)
 
     def expire(self, unit_timeout: float) -> None:
         """Cancel the attempts running longer than ``unit_timeout`` (each counts as failed)."""

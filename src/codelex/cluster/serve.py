@@ -202,12 +202,13 @@ class ShardHolder:
         self._checked(name, found[1])
         return found
 
-    def _guarded(self, name: str, index, compute):
-        """``compute()``, with a shard whose chunk check fails while it reads dropped from service here."""
+    def _guarded(self, name: str, index, compute, *args, **kwargs):
+        """``compute(*args, **kwargs)``, with a shard whose chunk check fails while it reads dropped from
+        service here."""
         from codelex.errors import IndexFormatError
 
         try:
-            return compute()
+            return compute(*args, **kwargs)
         except IndexFormatError as exc:
             self._fail(name, index, str(exc))
             raise
@@ -225,7 +226,7 @@ class ShardHolder:
             try:
                 version, words = again[name] if again else (None, ())
                 version, index = self._index(name, version)
-                out[name] = (version, self._guarded(name, index, lambda: index.query_stats(request, words=words)))
+                out[name] = (version, self._guarded(name, index, index.query_stats, request, words=words))
             except Exception as exc:
                 out[name] = ("error", describe_failure(exc))
         return out
@@ -237,9 +238,9 @@ class ShardHolder:
         for name, version, options in requests:
             try:
                 _, index = self._index(name, version)
-                hits = self._guarded(name, index, lambda: list(
-                    index.search(request.with_options(options), global_stats=global_stats)))
-                out[name] = ("hits", hits)
+                hits = self._guarded(name, index, index.search, request.with_options(options),
+                                     global_stats=global_stats)
+                out[name] = ("hits", list(hits))
             except Exception as exc:
                 out[name] = ("error", describe_failure(exc))
         return out
@@ -510,7 +511,7 @@ class Coordinator:
                                                  scheduling_strategy="SPREAD")
         return holder.remote(self.store_url, self.cache_dir)
 
-    def _load(self, slot_records: dict[int, list[UnitRecord]], timeout: float) -> dict[str, object]:
+    def _load(self, slot_records: dict[int, list[UnitRecord]], timeout: float) -> dict[str, dict[int, object]]:
         """Load records onto actor slots in parallel, waiting at most ``timeout``; per (shard, slot) what
         happened, as ``{name: {slot: answer}}``."""
         ray = ray_module()
@@ -959,9 +960,9 @@ class Coordinator:
         # Phase 1 on every shard (filters select documents; the statistics stay global), within a share of
         # the deadline: a shard slow to answer it must not leave the others no time to score.
         asked = [n for n in names if n not in missing]
-        got, why = self._phase(asked, lambda actor, group: actor.query_stats.remote(group, request),
-                               started + PHASE1_SHARE * float(deadline_s), actors)
-        missing.update(why)
+        got, unanswered = self._phase(asked, lambda actor, group: actor.query_stats.remote(group, request),
+                                      started + PHASE1_SHARE * float(deadline_s), actors)
+        missing.update(unanswered)
         stats = {n: one[1] for n, one in got.items()}
         versions = {n: one[0] for n, one in got.items()}
         if not stats:
@@ -971,9 +972,9 @@ class Coordinator:
         if global_stats is None:
             return answer([])
         wanted = [n for n in selected if n in stats]
-        hits, why = self._phase(wanted, lambda actor, group: actor.search.remote(
+        hits, unscored = self._phase(wanted, lambda actor, group: actor.search.remote(
             [(n, versions[n], shard_options(opts, n)) for n in group], request, global_stats), deadline, actors)
-        missing.update(why)
+        missing.update(unscored)
         ordered = [(n, hits[n][1]) for n in selected if n in hits]
         merged = merge_hits(ordered, opts.limit)
         return answer([h.to_dict() for h in merged], [n for n, _ in ordered])
