@@ -357,7 +357,7 @@ def test_joining_a_cluster_is_bounded_and_names_the_error(monkeypatch):
     monkeypatch.setattr(ray, "init", lambda **kw: time.sleep(5))
     started = time.monotonic()
     with pytest.raises(ClusterError, match="did not connect .* within 1 s"):
-        ray_runtime.connect("local", timeout=1.0)
+        ray_runtime.connect("auto", timeout=1.0)
     assert time.monotonic() - started < 2.5
 
     class AuthenticationError(ConnectionError):
@@ -368,4 +368,4 @@ def test_joining_a_cluster_is_bounded_and_names_the_error(monkeypatch):
 
     monkeypatch.setattr(ray, "init", refuse)
     with pytest.raises(ClusterError, match="refused this client's authentication.*InvalidAuthToken"):
-        ray_runtime.connect("local", timeout=5.0)
+        ray_runtime.connect("auto", timeout=5.0)

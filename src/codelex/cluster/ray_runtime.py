@@ -77,7 +77,8 @@ def _init_within(ray, timeout: float, kwargs: dict) -> None:
         raise ClusterError(f"the Ray cluster at {where!r} refused this client's authentication ({line})") from None
     if "version" in lowered and ("mismatch" in lowered or "match" in lowered):
         raise ClusterError(f"the Ray cluster at {where!r} runs another Ray or Python version ({line})") from None
-    raise ClusterError(f"cannot connect to the Ray cluster at {where!r} ({line})") from None
+    hint = _token_hint() if isinstance(exc, ConnectionError) and where not in ("auto", "local") else ""
+    raise ClusterError(f"cannot connect to the Ray cluster at {where!r} ({line}){hint}") from None
 
 
 def connect(address: str | None = None, *, start_local: bool = True, num_cpus: int | None = None,
@@ -113,8 +114,29 @@ def connect(address: str | None = None, *, start_local: bool = True, num_cpus: i
         kwargs.update(include_dashboard=False, num_cpus=num_cpus)
     else:
         _probe(address)
+    if address == "local":
+        # (ray.init starts a private Ray's processes from the calling thread only, and bounds that itself)
+        try:
+            ray.init(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - said in one line
+            raise ClusterError(f"cannot start a private local Ray ({_failure_line(exc)})") from None
+        return ray
     _init_within(ray, timeout, kwargs)
     return ray
+
+
+def _token_hint() -> str:
+    """What to say when joining a cluster by address failed and token authentication may be why: Ray joins
+    by ``auto`` with the local session's token, but by address only with ``RAY_AUTH_MODE=token`` set, and
+    then reports a bare "Failed to connect"."""
+    if os.environ.get("RAY_AUTH_MODE"):
+        return ""
+    from pathlib import Path
+
+    token = (os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH")
+             or (Path.home() / ".ray" / "auth_token").is_file())
+    return ("; if the cluster uses token authentication, set RAY_AUTH_MODE=token (a token is available here)"
+            if token else "; if the cluster uses token authentication, set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN")
 
 
 def describe_failure(exc: BaseException) -> str:
