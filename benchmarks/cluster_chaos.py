@@ -365,8 +365,9 @@ def scale(n_units: int = 1000, actors: int = 4, repeat: int = 2) -> dict:
         shutil.rmtree(base, ignore_errors=True)
         shutil.rmtree(store, ignore_errors=True)
         paths = sorted(paths)
-        per = max(1, -(-len(paths) // n_units))
-        groups = [paths[i:i + per] for i in range(0, len(paths), per)][:n_units]
+        n = min(n_units, len(paths))
+        cuts = [len(paths) * k // n for k in range(n + 1)]  # (n groups as even as the files allow)
+        groups = [paths[cuts[k]:cuts[k + 1]] for k in range(n)]
         specs = []
         for k, group in enumerate(groups):
             d = base / f"u{k:04d}"
@@ -375,14 +376,12 @@ def scale(n_units: int = 1000, actors: int = 4, repeat: int = 2) -> dict:
                 os.link(Path(root) / p, d / p)
             specs.append(f"u{k:04d}={d}")
         t = time.perf_counter()
-        from codelex.cluster.store import ShardStore as _S
-
         records = {}
         for u in parse_units(specs):
             records[u.name] = build_unit(u, str(store))["record"]
         from codelex.cluster.store import UnitRecord
 
-        _S(str(store)).put_manifest({n: UnitRecord.from_dict(r) for n, r in records.items()})
+        ShardStore(str(store)).put_manifest({n: UnitRecord.from_dict(r) for n, r in records.items()})
         build_s = time.perf_counter() - t
     else:
         build_s = None

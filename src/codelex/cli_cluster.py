@@ -111,6 +111,9 @@ def _serve(args) -> int:
         _, status = start_coordinator(args.store, actors=args.actors, name=args.name, actor_cpus=args.actor_cpus,
                                       http=http, replicas=args.replicas)
         status["seconds"] = time.perf_counter() - started
+        if "reload" in status and (len(status["actors"]) != args.actors or status["replicas"] != args.replicas):
+            print(f"codelex: note: {args.name} runs {len(status['actors'])} actors, {status['replicas']} replicas "
+                  "each: --actors and --replicas apply when it starts (stop it to change them)", file=sys.stderr)
     if args.json:
         json.dump(status, sys.stdout)
         sys.stdout.write("\n")

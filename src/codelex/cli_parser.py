@@ -57,6 +57,23 @@ def positive_int(text: str) -> int:
     return value
 
 
+#: The longest deadline a cluster search takes (seconds): every wait has a bound.
+MAX_DEADLINE_S = 600.0
+
+
+def deadline_seconds(text: str) -> float:
+    """A finite number of seconds above 0 and at most :data:`MAX_DEADLINE_S` (never ``inf`` nor ``nan``)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, not {text!r}") from None
+    if not math.isfinite(value) or not 0 < value <= MAX_DEADLINE_S:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most {MAX_DEADLINE_S:g} seconds, not {text!r}")
+    return value
+
+
 # A query argument that is only a negated filter (``-file:test``) is the
 # query, not an option: argparse would take it for an unknown flag.
 _NEGATED_FILTER = re.compile(r"-(?:" + "|".join((*FILTER_KEYS, SHARD_FILTER_KEY)) + r"):", re.IGNORECASE)
@@ -340,7 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
                                          'codelex cluster search "parse config" --name other-store -n 20'))
     cq.add_argument("query", help="the words to look for, with any inline filters (quote it)")
     cq.add_argument("-n", "--limit", type=positive_int, default=10, help="number of results (default: 10)")
-    cq.add_argument("--deadline", type=float, default=5.0, metavar="S", help="seconds (default: 5)")
+    cq.add_argument("--deadline", type=deadline_seconds, default=5.0, metavar="S",
+                    help=f"seconds, above 0 and at most {MAX_DEADLINE_S:g} (default: 5)")
     cq.add_argument("--ranking", choices=RANKINGS, default=DEFAULT_RANKING,
                     help="code: BM25F over bodies, paths and definitions (default); classic: BM25 over bodies")
     cq.add_argument("--name", default="codelex-coordinator",

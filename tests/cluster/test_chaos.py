@@ -203,13 +203,19 @@ def _corrupt(file: Path, how: str) -> bytes:
     elif how == "truncate":
         with open(file, "r+b") as f:
             f.truncate(len(data) // 2)
+    elif how == "replace":  # a new file renamed over it (as a save does): the served bytes are untouched
+        tmp = file.with_suffix(".tmp")
+        tmp.write_bytes(b"garbage" * 100)
+        os.replace(tmp, file)
     else:
         file.unlink()
     return data
 
 
-@pytest.mark.parametrize("how", ["flip", "truncate", "delete"])
+@pytest.mark.parametrize("how", ["flip", "truncate", "delete", "replace"])
 def test_a_damaged_shard_file_is_never_answered_from(store, fast_checks, how):
+    """Bytes changed in place (flipped, truncated): the shard is named missing at once, every replica mapping
+    that file.  The path deleted or replaced by a rename: the bytes served are intact, every answer exact."""
     oracle = Oracle(store)
     coordinator = Coordinator(str(store), health_interval=0.3)
     try:
@@ -224,7 +230,11 @@ def test_a_damaged_shard_file_is_never_answered_from(store, fast_checks, how):
                 if not oracle.check(query, answer):
                     partial += 1
                     assert set(answer["missing"]) == {"gamma"}, answer["missing"]
-        assert partial >= len(QUERIES) * 3 - 1  # gamma is named missing at once (every replica maps that file)
+        if how in ("flip", "truncate"):
+            assert partial == len(QUERIES) * 3
+        else:
+            assert partial == 0
+        victim.unlink(missing_ok=True)
         victim.write_bytes(original)  # the store repaired: the shard serves again, unprompted
         _until(lambda: _healthy(coordinator))
         assert _ask_all(coordinator, oracle) is True
@@ -255,10 +265,13 @@ def test_a_scrub_finds_what_no_stat_shows(store, ray_local):
         coordinator.stop()
 
 
-@pytest.mark.parametrize("damage", ["garbage", "missing", "empty"])
+@pytest.mark.parametrize("damage", ["garbage", "missing", "empty", "every shard corrupt"])
 def test_a_serve_that_fails_leaves_nothing_behind(store, ray_local, damage):
     manifest = store / "manifest.json"
-    if damage == "garbage":
+    if damage == "every shard corrupt":
+        for name in ShardStore(str(store)).manifest():
+            _corrupt(_shard_file(store, name), "flip")
+    elif damage == "garbage":
         manifest.write_text("{not json")
     elif damage == "missing":
         manifest.unlink()
@@ -268,7 +281,7 @@ def test_a_serve_that_fails_leaves_nothing_behind(store, ray_local, damage):
         data = json.loads(manifest.read_text())
         data["units"] = {}
         manifest.write_text(json.dumps(data))
-    name = f"chaos-broken-{damage}"
+    name = f"chaos-broken-{damage.replace(' ', '-')}"
     with pytest.raises(ClusterError):
         start_coordinator(str(store), name=name, actors=1, timeout=60.0)
     with pytest.raises(ValueError):
@@ -340,6 +353,15 @@ def test_a_new_generation_is_served_without_a_second_serve(sources, tmp_path, fa
         coordinator.stop()
 
 
+@pytest.mark.parametrize("deadline", ["inf", "nan", "0", "-1", "601"])
+def test_a_deadline_is_finite(deadline, capsys):
+    from codelex.cli import main
+
+    with pytest.raises(SystemExit) as usage:  # (a usage error, from argparse: exit 2)
+        main(["cluster", "search", "x", "--deadline", deadline])
+    assert usage.value.code == 2 and "--deadline" in capsys.readouterr().err
+
+
 def test_a_store_in_process_memory_is_refused(tmp_path, capsys):
     from codelex.cli import main
 
@@ -359,6 +381,9 @@ def test_joining_a_cluster_is_bounded_and_names_the_error(monkeypatch):
     with pytest.raises(ClusterError, match="did not connect .* within 1 s"):
         ray_runtime.connect("auto", timeout=1.0)
     assert time.monotonic() - started < 2.5
+    with pytest.raises(ClusterError, match="still under way"):  # (the abandoned one has not ended yet)
+        ray_runtime.connect("auto", timeout=1.0)
+    monkeypatch.setattr(ray_runtime, "_pending_init", None)
 
     class AuthenticationError(ConnectionError):
         pass

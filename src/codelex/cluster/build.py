@@ -36,6 +36,9 @@ from codelex.runtime import trusted_executable
 
 __all__ = ["BuildEvent", "BuildReport", "Unit", "build_cluster", "build_unit", "parse_units", "unit_walk"]
 
+#: A file whose mtime is this close to the previous build's start (or later) is indexed again in an update,
+#: whatever its size and mtime say (a file system's mtime may be this coarse).
+RACY_MTIME_S = 2.0
 #: A git clone of a unit on shared storage may take this long (a bounded wait, as every wait).
 GIT_CLONE_TIMEOUT_S = 900.0
 _GIT_PREFIXES = ("git+", "git://", "ssh://", "https://", "http://")
@@ -181,6 +184,7 @@ def build_unit(unit: Unit, store_url: str, *, workers: int = 1, force: bool = Fa
 
     store = ShardStore(store_url)
     started = time.perf_counter()
+    started_at = time.time()  # (the record's built_at: files written after it are read again next time)
     scratch = tempfile.mkdtemp(prefix="codelex-unit-") if unit.is_git else None
     try:
         root, options, effective, walk = unit_walk(_clone(unit.source, scratch) if scratch else unit.source)
@@ -200,10 +204,12 @@ def build_unit(unit: Unit, store_url: str, *, workers: int = 1, force: bool = Fa
         counter: Counter = Counter()
         index, changed = None, None
         if previous is not None:
-            # One pass of reads gives the content hash and, on the previous shard, the changed files' updates.
+            # One pass of reads gives the content hash and, on the previous shard, the changed files' updates
+            # (not for a fresh clone, whose every mtime is new: its hash first, then a whole build if needed).
             hashing = _Hashing(read_files(root, walk.files, max_bytes=max_bytes, skipped=counter), fingerprint)
-            index, changed = _updated(store, previous, fingerprint, hashing)
-            for _ in hashing:  # (what the update did not read: its base was unusable)
+            if not scratch:
+                index, changed = _updated(store, previous, fingerprint, hashing)
+            for _ in hashing:  # (what the update did not read: its base was unusable, or a clone)
                 pass
             if hashing.hexdigest() == previous.content_hash:
                 record = replace(previous, source=unit.source, stat_digest=stat_digest)
@@ -218,7 +224,7 @@ def build_unit(unit: Unit, store_url: str, *, workers: int = 1, force: bool = Fa
         index.metadata.update(unit=unit.name, source=unit.source, truncated=walk.truncated, settings=fingerprint)
         record = UnitRecord(name=unit.name, source=unit.source, content_hash=hashing.hexdigest(),
                             stat_digest=stat_digest, files=len(index), shard_bytes=0, shard_digest="0" * 32,
-                            built_at=time.time(), seconds=0.0)
+                            built_at=started_at, seconds=0.0)
         record = store.put_shard(record, index)
         record = replace(record, seconds=round(time.perf_counter() - started, 3))
         store.put_record(record)
@@ -236,7 +242,9 @@ def _updated(store: ShardStore, previous: UnitRecord, fingerprint: str, hashing:
     or another format, unreadable): the caller then builds the unit whole.
 
     Every file is read (``hashing`` gives the unit's content hash); one whose mtime and size match what the
-    shard recorded is not tokenized again.
+    shard recorded, and whose mtime is older than the previous build by :data:`RACY_MTIME_S`, is not
+    tokenized again (an edit that keeps a file's size and puts its mtime back, as ``touch -r`` does, is not
+    seen: as by git, make or rsync).
     """
     from codelex.errors import IndexFormatError
 
@@ -247,11 +255,14 @@ def _updated(store: ShardStore, previous: UnitRecord, fingerprint: str, hashing:
     if index.metadata.get("settings") != fingerprint:
         return None, None
     recorded = {path: (mtime, size) for path, mtime, size in index.file_table()}
+    # A file written within RACY_MTIME_S of the previous build may have changed after it was read with the
+    # same size and a coarse mtime (git's "racily clean" case): indexed again, as a changed one.
+    racy = int((previous.built_at - RACY_MTIME_S) * 1e9)
     seen: set[str] = set()
     changed = 0
     for path, content, mtime in hashing:
         seen.add(path)
-        if recorded.get(path) != (mtime, len(content)):
+        if recorded.get(path) != (mtime, len(content)) or mtime >= racy:
             index.update(path, content, mtime_ns=mtime)
             changed += 1
     for path in recorded.keys() - seen:  # deleted, or no longer admitted or readable

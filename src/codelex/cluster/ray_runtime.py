@@ -41,6 +41,10 @@ def ray_module():
     return ray
 
 
+#: A ``ray.init`` abandoned at its bound may still be running: a second one is refused meanwhile.
+_pending_init = None
+
+
 def _failure_line(exc: BaseException) -> str:
     """What went wrong joining a cluster, in one line, naming Ray's own error (``InvalidAuthToken``...)."""
     text = str(exc).strip().splitlines()
@@ -61,9 +65,13 @@ def _init_within(ray, timeout: float, kwargs: dict) -> None:
         except BaseException as exc:  # noqa: BLE001 - handed to the caller, whatever it is
             outcome.append(exc)
 
+    global _pending_init
+    if _pending_init is not None and _pending_init.is_alive():
+        raise ClusterError("an earlier attempt to join a Ray cluster is still under way in this process")
     thread = threading.Thread(target=run, name="codelex-ray-init", daemon=True)
     thread.start()
     thread.join(timeout)
+    _pending_init = thread
     where = kwargs.get("address") or "a private local Ray"
     if not outcome:
         raise ClusterError(f"Ray did not connect to {where!r} within {timeout:.0f} s (is the cluster stopping "

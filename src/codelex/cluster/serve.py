@@ -80,6 +80,12 @@ LATENCY_WINDOW = 128
 HEDGE_MIN_SAMPLES = 8
 HEDGE_DEFAULT_S = 0.25
 HEDGE_FLOOR_S = 0.005
+#: A holder's per-shard errors that mean the shard is not served there (so its replica leaves the routing
+#: until the health check reloads it), as :func:`codelex.cluster.ray_runtime.describe_failure` words them.
+SHARD_GONE_ERRORS = ("LookupError: shard", "IndexFormatError")
+#: The holders' concurrency groups: health checks (never queued behind queries), and loads and scrubs (long).
+CONTROL_GROUP = "control"
+LOAD_GROUP = "load"
 
 
 def _rss_bytes() -> int:
@@ -93,17 +99,62 @@ def _rss_bytes() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+class _Pinned:
+    """A loaded shard's file, held by a descriptor: the bytes its index maps, whatever later happens to the
+    path (a replacement by rename or a deletion leaves them intact; a write in place changes them)."""
+
+    def __init__(self, path: Path, record: UnitRecord, fd: int, fetched: bool) -> None:
+        self.path, self.record, self.fd, self.fetched = path, record, fd, fetched
+        self.signature = self._signature()
+        self.lock = threading.Lock()  # (one check at a time: the others wait for its verdict)
+        self.failed: str | None = None
+
+    def _signature(self) -> tuple:
+        st = os.fstat(self.fd)
+        return (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    def check(self, where: str, *, full: bool = False) -> None:
+        """IndexFormatError when the mapped bytes changed in place and no longer match the record's digest
+        (``full``: hash them whatever the ``stat`` says)."""
+        from codelex.cluster.store import check_pinned
+        from codelex.errors import IndexFormatError
+
+        if self.failed is None and not full and self._signature() == self.signature:
+            return
+        with self.lock:
+            if self.failed is not None:
+                raise IndexFormatError(self.failed)
+            now = self._signature()
+            if now == self.signature and not full:
+                return
+            try:
+                check_pinned(self.fd, self.record, where)
+            except IndexFormatError as exc:
+                self.failed = f"changed in place: {exc}"
+                raise IndexFormatError(self.failed) from None
+            self.signature = now
+
+    def close(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+        if self.fetched:  # (a private copy: its mapping outlives the name)
+            self.path.unlink(missing_ok=True)
+
+
 class ShardHolder:
     """Several shards of one store, memory-mapped in one process (run as a Ray actor).
 
     Every method takes and returns plain data; a failure of one shard is that shard's answer
     (``("error", reason)``), never the others'.
 
-    Each shard's file is checked against its record's content digest before it is mapped, and again
-    before a query reads it whenever the file's ``stat`` changed since (a write, a truncation, a
-    replacement), and by :meth:`scrub` on the coordinator's schedule (what a disk corrupts in place
-    changes no ``stat``).  A shard that fails a check stops serving here at once and is reported
-    (:meth:`info`'s ``bad``): an answer is never computed from bytes that are not the ones built.
+    Each shard's file is checked against its record's content digest before it is mapped and held open, so
+    that the bytes mapped can be checked again: before a query reads a shard whenever its file's ``stat``
+    changed (a write in place; a replacement by rename or a deletion leaves the mapped bytes intact), and
+    in full by :meth:`scrub` on the coordinator's schedule (what a disk corrupts changes no ``stat``).  A
+    shard that fails a check stops serving here at once and is reported (:meth:`info`'s ``bad``): an answer
+    is never computed from bytes that are not the ones built.
 
     Parameters
     ----------
@@ -119,7 +170,7 @@ class ShardHolder:
         self.lock = threading.Lock()
         self.current: dict[str, tuple[str, object]] = {}  # name -> (content hash, WordIndex)
         self.previous: dict[str, tuple[str, object, float]] = {}  # name -> (hash, index, replaced at)
-        self.files: dict[int, tuple[str, UnitRecord, tuple]] = {}  # id(index) -> (path, record, stat signature)
+        self.files: dict[int, _Pinned] = {}  # id(index) -> its file
         self.bad: dict[str, str] = {}  # name -> why it stopped serving here
 
     def load(self, records: Sequence[dict]) -> dict[str, object]:
@@ -129,28 +180,38 @@ class ShardHolder:
             started = time.perf_counter()
             try:
                 record = UnitRecord.from_dict(data)
-                index, path = self.store.open_shard_file(record, self.cache_dir)
+                index, path, fd = self.store.open_shard_file(record, self.cache_dir)
             except Exception as exc:  # the one shard does not load: said, the others still do
                 out[str(data.get("name") if isinstance(data, dict) else data)] = ("error", describe_failure(exc))
                 continue
+            pinned = _Pinned(Path(path), record, fd, fetched=not self.store.local)
             with self.lock:
                 old = self.current.get(record.name)
                 if old is not None and old[0] != record.content_hash:
+                    self._retire(self.previous.pop(record.name, None))
                     self.previous[record.name] = (old[0], old[1], time.monotonic())
+                elif old is not None:
+                    self._retire(old)
                 self.current[record.name] = (record.content_hash, index)
-                self.files[id(index)] = (str(path), record, _stat_signature(path))
+                self.files[id(index)] = pinned
                 self.bad.pop(record.name, None)
             out[record.name] = {"files": len(index), "bytes": record.shard_bytes,
                                 "seconds": time.perf_counter() - started}
         return out
 
+    def _retire(self, entry) -> None:
+        """Forget a version no longer served (its file's descriptor closed; the lock is held)."""
+        if entry is not None:
+            pinned = self.files.pop(id(entry[1]), None)
+            if pinned is not None:
+                pinned.close()
+
     def drop(self, names: Sequence[str]) -> None:
         """Stop serving ``names`` (their maps are released when no query holds them)."""
         with self.lock:
             for name in names:
-                for entry in (self.current.pop(name, None), self.previous.pop(name, None)):
-                    if entry is not None:
-                        self.files.pop(id(entry[1]), None)
+                self._retire(self.current.pop(name, None))
+                self._retire(self.previous.pop(name, None))
 
     def _fail(self, name: str, index, why: str) -> None:
         """``name``'s version ``index`` failed a check: it serves no more here."""
@@ -158,36 +219,27 @@ class ShardHolder:
             for table in (self.current, self.previous):
                 entry = table.get(name)
                 if entry is not None and entry[1] is index:
-                    del table[name]
-            self.files.pop(id(index), None)
+                    self._retire(table.pop(name))
             self.bad[name] = why
 
     def _checked(self, name: str, index) -> None:
-        """Raise IndexFormatError when ``index``'s file changed on disk and no longer matches its digest."""
-        from codelex.cluster.store import check_shard_file
+        """Raise IndexFormatError when the bytes ``index`` maps changed in place and no longer match."""
         from codelex.errors import IndexFormatError
 
-        entry = self.files.get(id(index))
-        if entry is None:
-            return
-        path, record, signature = entry
-        now = _stat_signature(path)
-        if now == signature:
+        pinned = self.files.get(id(index))
+        if pinned is None:
             return
         try:
-            check_shard_file(Path(path), record, self.store.url)
+            pinned.check(self.store.url)
         except IndexFormatError as exc:
             self._fail(name, index, str(exc))
-            raise IndexFormatError(f"shard {name!r} changed on disk: {exc}") from None
-        with self.lock:
-            if id(index) in self.files:
-                self.files[id(index)] = (path, record, now)
+            raise IndexFormatError(f"shard {name!r} {exc}") from None
 
     def _index(self, name: str, version: str | None):
         with self.lock:
             now = time.monotonic()
             for n in [n for n, p in self.previous.items() if now - p[2] > PREVIOUS_GRACE_S]:
-                self.files.pop(id(self.previous.pop(n)[1]), None)
+                self._retire(self.previous.pop(n))
             cur = self.current.get(name)
             found = None
             if cur is not None and (version is None or cur[0] == version):
@@ -218,13 +270,14 @@ class ShardHolder:
         """Phase 1 for each of ``names`` (``request``: the coordinator's :class:`~codelex.query.Request`):
         ``(content hash, ShardQueryStats)`` or ``("error", reason)``.
 
-        ``again`` (name -> (content hash, words)) asks those shards once more, for the dfs of words
-        other shards found (:func:`codelex.lexical.shards.missing_words`), on the version asked first.
+        ``again`` (name -> (content hash, words)) names the version to answer for (the coordinator's
+        current one: a holder that already swapped in a newer one answers from the previous) and asks
+        for the dfs of words other shards found (:func:`codelex.lexical.shards.missing_words`).
         """
         out: dict[str, object] = {}
         for name in names:
             try:
-                version, words = again[name] if again else (None, ())
+                version, words = again[name] if again and name in again else (None, ())
                 version, index = self._index(name, version)
                 out[name] = (version, self._guarded(name, index, index.query_stats, request, words=words))
             except Exception as exc:
@@ -246,44 +299,38 @@ class ShardHolder:
         return out
 
     def scrub(self) -> dict[str, str]:
-        """Check every served shard's file against its record's digest now; the ones that fail stop serving
-        here.  Returns them, name -> why."""
-        from codelex.cluster.store import check_shard_file
+        """Hash every served shard's mapped bytes against its record's digest now; the ones that fail stop
+        serving here.  Returns them, name -> why."""
         from codelex.errors import IndexFormatError
 
         with self.lock:
             held = [(name, entry[1]) for name, entry in self.current.items()]
         failed = {}
         for name, index in held:
-            entry = self.files.get(id(index))
-            if entry is None:
+            pinned = self.files.get(id(index))
+            if pinned is None:
                 continue
             try:
-                check_shard_file(Path(entry[0]), entry[1], self.store.url)
+                pinned.check(self.store.url, full=True)
             except IndexFormatError as exc:
                 self._fail(name, index, str(exc))
                 failed[name] = str(exc)
         return failed
 
     def info(self) -> dict:
-        """The shards held (name -> content hash), the ones that failed a check (name -> why), the process id
-        and resident memory."""
+        """The shards held (name -> content hash), the ones that failed a check (name -> why), the process id,
+        node and resident memory."""
         with self.lock:
             shards = {n: v[0] for n, v in self.current.items()}
             bad = dict(self.bad)
-        return {"pid": os.getpid(), "rss_bytes": _rss_bytes(), "shards": shards, "bad": bad}
+        try:
+            node = ray_module().get_runtime_context().get_node_id()
+        except Exception:  # (outside Ray)
+            node = None
+        return {"pid": os.getpid(), "node": node, "rss_bytes": _rss_bytes(), "shards": shards, "bad": bad}
 
     def ping(self) -> int:
         return os.getpid()
-
-
-def _stat_signature(path) -> tuple:
-    """What changes when a file is written, truncated or replaced (its inode, size and times)."""
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        return ("missing", exc.errno)
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def place_by_size(records: Sequence[UnitRecord], actors: int, loads: Sequence[int] | None = None,
@@ -348,6 +395,10 @@ class _Fanout:
     def _open(self, names) -> list[str]:
         return [n for n in names if n not in self.answers]
 
+    def _hedgeable(self, names) -> list[str]:
+        """The shards of a pending call still unanswered, not hedged yet, with a replica left to ask."""
+        return [n for n in names if n not in self.answers and n not in self.hedged and self._next_slot(n) is not None]
+
     def run(self) -> tuple[dict[str, object], dict[str, str]]:
         """The answers by shard, and why each shard without one has none."""
         ray = ray_module()
@@ -356,21 +407,23 @@ class _Fanout:
             now = time.monotonic()
             if now >= self.deadline:
                 break
-            hedge_at = min((sent + min(self.coordinator.hedge_delay(n) for n in group)
-                            for _slot, group, sent in self.pending.values()
-                            if any(n not in self.hedged and self._next_slot(n) is not None
-                                   for n in self._open(group))), default=self.deadline)
+            hedge_at = min((sent + self.coordinator.hedge_delay(n) for _slot, group, sent in self.pending.values()
+                            for n in self._hedgeable(group)), default=self.deadline)
             wait = max(0.0, min(self.deadline, hedge_at) - now)
             ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=wait)
             for ref in ready:
                 self._collect(ref)
             now = time.monotonic()
             for ref, (slot, group, sent) in list(self.pending.items()):
-                late = [n for n in self._open(group) if n not in self.hedged
-                        and now - sent >= self.coordinator.hedge_delay(n) and self._next_slot(n) is not None]
+                late = [n for n in self._hedgeable(group) if now - sent >= self.coordinator.hedge_delay(n)]
                 if late:
                     self.hedged.update(late)
                     self._send(late)
+        for ref in self.pending:  # (abandoned: a hedge's twin, or past the deadline; one not started never runs)
+            try:
+                ray.cancel(ref)
+            except Exception:
+                pass
         for name in self.routes:
             if name not in self.answers:
                 self.why.setdefault(name, "no answer within the deadline")
@@ -382,7 +435,7 @@ class _Fanout:
         try:
             got = ray.get(ref, timeout=max(0.1, self.deadline - time.monotonic()))
         except Exception as exc:  # the actor died or its call failed: its replica is suspect
-            self.coordinator.suspect(slot, exc)
+            self.coordinator.suspect(slot, exc, self.actors[slot])
             retry = self._open(group)
             for name in retry:
                 self.why[name] = describe_failure(exc)
@@ -460,8 +513,13 @@ class Coordinator:
         self.replicas = 1
         self.generation = 0
         self.repairing: set[int] = set()
-        self.loading: set[tuple[int, str]] = set()  # (slot, shard) loads under way
+        self.loading: set[tuple[int, str]] = set()  # (id of the holder, shard) loads under way
         self.misses: dict[int, int] = {}  # slot -> health checks in a row without an answer
+        self.nodes: dict[int, str | None] = {}  # slot -> the node its holder runs on (from the health check)
+        self.reload_lock = threading.Lock()
+        self.reloading = False
+        self.reload_failed: list[str] = []  # shards whose new version loaded nowhere (tried again)
+        self.last_reload = time.monotonic()
         self.load_failed: dict[tuple[int, str], float] = {}  # (slot, shard) -> when its last load failed
         self.errors: dict[str, str] = {}  # shard -> why no replica of it is loaded
         self.latencies: dict[str, deque] = {}  # shard -> its recent answers' seconds
@@ -482,12 +540,32 @@ class Coordinator:
     # --- lifecycle ----------------------------------------------------------------------------------
 
     def _start_in_background(self, actors: int, replicas: int, http) -> None:
+        """The start given at construction.  A coordinator Ray restarted (its process died) tries again with
+        a growing pause until it starts (a manifest being rewritten, a port still taken): its queries answer
+        "starting" meanwhile; a first start reports its failure once (``start_coordinator`` then removes
+        it)."""
         try:
-            self.start(actors, replicas=replicas)
-            if http is not None:
-                self.serve_http(*http)
-        except Exception as exc:
-            self.start_error = describe_failure(exc) if not isinstance(exc, (ValueError, OSError)) else str(exc)
+            restarted = bool(ray_module().get_runtime_context().was_current_actor_reconstructed)
+        except Exception:  # (outside an actor)
+            restarted = False
+        pause = 1.0
+        try:
+            while not self.stopping.is_set():
+                try:
+                    self.start(actors, replicas=replicas)
+                    if http is not None:
+                        self.serve_http(*http)
+                    self.start_error = None
+                    return
+                except Exception as exc:
+                    self.start_error = str(exc) if isinstance(exc, (ValueError, OSError, RuntimeError)) \
+                        else describe_failure(exc)
+                    self._kill_holders()
+                    if not restarted:
+                        return
+                    self._event(f"start failed ({self.start_error}); trying again in {pause:.0f} s")
+                    self.stopping.wait(pause)
+                    pause = min(30.0, pause * 2)
         finally:
             self.started.set()
 
@@ -505,27 +583,34 @@ class Coordinator:
     def _new_actor(self):
         ray = ray_module()
         # Ray restarts a holder whose process died (the health check then reloads its shards); a call is never
-        # retried by Ray (the fan-out asks another replica within the query's deadline instead).
-        holder = ray.remote(self.holder).options(num_cpus=self.actor_cpus, max_concurrency=8,
-                                                 max_restarts=HOLDER_RESTARTS, max_task_retries=0,
-                                                 scheduling_strategy="SPREAD")
+        # retried by Ray (the fan-out asks another replica within the query's deadline instead).  Health
+        # checks and loads have threads of their own: a holder busy answering is never taken for hung.
+        holder = ray.remote(concurrency_groups={CONTROL_GROUP: 1, LOAD_GROUP: 2})(self.holder).options(
+            num_cpus=self.actor_cpus, max_concurrency=8, max_restarts=HOLDER_RESTARTS, max_task_retries=0,
+            scheduling_strategy="SPREAD")
         return holder.remote(self.store_url, self.cache_dir)
 
-    def _load(self, slot_records: dict[int, list[UnitRecord]], timeout: float) -> dict[str, dict[int, object]]:
+    def _load(self, slot_records: dict[int, list[UnitRecord]], timeout: float, *,
+              serve: bool = True) -> dict[str, dict[int, object]]:
         """Load records onto actor slots in parallel, waiting at most ``timeout``; per (shard, slot) what
-        happened, as ``{name: {slot: answer}}``."""
+        happened, as ``{name: {slot: answer}}``.  ``serve``: the slots that loaded a shard answer for it at
+        once (a reload switches them itself, all together)."""
         ray = ray_module()
         refs = {}
         with self.lock:
             for slot, records in slot_records.items():
-                records = [r for r in records if (slot, r.name) not in self.loading]
-                if records and slot < len(self.actors):
-                    self.loading.update((slot, r.name) for r in records)
-                    refs[self.actors[slot].load.remote([r.to_dict() for r in records])] = (slot, records)
+                if slot >= len(self.actors):
+                    continue
+                actor = self.actors[slot]
+                records = [r for r in records if (id(actor), r.name) not in self.loading]
+                if records:
+                    self.loading.update((id(actor), r.name) for r in records)
+                    call = actor.load.options(concurrency_group=LOAD_GROUP).remote([r.to_dict() for r in records])
+                    refs[call] = (slot, actor, records)
+        out: dict[str, dict[int, object]] = {}
         try:
             ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=timeout) if refs else ([], [])
-            out: dict[str, dict[int, object]] = {}
-            for ref, (slot, records) in refs.items():
+            for ref, (slot, _actor, records) in refs.items():
                 if ref not in ready:
                     for r in records:
                         out.setdefault(r.name, {})[slot] = ("error", f"not loaded within {timeout:.0f} s")
@@ -538,22 +623,25 @@ class Coordinator:
                     out.setdefault(r.name, {})[slot] = got.get(r.name, ("error", "no answer"))
         finally:
             with self.lock:
-                for slot, records in refs.values():
-                    self.loading.difference_update((slot, r.name) for r in records)
+                for _slot, actor, records in refs.values():
+                    self.loading.difference_update((id(actor), r.name) for r in records)
         with self.lock:
             for name, per_slot in out.items():
-                slots = self.ready.setdefault(name, set())
                 for slot, what in per_slot.items():
                     if isinstance(what, dict):
-                        slots.add(slot)
                         self.load_failed.pop((slot, name), None)
                     else:
-                        slots.discard(slot)
                         self.load_failed[(slot, name)] = time.monotonic()
-                        if not slots:
-                            self.errors[name] = what[1]
+                if not serve:
+                    continue
+                slots = self.ready.setdefault(name, set())
+                for slot, what in per_slot.items():
+                    (slots.add if isinstance(what, dict) else slots.discard)(slot)
                 if slots:
                     self.errors.pop(name, None)
+                else:
+                    self.errors[name] = next((w[1] for w in per_slot.values() if not isinstance(w, dict)),
+                                             "not loaded")
         return out
 
     def start(self, actors: int = 2, timeout: float = LOAD_TIMEOUT_S, *, replicas: int = 1) -> dict:
@@ -570,7 +658,7 @@ class Coordinator:
         codelex.IndexFormatError
             When the store has no readable manifest.
         codelex.errors.ClusterError
-            When the manifest names no shard.
+            When the manifest names no shard, or not one loaded (the holders are stopped first).
         """
         from codelex.errors import ClusterError
 
@@ -589,6 +677,13 @@ class Coordinator:
                     self.placement.setdefault(r.name, []).append(i)
             self.generation = generation
         self._load(dict(enumerate(bins)), timeout)
+        with self.lock:
+            loaded = any(self.ready.get(n) for n in self.placement)
+            errors = dict(self.errors)
+        if not loaded:
+            self._kill_holders()
+            why = "; ".join(f"{n}: {w}" for n, w in sorted(errors.items())[:3])
+            raise ClusterError(f"{self.store_url}: not one shard loaded ({why})")
         if not self.autostart:  # (a start given at construction says it is done once its endpoint runs too)
             self.started.set()
         if self.health_interval > 0:
@@ -596,75 +691,88 @@ class Coordinator:
         return self.status()
 
     def reload(self, timeout: float = LOAD_TIMEOUT_S) -> dict:
-        """Follow the store's current manifest while serving: new and changed shards loaded (then swapped
-        in), removed ones dropped.  Returns ``{"generation", "loaded", "replaced", "dropped", "errors"}``."""
+        """Follow the store's current manifest while serving: new and changed shards loaded beside the served
+        ones, then all switched together with the generation (a query sees one manifest's shards), removed
+        ones dropped last.  A shard whose new version loaded nowhere keeps serving its old one, and is tried
+        again by the health check.  Returns ``{"generation", "loaded", "replaced", "dropped", "errors"}``."""
         from codelex.errors import ClusterError
 
-        generation, records = self.store.manifest_version()
-        with self.lock:
-            if not self.actors:
-                raise ClusterError("the coordinator serves nothing (its start failed): stop it and serve again")
-            old = dict(self.records)
-            loads = [0] * len(self.actors)
-            for name, slots in self.placement.items():
-                if name in records and name in old:
-                    for slot in slots:
-                        loads[slot] += old[name].shard_bytes
-            removed = [n for n in old if n not in records]
-            changed = [r for n, r in records.items() if n in old and old[n].content_hash != r.content_hash]
-            added = [r for n, r in records.items() if n not in old]
-            slots_of: dict[int, list[UnitRecord]] = {}
-            for r in changed:
-                for slot in self.placement[r.name]:
-                    slots_of.setdefault(slot, []).append(r)
-            for i, b in enumerate(place_by_size(added, len(self.actors), loads, self.replicas)):
-                for r in b:
-                    self.placement.setdefault(r.name, []).append(i)
-                    slots_of.setdefault(i, []).append(r)
-            by_slot: dict[int, list[str]] = {}
-            for name in removed:
-                for slot in self.placement.pop(name):
-                    by_slot.setdefault(slot, []).append(name)
-                self.ready.pop(name, None)
-                self.errors.pop(name, None)
-            for r in added:
-                self.records[r.name] = r  # (to be loaded: its record is what a reload after a failure uses)
-        for slot, names in by_slot.items():
-            self.actors[slot].drop.remote(names)
-        result = self._load(slots_of, timeout)
-        with self.lock:
-            for name in removed:
-                self.records.pop(name, None)
-            failed = {}
-            for r in changed + added:
-                loaded = [s for s, what in result.get(r.name, {}).items() if isinstance(what, dict)]
-                if loaded or r.name not in old:
-                    self.records[r.name] = r
-                if not loaded:
-                    failed[r.name] = next((w[1] for w in result.get(r.name, {}).values()), "not loaded")
-                    if r.name in old:  # a replacement that did not load: the old version serves on
-                        self.errors.pop(r.name, None)
-                        self.ready[r.name] = set(self.placement[r.name])
-            self.generation = generation
-        return {"generation": generation, "loaded": sorted(r.name for r in added),
-                "replaced": sorted(r.name for r in changed), "dropped": sorted(removed), "errors": failed}
+        with self.reload_lock:
+            generation, records = self.store.manifest_version()
+            with self.lock:
+                if not self.actors:
+                    raise ClusterError("the coordinator serves nothing (its start failed): stop it and serve again")
+                old = dict(self.records)
+                loads = [0] * len(self.actors)
+                for name, slots in self.placement.items():
+                    if name in records and name in old:
+                        for slot in slots:
+                            loads[slot] += old[name].shard_bytes
+                removed = [n for n in old if n not in records]
+                changed = [r for n, r in records.items() if n in old and
+                           (old[n].content_hash, old[n].shard_digest) != (r.content_hash, r.shard_digest)]
+                added = [r for n, r in records.items() if n not in old]
+                slots_of: dict[int, list[UnitRecord]] = {}
+                for r in changed:
+                    for slot in self.placement[r.name]:
+                        slots_of.setdefault(slot, []).append(r)
+                new_slots: dict[str, list[int]] = {}
+                for i, b in enumerate(place_by_size(added, len(self.actors), loads, self.replicas)):
+                    for r in b:
+                        new_slots.setdefault(r.name, []).append(i)
+                        slots_of.setdefault(i, []).append(r)
+            result = self._load(slots_of, timeout, serve=False)
+            failed: dict[str, str] = {}
+            with self.lock:
+                for r in changed + added:
+                    per_slot = result.get(r.name, {})
+                    loaded = {s for s, what in per_slot.items() if isinstance(what, dict)}
+                    if r.name in new_slots:
+                        self.placement[r.name] = new_slots[r.name]
+                    if loaded or r.name not in old:
+                        self.records[r.name] = r
+                        self.ready[r.name] = loaded
+                    if not loaded:
+                        failed[r.name] = next((w[1] for w in per_slot.values()), "not loaded")
+                        if r.name not in old:
+                            self.errors[r.name] = failed[r.name]
+                by_slot: dict[int, list[str]] = {}
+                for name in removed:
+                    for slot in self.placement.pop(name, []):
+                        by_slot.setdefault(slot, []).append(name)
+                    self.records.pop(name, None)
+                    self.ready.pop(name, None)
+                    self.errors.pop(name, None)
+                self.generation = generation
+                self.reload_failed = sorted(failed)
+                actors = list(self.actors)
+            for slot, names in by_slot.items():
+                actors[slot].drop.remote(names)
+            for name, why in sorted(failed.items()):
+                self._event(f"generation {generation}: {name} not loaded ({why})")
+            return {"generation": generation, "loaded": sorted(r.name for r in added),
+                    "replaced": sorted(r.name for r in changed), "dropped": sorted(removed), "errors": failed}
 
-    def stop(self) -> None:
-        """Kill the holder actors."""
+    def _kill_holders(self) -> None:
         ray = ray_module()
-        self.stopping.set()
         with self.lock:
             actors, self.actors = self.actors, []
             self.placement, self.ready = {}, {}
-            http, self.http = self.http, None
-        if http is not None:
-            http.shutdown()
-            http.server_close()
         for actor in actors:
             try:
                 ray.kill(actor, no_restart=True)
             except Exception:  # (one already dead)
                 pass
+
+    def stop(self) -> None:
+        """Kill the holder actors."""
+        self.stopping.set()
+        with self.lock:
+            http, self.http = self.http, None
+        if http is not None:
+            http.shutdown()
+            http.server_close()
+        self._kill_holders()
 
     def status(self) -> dict:
         """The store, generation, shards per actor (with sizes), each actor's pid and resident memory, the
@@ -697,6 +805,13 @@ class Coordinator:
 
         degraded = {n: f"{len(ready.get(n, ()))} of {len(s)} replicas loaded" for n, s in placement.items()
                     if len(ready.get(n, ())) < len(s) and n not in errors}
+        with self.lock:
+            nodes = dict(self.nodes)
+        if len({v for v in nodes.values() if v}) > 1:  # (on a cluster of several nodes: replicas apart)
+            for n, slots in placement.items():
+                on = {nodes.get(s) for s in ready.get(n, ())}
+                if n not in degraded and n not in errors and len(slots) > 1 and len(on) == 1:
+                    degraded[n] = f"its {len(ready.get(n, ()))} replicas are on one node"
         return {"version": VERSION, "pid": os.getpid(), "store": self.store_url, "generation": self.generation,
                 "shards": len(records),
                 "files": sum(r.files for r in records.values()), "replicas": self.replicas, "actors": out,
@@ -737,34 +852,35 @@ class Coordinator:
         with self.lock:
             actors = list(self.actors)
         refs: dict = {}
+        dead: dict[int, str] = {}
         for slot, actor in enumerate(actors):
             try:
-                refs[actor.info.remote()] = slot
+                refs[actor.info.options(concurrency_group=CONTROL_GROUP).remote()] = slot
             except Exception as exc:  # (a handle Ray already knows dead)
-                refs[("dead", slot, describe_failure(exc))] = slot
-        calls = [r for r in refs if not isinstance(r, tuple)]
-        answered, _ = ray.wait(calls, num_returns=len(calls), timeout=timeout) if calls else ([], [])
-        done: dict[int, str] = {}
+                dead[slot] = describe_failure(exc)
+        answered, _ = ray.wait(list(refs), num_returns=len(refs), timeout=timeout) if refs else ([], [])
+        done: dict[int, str] = {slot: self._replace(slot, why, actors[slot]) for slot, why in dead.items()}
         reload: dict[int, list[UnitRecord]] = {}
         now = time.monotonic()
         for ref, slot in refs.items():
-            if isinstance(ref, tuple):
-                done[slot] = self._replace(slot, ref[2])
-                continue
+            actor = actors[slot]
             if ref not in answered:
                 with self.lock:
                     self.misses[slot] = self.misses.get(slot, 0) + 1
                     hung = self.misses[slot] >= HEALTH_MISSES
                 if hung:
-                    done[slot] = self._replace(slot, f"no answer to {HEALTH_MISSES} health checks in a row")
+                    done[slot] = self._replace(slot, f"no answer to {HEALTH_MISSES} health checks in a row", actor)
                 continue
             try:
                 info = ray.get(ref, timeout=1.0)
             except Exception as exc:
-                done[slot] = self._replace(slot, describe_failure(exc))
+                done[slot] = self._replace(slot, describe_failure(exc), actor)
                 continue
             with self.lock:
+                if slot >= len(self.actors) or self.actors[slot] is not actor:
+                    continue  # (replaced since it was asked)
                 self.misses[slot] = 0
+                self.nodes[slot] = info.get("node")
                 held = info.get("shards", {})
                 for name, slots in self.placement.items():
                     record = self.records.get(name)
@@ -777,7 +893,7 @@ class Coordinator:
                     self.ready.get(name, set()).discard(slot)
                     if info.get("bad", {}).get(name) and not self.ready.get(name):
                         self.errors[name] = info["bad"][name]
-                    if ((slot, name) not in self.loading and slot not in self.repairing
+                    if ((id(actor), name) not in self.loading and slot not in self.repairing
                             and now - self.load_failed.get((slot, name), -LOAD_RETRY_S) >= LOAD_RETRY_S):
                         reload.setdefault(slot, []).append(record)
         for slot, records in reload.items():
@@ -790,21 +906,48 @@ class Coordinator:
             self.last_scrub = time.monotonic()
             for slot, actor in enumerate(actors):
                 if slot not in done:
-                    actor.scrub.remote()  # (its findings come back as ``bad`` in the next rounds)
+                    actor.scrub.options(concurrency_group=LOAD_GROUP).remote()  # (findings: ``bad``, next rounds)
         if self.watch:
-            try:
-                generation = self.store.manifest_generation()
-                if generation > self.generation:
-                    self._event(f"following the store's generation {generation}")
-                    self.reload()
-            except Exception as exc:  # a manifest being written or broken: the served generation stays
-                self._event(f"manifest not followed: {describe_failure(exc)}")
+            self._follow_store()
         return done
 
+    def _follow_store(self) -> None:
+        """Reload, on a thread of its own (the health check goes on meanwhile), when the store's manifest
+        moved on, or a shard's new version loaded nowhere last time (every LOAD_RETRY_S)."""
+        with self.lock:
+            if self.reloading:
+                return
+            retry = bool(self.reload_failed) and time.monotonic() - self.last_reload >= LOAD_RETRY_S
+        try:
+            generation = self.store.manifest_generation()
+        except Exception as exc:  # a manifest being written or broken: the served generation stays
+            self._event(f"manifest not followed: {describe_failure(exc)}")
+            return
+        if generation <= self.generation and not retry:
+            return
+        with self.lock:
+            self.reloading = True
+            self.last_reload = time.monotonic()
+
+        def run() -> None:
+            try:
+                if generation > self.generation:
+                    self._event(f"following the store's generation {generation}")
+                self.reload()
+            except Exception as exc:
+                self._event(f"reload failed: {describe_failure(exc)}")
+            finally:
+                with self.lock:
+                    self.reloading = False
+                    self.last_reload = time.monotonic()
+
+        threading.Thread(target=run, name="codelex-follow", daemon=True).start()
+
     def shard_failed(self, slot: int, name: str, why: str) -> None:
-        """``slot`` could not answer for ``name``: it is asked no more until the health check finds the shard
-        held there again (reloading it), unless the shard was only being replaced under the query."""
-        if "replaced during the query" in why:
+        """``slot`` could not answer for ``name`` because the shard is not served there (gone, or it failed a
+        check): it is asked no more until the health check finds the shard held there again (reloading it).
+        An error of the request itself, or a shard replaced under the query, leaves the replica in service."""
+        if not why.startswith(SHARD_GONE_ERRORS) or "replaced during the query" in why:
             return
         with self.lock:
             slots = self.ready.get(name)
@@ -813,18 +956,20 @@ class Coordinator:
                 if not slots:
                     self.errors[name] = why
 
-    def suspect(self, slot: int, exc: BaseException) -> None:
-        """A call to ``slot`` failed: a dead actor is replaced at once (a slow one by the health check)."""
+    def suspect(self, slot: int, exc: BaseException, actor) -> None:
+        """A call to ``actor`` (of ``slot``) failed: a dead actor is replaced at once (a hung one by the
+        health check; one Ray is restarting gets its shards back from it)."""
         if type(exc).__name__ in ("ActorDiedError", "RayActorError"):
-            self._replace(slot, describe_failure(exc))
+            self._replace(slot, describe_failure(exc), actor)
 
-    def _replace(self, slot: int, why: str) -> str:
-        """Kill the actor of ``slot`` and start another with its shards (in the background: queries go to
-        the other replicas meanwhile)."""
+    def _replace(self, slot: int, why: str, actor) -> str:
+        """Kill ``actor``, the holder of ``slot``, and start another with its shards (in the background:
+        queries go to the other replicas meanwhile); nothing when ``slot`` has another holder by now."""
         ray = ray_module()
         with self.lock:
-            if slot in self.repairing or slot >= len(self.actors) or self.stopping.is_set():
-                return "already being replaced"
+            if (slot in self.repairing or slot >= len(self.actors) or self.actors[slot] is not actor
+                    or self.stopping.is_set()):
+                return "already replaced"
             self.repairing.add(slot)
             old = self.actors[slot]
             for slots in self.ready.values():
@@ -944,6 +1089,7 @@ class Coordinator:
             names = sorted(self.placement)
             actors = list(self.actors)
             generation = self.generation
+            versions_asked = {n: self.records[n].content_hash for n in names if n in self.records}
             missing: dict[str, str] = {n: f"not loaded: {self.errors.get(n, 'loading')}"
                                        for n in names if not self.ready.get(n)}
         text, selected = split_shard_filters(query, names)
@@ -960,8 +1106,11 @@ class Coordinator:
         # Phase 1 on every shard (filters select documents; the statistics stay global), within a share of
         # the deadline: a shard slow to answer it must not leave the others no time to score.
         asked = [n for n in names if n not in missing]
-        got, unanswered = self._phase(asked, lambda actor, group: actor.query_stats.remote(group, request),
-                                      started + PHASE1_SHARE * float(deadline_s), actors)
+        # (each shard asked for the version of this generation: a holder that already swapped in a newer one
+        # answers from the previous, so that one answer never mixes two manifests)
+        got, unanswered = self._phase(asked, lambda actor, group: actor.query_stats.remote(
+            group, request, {n: (versions_asked[n], ()) for n in group}),
+            started + PHASE1_SHARE * float(deadline_s), actors)
         missing.update(unanswered)
         stats = {n: one[1] for n, one in got.items()}
         versions = {n: one[0] for n, one in got.items()}
@@ -1060,6 +1209,7 @@ def start_coordinator(store_url: str, *, actors: int = 2, name: str = COORDINATO
     except ValueError:
         handle = None
     if handle is not None:
+        ray.get(handle.wait_started.remote(timeout), timeout=timeout + 60.0)  # (one Ray is restarting: its start)
         running = ray.get(handle.status.remote(), timeout=60.0)
         from codelex.defaults import VERSION
 

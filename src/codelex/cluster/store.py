@@ -140,12 +140,41 @@ def check_shard_file(path: Path, record: UnitRecord, where: str = "") -> None:
     """IndexFormatError unless the local file ``path`` has ``record``'s size and content digest (a corrupted,
     truncated or replaced shard is named, never served)."""
     try:
-        size = path.stat().st_size
+        fd = pin_file(path)
     except FileNotFoundError:
         raise IndexFormatError(f"{where or path.parent}/{record.shard}: missing") from None
-    if size != record.shard_bytes or file_digest(path) != record.shard_digest:
-        raise IndexFormatError(f"{where or path.parent}/{record.shard}: does not match its record's digest "
-                               f"({size:,} bytes, the record says {record.shard_bytes:,})")
+    try:
+        check_pinned(fd, record, where or str(path.parent))
+    finally:
+        os.close(fd)
+
+
+def pin_file(path: Path) -> int:
+    """A read-only descriptor of the regular file ``path`` (never through a symbolic link, never blocking):
+    what it names stays that file whatever later happens to the path."""
+    import stat as _stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+    if not _stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise IndexFormatError(f"{path}: not a regular file")
+    return fd
+
+
+def check_pinned(fd: int, record: UnitRecord, where: str) -> None:
+    """IndexFormatError unless the file behind ``fd`` has ``record``'s size and content digest."""
+    size = os.fstat(fd).st_size
+    if size == record.shard_bytes:
+        h = hashlib.blake2b(digest_size=16)
+        offset = 0
+        while chunk := os.pread(fd, 1 << 20, offset):
+            h.update(chunk)
+            offset += len(chunk)
+        if h.hexdigest() == record.shard_digest:
+            return
+    raise IndexFormatError(f"{where}/{record.shard}: does not match its record's digest "
+                           f"({size:,} bytes, the record says {record.shard_bytes:,})")
 
 
 class ShardStore:
@@ -328,10 +357,14 @@ class ShardStore:
 
     def open_shard(self, record: UnitRecord, cache_dir: str | os.PathLike[str] | None = None):
         """The unit's index, memory-mapped (:meth:`open_shard_file`'s index)."""
-        return self.open_shard_file(record, cache_dir)[0]
+        index, _path, fd = self.open_shard_file(record, cache_dir)
+        os.close(fd)
+        return index
 
     def open_shard_file(self, record: UnitRecord, cache_dir: str | os.PathLike[str] | None = None):
-        """The unit's index, memory-mapped, and the local file it maps: ``(WordIndex, Path)``.
+        """The unit's index, memory-mapped, the local file it maps and a descriptor of that file:
+        ``(WordIndex, Path, fd)`` (the caller closes ``fd``; it names the bytes mapped even after the path
+        is replaced or deleted, so that they can be checked again later).
 
         A shard in a local store that this user owns is mapped in place; any other (an object store, a
         file another user wrote on NFS) is first copied into ``cache_dir`` (a private directory: the
@@ -344,19 +377,37 @@ class ShardStore:
         codelex.IndexFormatError
             When the shard is missing, does not match its record, or is not an intact index.
         """
-        from codelex.lexical import WordIndex
         from codelex.persist.container import UntrustedIndexError
 
         rel = f"{record.shard}/{INDEX_FILE}"
         if self.local:
-            path = Path(self._at(rel))
-            check_shard_file(path, record, self.url)
             try:
-                return WordIndex.load(path, trusted_only=False), path
+                return self._open_pinned(Path(self._at(rel)), record)
             except UntrustedIndexError:
                 pass  # another user's file (shared NFS): copied into a private cache below
-        path = self.fetch(record, cache_dir)
-        return WordIndex.load(path, trusted_only=False), path
+        copy = self.fetch(record, cache_dir)
+        try:
+            return self._open_pinned(copy, record)
+        except IndexFormatError:  # a private copy a disk corrupted after its fetch: fetched anew
+            copy.unlink(missing_ok=True)
+            return self._open_pinned(self.fetch(record, cache_dir), record)
+
+    def _open_pinned(self, path: Path, record: UnitRecord):
+        from codelex.lexical import WordIndex
+
+        try:
+            fd = pin_file(path)
+        except FileNotFoundError:
+            raise IndexFormatError(f"{self.url}/{record.shard}: missing") from None
+        try:
+            check_pinned(fd, record, self.url)
+            index = WordIndex.load(path, trusted_only=False)
+            if os.stat(path).st_ino != os.fstat(fd).st_ino:  # (replaced between the check and the map)
+                raise IndexFormatError(f"{self.url}/{record.shard}: replaced while it loaded")
+            return index, path, fd
+        except BaseException:
+            os.close(fd)
+            raise
 
     def fetch(self, record: UnitRecord, cache_dir: str | os.PathLike[str] | None = None) -> Path:
         """A private local copy of ``record``'s shard file, checked against its digest; returns its path."""
@@ -366,11 +417,7 @@ class ShardStore:
         directory = base / f"{record.name}-{record.shard_digest}"
         file = directory / INDEX_FILE
         if file.is_file():
-            try:
-                check_shard_file(file, record, str(directory))
-                return file  # (a private copy, checked again: a disk can corrupt it after its fetch)
-            except IndexFormatError:
-                pass  # fetched anew
+            return file  # (a private copy, checked against the digest again where it is opened)
         make_private_dir(directory)
         tmp = directory / f".{INDEX_FILE}.{uuid.uuid4().hex}.tmp"
         try:
