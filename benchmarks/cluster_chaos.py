@@ -248,8 +248,8 @@ def faults(store: str, units) -> list[dict]:
         coordinator = Coordinator(own, health_interval=1.0)
         coordinator.start(actors=2, replicas=2)
         _ask(coordinator, queries, checker, {})
-        victim = _shard_file(own, "pytest-8.3.5") if (Path(own) / "units" / "pytest-8.3.5.json").exists() else \
-            _shard_file(own, sorted(ShardStore(own).manifest())[0])
+        largest = max(ShardStore(own).manifest().values(), key=lambda r: r.shard_bytes)
+        victim = _shard_file(own, largest.name)
         data = victim.read_bytes()
         if how.startswith("flip"):
             with open(victim, "r+b") as f:

@@ -102,6 +102,7 @@ def test_a_changed_unit_is_updated_on_its_previous_shard(tmp_path):
     assert inc_store.record("live").content_hash == whole_store.record("live").content_hash
     assert sorted(a.files) == sorted(b.files) and "src/mod4.py" not in a.files
     for query in ["tokenize yaml", "parse config", "handler 3", "load settings", "config", "handler"]:
-        assert [(h.file, round(h.score, 9)) for h in a.search(query, limit=20)] == \
-            [(h.file, round(h.score, 9)) for h in b.search(query, limit=20)], query
+        assert [(h.file, round(h.score, 9)) for h in a.search(query, limit=20)] == [
+            (h.file, round(h.score, 9)) for h in b.search(query, limit=20)
+        ], query
     assert build_unit(unit, incremental)["status"] == "unchanged"
