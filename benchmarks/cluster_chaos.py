@@ -241,7 +241,7 @@ def faults(store: str, units) -> list[dict]:
     holder_fault("holder SIGSTOP (hung), 2 replicas", signal.SIGSTOP)
     holder_fault("holder kill -9, 2 replicas", signal.SIGKILL)
 
-    for how in ("flip 200 bytes", "truncate to half", "delete"):
+    for how in ("flip 200 bytes", "truncate to half", "delete", "replace by a rename"):
         own = str(WORK / "store-fault")
         shutil.rmtree(own, ignore_errors=True)
         shutil.copytree(store, own)
@@ -260,12 +260,17 @@ def faults(store: str, units) -> list[dict]:
         elif how.startswith("truncate"):
             with open(victim, "r+b") as f:
                 f.truncate(len(data) // 2)
+        elif how.startswith("replace"):
+            tmp = victim.with_suffix(".tmp")
+            tmp.write_bytes(b"garbage" * 1000)
+            os.replace(tmp, victim)
         else:
             victim.unlink()
         counts = {}
         for _ in range(3):
             _ask(coordinator, queries, checker, counts)
         t = time.perf_counter()
+        victim.unlink(missing_ok=True)
         victim.write_bytes(data)
         recover = _recover(coordinator, queries, checker, counts)
         coordinator.stop()

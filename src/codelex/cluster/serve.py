@@ -523,6 +523,7 @@ class Coordinator:
         self.load_failed: dict[tuple[int, str], float] = {}  # (slot, shard) -> when its last load failed
         self.errors: dict[str, str] = {}  # shard -> why no replica of it is loaded
         self.latencies: dict[str, deque] = {}  # shard -> its recent answers' seconds
+        self.hedge_after: dict[str, float] = {}  # shard -> their p95 (once there are enough)
         self.turn = 0  # rotates which replica a query asks first
         self.events: deque = deque(maxlen=200)  # (unix time, what the health check did)
         self.http = None  # the HTTP endpoint's server, once started (serve_http)
@@ -998,16 +999,16 @@ class Coordinator:
 
     def note_latency(self, name: str, seconds: float) -> None:
         with self.lock:
-            self.latencies.setdefault(name, deque(maxlen=LATENCY_WINDOW)).append(seconds)
+            history = self.latencies.setdefault(name, deque(maxlen=LATENCY_WINDOW))
+            history.append(seconds)
+            n = len(history)
+            if n >= HEDGE_MIN_SAMPLES and (n < LATENCY_WINDOW or self.turn % 8 == 0):  # (the p95, kept fresh)
+                ordered = sorted(history)
+                self.hedge_after[name] = max(HEDGE_FLOOR_S, ordered[min(n - 1, int(0.95 * n))])
 
     def hedge_delay(self, name: str) -> float:
         """How long a shard's request waits before a second replica is asked: its recent p95."""
-        with self.lock:
-            history = self.latencies.get(name)
-            if history is None or len(history) < HEDGE_MIN_SAMPLES:
-                return HEDGE_DEFAULT_S
-            ordered = sorted(history)
-        return max(HEDGE_FLOOR_S, ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))])
+        return self.hedge_after.get(name, HEDGE_DEFAULT_S)
 
     def _routes(self, names) -> dict[str, list[int]]:
         """Each shard's loaded replicas, the first to ask first (rotating, so replicas share the load; one
@@ -1120,13 +1121,16 @@ class Coordinator:
                                        started + PHASE1_AGAIN_SHARE * float(deadline_s))
         if global_stats is None:
             return answer([])
-        wanted = [n for n in selected if n in stats]
+        # A shard that holds none of the words in any field can score no file: it is not asked again.
+        wanted = [n for n in selected if n in stats and any(any(df) for df in stats[n].dfs.values())]
         hits, unscored = self._phase(wanted, lambda actor, group: actor.search.remote(
             [(n, versions[n], shard_options(opts, n)) for n in group], request, global_stats), deadline, actors)
         missing.update(unscored)
         ordered = [(n, hits[n][1]) for n in selected if n in hits]
         merged = merge_hits(ordered, opts.limit)
-        return answer([h.to_dict() for h in merged], [n for n, _ in ordered])
+        wanted_set = set(wanted)
+        matchless = [n for n in selected if n in stats and n not in wanted_set]
+        return answer([h.to_dict() for h in merged], [n for n, _ in ordered] + matchless)
 
 
 #: The longest query the HTTP endpoint takes (characters), and its longest deadline (seconds).
