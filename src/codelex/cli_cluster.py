@@ -18,9 +18,12 @@ __all__ = ["cmd_cluster_index", "cmd_cluster_search", "cmd_cluster_serve"]
 
 
 def _cluster_connect(args, *, start_local: bool):
-    from codelex.cluster.ray_runtime import connect
+    from codelex.cluster.ray_runtime import INIT_TIMEOUT_S, connect
 
-    return connect(args.address, start_local=start_local, num_cpus=getattr(args, "num_cpus", None))
+    # (a search's whole wait is bounded by its deadline: joining the cluster too)
+    deadline = getattr(args, "deadline", None)
+    timeout = INIT_TIMEOUT_S if deadline is None else min(INIT_TIMEOUT_S, 10.0 + deadline)
+    return connect(args.address, start_local=start_local, num_cpus=getattr(args, "num_cpus", None), timeout=timeout)
 
 
 def cmd_cluster_index(args) -> int:

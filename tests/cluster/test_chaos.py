@@ -394,3 +394,22 @@ def test_joining_a_cluster_is_bounded_and_names_the_error(monkeypatch):
     monkeypatch.setattr(ray, "init", refuse)
     with pytest.raises(ClusterError, match="refused this client's authentication.*InvalidAuthToken"):
         ray_runtime.connect("auto", timeout=5.0)
+
+
+def test_a_search_with_no_cluster_to_reach_ends_at_once(capsys, monkeypatch):
+    """No Ray at the address (a cluster stopped, a wrong port): one line, exit 2, within the probe's bound."""
+    import socket
+
+    import ray
+
+    from codelex.cli import main
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # (this process's own Ray is not the one asked)
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    started = time.monotonic()
+    assert main(["cluster", "search", "parse config", "--address", f"127.0.0.1:{port}"]) == 2
+    assert time.monotonic() - started < 15
+    assert "cannot reach a Ray cluster" in capsys.readouterr().err
