@@ -263,7 +263,6 @@ NOT_RUN: dict[str, str] = {normalized(k): v for k, v in {
     "codelex cluster serve --store /srv/shards --actors 2": _RAY,
     'codelex cluster search "parse config"': _RAY,
     "codelex cluster index --store /srv/shards ~/src/repo-a": _RAY,
-    "codelex cluster serve --store /srv/shards": _RAY,
     "codelex cluster serve --stop": _RAY,
     "ray stop": _RAY,
     'pip install ".[bench]"': _INSTALLS,

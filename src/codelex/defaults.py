@@ -241,6 +241,9 @@ EMBEDDER_ENV = "CODELEX_EMBEDDER"
 #: call's texts by length pads little and keeps every core busy, few enough that progress, saves and a stop
 #: come every few seconds.
 EMBED_BATCH = 256
+#: A provisional hybrid answer (the model loaded, the vectors of every chunk not there yet) embeds on demand
+#: the chunks the lexical ranking puts first, this many of each phrasing at most: ~1 s with MiniLM on 2 cores.
+ON_DEMAND_EMBED = 32
 #: Chunks of a project embedded at most unless its configuration says otherwise (``embed_limit``), source
 #: files first: all-MiniLM-L6-v2 embeds 20-40 chunks a second on two cores, so this is 10-20 minutes of
 #: background work; every repository of the development sets fits (the largest, 6,322 chunks), the Linux
@@ -310,4 +313,5 @@ __all__ = [
     "STRUCTURE_FILE",
     "VERSION",
     "WINDOWS",
+    "ON_DEMAND_EMBED",
 ]

@@ -416,7 +416,7 @@ def mcp_references_answer(result, *, first_rank: int = 1, next_cursor: str | Non
 
 def _places(hit, mode: str) -> str:
     """Where a chunk stands: its similarity (a hybrid answer's), its place in the vector and lexical rankings."""
-    places = [f"similarity {hit.similarity:.4f}"] if mode == "hybrid" else []
+    places = [f"similarity {hit.similarity:.4f}"] if mode in ("hybrid", "provisional") and hit.vector_rank else []
     if hit.vector_rank is not None:
         places.append(f"vector #{hit.vector_rank}")
     if hit.lexical_rank is not None:

@@ -282,3 +282,45 @@ def test_embed_limit_zero_says_the_cap_not_a_background_run(project_root, make_s
         assert "embed_limit 0" in r.hint and "background" not in r.hint
     finally:
         p.close()
+
+
+def test_a_provisional_hybrid_answer_embeds_the_lexical_contention_on_demand(project_root, make_static_model):
+    """Issue 44: while the background pass has not embedded every chunk, a long-running caller's answer is
+    hybrid over the chunks that have a vector, the lexical ranking's best embedded on demand (and kept), and
+    says it is provisional; once every chunk has a vector the answer is final."""
+    import threading
+
+    from codelex.defaults import ON_DEMAND_EMBED
+
+    release = threading.Event()
+
+    class Gated:
+        """Counts texts; the background pass (its own thread) waits for ``release``."""
+
+        def __init__(self, inner):
+            self.inner, self.name, self.dimensions, self.texts = inner, inner.name, inner.dimensions, 0
+
+        def embed(self, texts):
+            if threading.current_thread().name.startswith("codelex-embed"):
+                assert release.wait(60)
+            else:
+                self.texts += len(texts)
+            return self.inner.embed(texts)
+
+    e = Gated(StaticModelEmbedder(make_static_model()))
+    p = _open(project_root)
+    try:
+        r = p.code_search("password check", embedder=e)
+        assert r.mode == "provisional" and r.hint.startswith("provisional hybrid answer")
+        assert 0 < r.embedded < r.chunks and r.embedded <= ON_DEMAND_EMBED
+        assert r.hits[0].path == "auth.py" and r.hits[0].vector_rank is not None
+        again = p.code_search("password check", embedder=e)  # the same state: the same answer, no chunk again
+        assert [h.to_dict() for h in again.hits] == [h.to_dict() for h in r.hits]
+        assert again.generation == r.generation and e.texts == r.embedded + 2  # (the chunks, and the query twice)
+        release.set()
+        assert p.wait_embeddings(30)
+        final = p.code_search("password check", embedder=e)
+        assert final.mode == "hybrid" and final.embedded == final.chunks and final.generation != r.generation
+    finally:
+        release.set()
+        p.close()

@@ -491,6 +491,29 @@ class CodeUpkeep:
             self.searchers[embedder.name] = (key, searcher)
         return searcher
 
+    def embed_rows(self, embedder: Embedder, directory: Path | None, corpus: ChunkCorpus, rows: list[int]) -> int:
+        """Embed now the chunks of ``rows`` that have no vector (kept in the cache, so that the background pass
+        skips them); the number embedded."""
+        cache = self.cache(embedder, directory)
+        rows_a = np.asarray(rows, dtype=np.int64)
+        keys = corpus.keys[rows_a]
+        missing = cache.missing(keys)
+        if missing.size:
+            todo = rows_a[missing]
+            cache.add(keys[missing], embed_checked(embedder, [embedding_text(corpus.rows[int(r)]) for r in todo]))
+        return int(missing.size)
+
+    def partial_searcher(self, embedder: Embedder, directory: Path | None) -> HybridSearcher:
+        """A searcher over the current corpus that ranks by vector among the chunks that have one (whatever the
+        background pass has reached): a provisional hybrid answer's, built now and kept nowhere."""
+        corpus, lexical = self.corpus, self.lexical
+        vectors, present = self.cache(embedder, directory).matrix(corpus.keys)
+
+        def embed_query(text: str) -> np.ndarray:
+            return embed_checked(embedder, [text])[0]
+
+        return HybridSearcher(corpus, lexical, vectors, present, embed_query, partial=True)
+
     def jobs(self) -> list[Job]:
         with self.lock:
             return [self.embedding, self.first_sync, *self.loaders.values()]

@@ -15,7 +15,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Sequence
 
-from codelex.defaults import DEFAULT_EMBED_LIMIT, DEFAULT_FUSION, EMBEDDER_ENV
+from codelex.defaults import DEFAULT_EMBED_LIMIT, DEFAULT_FUSION, EMBEDDER_ENV, ON_DEMAND_EMBED
 from codelex.project.edits import relative_path
 from codelex.project.results import HINTS, CodeResult, generation_id, pending_note
 from codelex.project.search import FileSearch
@@ -283,12 +283,45 @@ class CodeSearch:
         if ready.preparing is not None:
             early = self._early_code_search(ready, request, others, **how)
             return _within_budget(early, total_lines, ready.generation)
+        if self._provisional_wanted(ready, background=background, wait=wait):
+            return self._provisional_code_search(ready, request, others, opts, budget=total_lines, **how)
         # Picked with no shared budget, then cut to it (_within_budget): the same hits, and the count of those
         # the budget left out.
         facts, pending = self._code_facts(ready.index)
         result = ready.searcher.search(request, alternatives=others, allowed=_allowed(ready.corpus, opts),
                                        facts=facts, **how)
         return _within_budget(_noting(ready.annotated(result), pending), total_lines, ready.generation)
+
+    def _provisional_wanted(self, ready: CodeReadiness, *, background: bool, wait: bool) -> bool:
+        """Whether to answer with a provisional hybrid ranking: a long-running caller whose model is loaded while
+        the background pass has not embedded every chunk it will (not one capped out, nor a failed pass)."""
+        code = self.service.chunks
+        return (background and not wait and ready.chosen is not None and ready.mode == "lexical"
+                and not code.embed_error and not (ready.chunks > code.embed_limit
+                                                  and ready.embedded >= code.embed_limit))
+
+    def _provisional_code_search(self, ready: CodeReadiness, request: Request, others: list[Request],
+                                 opts: SearchOptions, *, budget: int, **how):
+        """A hybrid answer before the vectors of every chunk are there: the chunks the lexical ranking puts in
+        contention are embedded now (kept, so that the background pass and later queries reuse them), and the
+        vector ranking runs over the chunks that have a vector.  It says it is provisional (``mode``)."""
+        code = self.service.chunks
+        corpus = ready.corpus
+        directory = self.service.writable_dir()
+        facts, pending = self._code_facts(ready.index)
+        allowed = _allowed(corpus, opts)
+        rows = ready.searcher.contention(request, alternatives=others, depth=ON_DEMAND_EMBED, allowed=allowed,
+                                         facts=facts)
+        fresh = code.embed_rows(ready.chosen, directory, corpus, rows)
+        searcher = code.partial_searcher(ready.chosen, directory)
+        result = searcher.search(request, alternatives=others, allowed=allowed, facts=facts, **how)
+        embedded = int(searcher.present.sum())
+        hint = (f"provisional hybrid answer: vectors for {embedded:,} of {len(corpus):,} chunks (the lexical "
+                f"ranking's best {len(rows)} embedded on demand, {fresh} of them now); the rest are embedded in "
+                "the background, and answers become final once every chunk has a vector")
+        result = _noting(dataclasses.replace(result, mode="provisional", hint=hint), pending)
+        generation = f"{generation_id(ready.number, ready.index.edits)}+p{embedded}"
+        return _within_budget(result, budget, generation)
 
     def _code_facts(self, index):
         """``(facts, pending)``: what the ranking pipeline reads of the project's files for chunks, as for files

@@ -229,6 +229,22 @@ class HybridSearcher:
         return HybridResult(query, hits, vector_best, lexical_best, "hybrid" if self.complete else "lexical",
                             int(self.present.sum()), len(self.corpus))
 
+    def contention(self, query: Request | str, *, alternatives: Sequence[Request | str] = (), depth: int,
+                   allowed: np.ndarray | None = None, facts: FileFacts = NO_FACTS) -> list[int]:
+        """The rows the lexical ranking puts first for ``query`` and its alternatives (``depth`` of each, in
+        that order, each row once), filtered as :meth:`search` filters: what a provisional hybrid answer
+        embeds on demand before the vectors of every chunk are there."""
+        request = parse_request(query)
+        filtered = self.corpus.allowed(request.filters)
+        if filtered is not None:
+            allowed = filtered if allowed is None else (allowed & filtered)
+        out: dict[int, None] = {}
+        for q in (request.terms, *(parse_request(a).terms for a in alternatives)):
+            if self._has_terms(q):
+                rows, _ = self.lexical.pipeline_ranking(analyze_query(q), depth, self.corpus, allowed, facts)
+                out.update((int(r), None) for r in rows[:depth])
+        return list(out)
+
     @staticmethod
     def _has_terms(query: str) -> bool:
         from codelex.text.tokenize import tokenize_line
