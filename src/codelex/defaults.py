@@ -241,6 +241,9 @@ EMBEDDER_ENV = "CODELEX_EMBEDDER"
 #: call's texts by length pads little and keeps every core busy, few enough that progress, saves and a stop
 #: come every few seconds.
 EMBED_BATCH = 256
+#: The niceness of the background embedding pass's threads (Linux): a query embedding on demand, and any
+#: other work of the process, gets the cores first.
+BACKGROUND_NICENESS = 15
 #: A provisional hybrid answer (the model loaded, the vectors of every chunk not there yet) embeds on demand
 #: the chunks the lexical ranking puts first, this many of each phrasing at most: ~1 s with MiniLM on 2 cores.
 ON_DEMAND_EMBED = 32
@@ -314,4 +317,5 @@ __all__ = [
     "VERSION",
     "WINDOWS",
     "ON_DEMAND_EMBED",
+    "BACKGROUND_NICENESS",
 ]

@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Iterator
 
 __all__ = ["CLOSE_JOIN_S", "EXIT_JOIN_S", "child_import_path", "collector_paused", "interpreter_exiting", "join_bounded", "neutral_cwd",
-           "python_command", "stop_at_exit", "trusted_executable"]
+           "python_command", "stop_at_exit", "thread_niceness", "trusted_executable", "yield_this_thread"]
 
 _lock = threading.Lock()
 _pausers = 0  # pauses in progress, in any thread
@@ -178,3 +178,31 @@ def join_bounded(thread, timeout: float = CLOSE_JOIN_S, what: str = "a backgroun
                                              timeout)
         return False
     return True
+
+
+def yield_this_thread(niceness: int) -> None:
+    """Lower the scheduling priority of the calling thread (and of the threads it then starts on its behalf,
+    :func:`thread_niceness`) to ``niceness``: background work that must leave the cores to queries first.
+
+    Linux schedules threads one by one (a thread id is a ``setpriority`` target there); elsewhere the call
+    would renice the whole process, so it does nothing.  A thread cannot be made more urgent again: call it
+    only in a thread that ends with the work.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        tid = threading.get_native_id()
+        if os.getpriority(os.PRIO_PROCESS, tid) < niceness:
+            os.setpriority(os.PRIO_PROCESS, tid, niceness)
+    except OSError:  # (a sandbox that forbids it: the work runs at the usual priority)
+        pass
+
+
+def thread_niceness() -> int:
+    """The calling thread's niceness on Linux (0 elsewhere): what worker threads started for it take on."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    except OSError:
+        return 0

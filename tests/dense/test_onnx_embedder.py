@@ -142,6 +142,37 @@ def test_padding_and_batching_do_not_change_a_vector(model_dir):
     np.testing.assert_allclose(two.embed(texts), one_thread.embed(texts), atol=1e-5)
 
 
+def test_a_small_call_is_split_over_the_threads_and_a_background_callers_workers_yield(model_dir, monkeypatch):
+    """A query's few on-demand chunks (one batch by the token budget) run on every thread, with the same
+    vectors; a caller whose thread yields (the background pass) starts its workers at its niceness."""
+    import sys
+    import threading
+
+    from codelex import runtime
+
+    one_thread = OnnxEmbedder(model_dir, cache=False, threads=1)
+    two = OnnxEmbedder(model_dir, cache=False, threads=2)
+    texts = [f"parse config {i}" for i in range(5)]
+    seen: list[str] = []
+    run = two._run
+    monkeypatch.setattr(two, "_run", lambda rows: (seen.append(threading.current_thread().name), run(rows))[1])
+    np.testing.assert_allclose(two.embed(texts), one_thread.embed(texts), atol=1e-5)
+    assert len(seen) == 2 and all(name.startswith("codelex-embed") for name in seen)
+    if sys.platform.startswith("linux"):
+        worker_niceness: list[int] = []
+        monkeypatch.setattr(two, "_run", lambda rows: (worker_niceness.append(runtime.thread_niceness()),
+                                                       run(rows))[1])
+
+        def background() -> None:
+            runtime.yield_this_thread(7)
+            two.embed(texts)
+
+        t = threading.Thread(target=background)
+        t.start()
+        t.join(30)
+        assert worker_niceness == [7, 7] and runtime.thread_niceness() == 0  # (this thread untouched)
+
+
 def test_a_long_text_is_cut_at_the_window_as_sentence_transformers_does(model_dir, embedder):
     long = "parse config " * 50
     ids = embedder._encode([long])[0]

@@ -22,6 +22,7 @@ import logging
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Sequence
 
@@ -233,14 +234,22 @@ class OnnxEmbedder:
             return out
         rows = self._encode(texts)
         groups = self.batches([len(r) for r in rows])
+        while len(groups) < self.threads and max(len(g) for g in groups) > 1:
+            # (a small call, such as a query's on-demand chunks: split so that every core takes a part)
+            big = max(range(len(groups)), key=lambda k: len(groups[k]))
+            g = groups.pop(big)
+            groups[big:big] = [g[:len(g) // 2], g[len(g) // 2:]]
         if len(groups) == 1 or self.threads == 1:
             for g in groups:
                 out[g] = self._run([rows[i] for i in g])
             return out
         # Longest batches first, so the pool does not end on one long batch while the other threads idle.
-        groups.reverse()
-        with ThreadPoolExecutor(max_workers=min(self.threads, len(groups)),
-                                thread_name_prefix="codelex-embed") as pool:
+        groups.sort(key=lambda g: -max(len(rows[i]) for i in g) * len(g))
+        from codelex.runtime import thread_niceness, yield_this_thread
+
+        niceness = thread_niceness()  # (a background pass's workers yield to queries as its thread does)
+        with ThreadPoolExecutor(max_workers=min(self.threads, len(groups)), thread_name_prefix="codelex-embed",
+                                initializer=partial(yield_this_thread, niceness) if niceness > 0 else None) as pool:
             for g, vectors in zip(groups, pool.map(lambda g: self._run([rows[i] for i in g]), groups)):
                 out[g] = vectors
         return out

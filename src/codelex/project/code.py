@@ -25,10 +25,11 @@ from typing import Callable
 import numpy as np
 
 from codelex.dense import Embedder, VectorCache, embed_checked, embedder_loader
-from codelex.defaults import DEFAULT_EMBED_LIMIT, DEFAULT_EMBEDDER, EMBED_BATCH
+from codelex.defaults import BACKGROUND_NICENESS, DEFAULT_EMBED_LIMIT, DEFAULT_EMBEDDER, EMBED_BATCH
 from codelex.errors import EmbedderError
 from codelex.ingest import Document
 from codelex.project.jobs import Job, join_all
+from codelex.runtime import yield_this_thread
 from codelex.rank import ChunkCorpus, ChunkLexicalIndex, HybridSearcher, chunk_rows, embedding_text
 
 __all__ = ["CodeUpkeep"]
@@ -429,7 +430,7 @@ class CodeUpkeep:
             corpus = self.corpus
         cache = self.cache(embedder, directory)
         if not wait:
-            self.embedding.spawn(job, self._embed, corpus, cache, progress, name="codelex-embed")
+            self.embedding.spawn(job, self._embed, corpus, cache, progress, True, name="codelex-embed")
         else:
             self.embedding.run(job, self._embed, corpus, cache, progress, raise_errors=True)
 
@@ -437,7 +438,7 @@ class CodeUpkeep:
         """Wait for the background embedding, at most ``timeout`` s; True when none is running (any more)."""
         return self.embedding.join(timeout)
 
-    def _embed(self, job: int, corpus: ChunkCorpus, cache: VectorCache, progress) -> None:
+    def _embed(self, job: int, corpus: ChunkCorpus, cache: VectorCache, progress, background: bool = False) -> None:
         """The embedding job's run: the chunks without a vector embedded, by priority, up to ``embed_limit``
         (a failure is reported with the next answer, through the job's error)."""
         last_save = time.monotonic()
@@ -454,6 +455,8 @@ class CodeUpkeep:
 
         with self.lock:
             self.embedding.error = None
+        if background:  # (its own thread, which ends with the pass: a query embedding on demand goes first)
+            yield_this_thread(BACKGROUND_NICENESS)
         cache.embed_missing(keys, lambda i: embedding_text(corpus.rows[i]), batch=EMBED_BATCH, progress=report,
                             should_continue=lambda: self.embedding.current(job),
                             priority=self.priorities(corpus), limit=self.embed_limit)
