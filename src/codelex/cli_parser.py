@@ -326,8 +326,10 @@ def build_parser() -> argparse.ArgumentParser:
     ci.set_defaults(func="cluster_index")
     cs = csub.add_parser("serve", parents=[ray_opts], help="load a store's shards into Ray actors (or reload)",
                          description="Start a detached coordinator that loads the shards of --store into actors "
-                                     "(placed by size) on a running Ray cluster; run again to follow a new "
-                                     "manifest (changed shards are replaced while serving).",
+                                     "(each shard on --replicas of them, placed by size) on a running Ray cluster. "
+                                     "It replaces actors that die or hang and follows the store's new manifests "
+                                     "(changed shards are replaced while serving); run again to follow one now. "
+                                     "A serve that fails leaves nothing behind.",
                          epilog=examples("codelex cluster serve --store /mnt/shards --actors 4",
                                          "codelex cluster serve --store /mnt/shards --http 8080",
                                          "codelex cluster serve --status", "codelex cluster serve --stop"))
