@@ -245,7 +245,8 @@ EMBED_BATCH = 256
 #: other work of the process, gets the cores first.
 BACKGROUND_NICENESS = 15
 #: A provisional hybrid answer (the model loaded, the vectors of every chunk not there yet) embeds on demand
-#: the chunks the lexical ranking puts first, this many of each phrasing at most: ~1 s with MiniLM on 2 cores.
+#: the chunks the lexical ranking puts first, this many in all (shared among the query's phrasings, a quarter
+#: of it each at least): ~1 s with MiniLM on 2 cores.
 ON_DEMAND_EMBED = 32
 #: Chunks of a project embedded at most unless its configuration says otherwise (``embed_limit``), source
 #: files first: all-MiniLM-L6-v2 embeds 20-40 chunks a second on two cores, so this is 10-20 minutes of

@@ -310,8 +310,9 @@ class CodeSearch:
         directory = self.service.writable_dir()
         facts, pending = self._code_facts(ready.index)
         allowed = _allowed(corpus, opts)
-        rows = ready.searcher.contention(request, alternatives=others, depth=ON_DEMAND_EMBED, allowed=allowed,
-                                         facts=facts)
+        # (ON_DEMAND_EMBED in all, shared among the phrasings: alternatives never make the wait longer)
+        depth = max(ON_DEMAND_EMBED // (1 + len(others)), ON_DEMAND_EMBED // 4)
+        rows = ready.searcher.contention(request, alternatives=others, depth=depth, allowed=allowed, facts=facts)
         fresh = code.embed_rows(ready.chosen, directory, corpus, rows)
         searcher = code.partial_searcher(ready.chosen, directory)
         result = searcher.search(request, alternatives=others, allowed=allowed, facts=facts, **how)
