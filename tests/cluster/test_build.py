@@ -106,3 +106,25 @@ def test_a_changed_unit_is_updated_on_its_previous_shard(tmp_path):
             (h.file, round(h.score, 9)) for h in b.search(query, limit=20)
         ], query
     assert build_unit(unit, incremental)["status"] == "unchanged"
+
+
+def test_a_checkout_s_own_modules_never_reach_the_workers(tmp_path):
+    """Ray puts the driver's working directory on its workers' import path: `cluster index` run inside a
+    hostile tree (a numpy.py, fsspec.py, json.py or codelex/ at its top) must import none of them, and a
+    relative --store still names the directory under the one the command ran in."""
+    import subprocess
+
+    tree = tmp_path / "tree"
+    (tree / "codelex").mkdir(parents=True)
+    (tree / "unit").mkdir()
+    (tree / "unit" / "a.py").write_text("def parse_config(): pass\n")
+    marker = tmp_path / "imported"
+    for name in ("numpy.py", "fsspec.py", "json.py", "codelex/__init__.py"):
+        (tree / name).write_text(f"open({str(marker)!r}, 'a').write({name!r} + '\\n')\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "PYTHONPATH")}
+    codelex = os.path.join(os.path.dirname(sys.executable), "codelex")  # (the installed command, as a user runs it)
+    proc = subprocess.run([codelex, "cluster", "index", "--store", "shards", "--num-cpus", "1", "unit"], cwd=tree,
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists(), marker.read_text()
+    assert (tree / "shards" / "manifest.json").is_file()

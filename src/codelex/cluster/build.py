@@ -423,6 +423,7 @@ def build_cluster(units: Sequence[Unit], store_url: str, *, retries: int = 2, un
     started = time.perf_counter()
     store = ShardStore(store_url)
     store.require_shared()
+    store_url = store.url
     try:
         records = {} if prune else store.manifest()
     except IndexFormatError:

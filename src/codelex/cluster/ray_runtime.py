@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from codelex.errors import ClusterError
@@ -122,15 +123,32 @@ def connect(address: str | None = None, *, start_local: bool = True, num_cpus: i
         kwargs.update(include_dashboard=False, num_cpus=num_cpus)
     else:
         _probe(address)
-    if address == "local":
-        # (ray.init starts a private Ray's processes from the calling thread only, and bounds that itself)
-        try:
-            ray.init(**kwargs)
-        except Exception as exc:  # noqa: BLE001 - said in one line
-            raise ClusterError(f"cannot start a private local Ray ({_failure_line(exc)})") from None
-        return ray
-    _init_within(ray, timeout, kwargs)
+    with _neutral_directory():
+        if address == "local":
+            # (ray.init starts a private Ray's processes from the calling thread only, and bounds that itself)
+            try:
+                ray.init(**kwargs)
+            except Exception as exc:  # noqa: BLE001 - said in one line
+                raise ClusterError(f"cannot start a private local Ray ({_failure_line(exc)})") from None
+            return ray
+        _init_within(ray, timeout, kwargs)
     return ray
+
+
+@contextlib.contextmanager
+def _neutral_directory():
+    """Run ``ray.init`` from a directory no checkout controls: Ray puts the driver's working directory on every
+    worker's import path (its ``py_driver_sys_path``), and a private Ray's processes start in it, so a
+    ``numpy.py`` or ``fsspec.py`` at the top of the tree the command runs in would be imported by the workers.
+    """
+    from codelex.runtime import neutral_cwd
+
+    here = os.getcwd()
+    os.chdir(neutral_cwd())
+    try:
+        yield
+    finally:
+        os.chdir(here)
 
 
 def _token_hint() -> str:

@@ -501,8 +501,8 @@ class Coordinator:
                  holder: type = ShardHolder, *, actors: int | None = None, replicas: int = 1,
                  http: tuple[str, int] | None = None, health_interval: float = 0.0, watch: bool = True) -> None:
         self.holder = holder
-        self.store_url = store_url
         self.store = ShardStore(store_url)
+        self.store_url = self.store.url
         self.actor_cpus = actor_cpus
         self.cache_dir = cache_dir
         self.lock = threading.RLock()
@@ -1207,7 +1207,9 @@ def start_coordinator(store_url: str, *, actors: int = 2, name: str = COORDINATO
     from codelex.errors import ClusterError
 
     ray = ray_module()
-    ShardStore(store_url).require_shared()
+    store = ShardStore(store_url)
+    store.require_shared()
+    store_url = store.url
     try:
         handle = ray.get_actor(name)
     except ValueError:

@@ -192,7 +192,12 @@ class ShardStore:
             from fsspec.core import url_to_fs
         except ImportError as exc:  # pragma: no cover - the ray extra brings it
             raise ImportError(f"a shard store needs fsspec: pip install 'codelex[ray]' ({exc})") from None
-        self.url = str(url)
+        url = str(url)
+        if "://" not in url and not url.startswith("file:"):
+            # (a relative directory names a place by this process's working directory: workers and actors
+            # have another, so every URL that leaves this process is absolute)
+            url = os.path.abspath(url)
+        self.url = url
         self.fs, self.path = url_to_fs(self.url)
         self.path = self.path.rstrip("/") or "/"
         protocol = self.fs.protocol
