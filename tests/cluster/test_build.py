@@ -123,8 +123,14 @@ def test_a_checkout_s_own_modules_never_reach_the_workers(tmp_path):
         (tree / name).write_text(f"open({str(marker)!r}, 'a').write({name!r} + '\\n')\n")
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "PYTHONPATH")}
     codelex = os.path.join(os.path.dirname(sys.executable), "codelex")  # (the installed command, as a user runs it)
-    proc = subprocess.run([codelex, "cluster", "index", "--store", "shards", "--num-cpus", "1", "unit"], cwd=tree,
-                          capture_output=True, text=True, timeout=300, env=env)
+    proc = subprocess.run(
+        [codelex, "cluster", "index", "--store", "shards", "--num-cpus", "1", "unit"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     assert not marker.exists(), marker.read_text()
     assert (tree / "shards" / "manifest.json").is_file()
