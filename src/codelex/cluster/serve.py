@@ -103,8 +103,9 @@ class _Pinned:
     """A loaded shard's file, held by a descriptor: the bytes its index maps, whatever later happens to the
     path (a replacement by rename or a deletion leaves them intact; a write in place changes them)."""
 
-    def __init__(self, path: Path, record: UnitRecord, fd: int, fetched: bool) -> None:
-        self.path, self.record, self.fd, self.fetched = path, record, fd, fetched
+    def __init__(self, path: Path, record: UnitRecord, file, fetched: bool) -> None:
+        self.path, self.record, self.file, self.fetched = path, record, file, fetched
+        self.fd = file.fileno()
         self.signature = self._signature()
         self.lock = threading.Lock()  # (one check at a time: the others wait for its verdict)
         self.failed: str | None = None
@@ -135,10 +136,7 @@ class _Pinned:
             self.signature = now
 
     def close(self) -> None:
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
+        self.file.close()
         if self.fetched:  # (a private copy: its mapping outlives the name)
             self.path.unlink(missing_ok=True)
 
@@ -180,11 +178,11 @@ class ShardHolder:
             started = time.perf_counter()
             try:
                 record = UnitRecord.from_dict(data)
-                index, path, fd = self.store.open_shard_file(record, self.cache_dir)
+                index, path, file = self.store.open_shard_file(record, self.cache_dir)
             except Exception as exc:  # the one shard does not load: said, the others still do
                 out[str(data.get("name") if isinstance(data, dict) else data)] = ("error", describe_failure(exc))
                 continue
-            pinned = _Pinned(Path(path), record, fd, fetched=not self.store.local)
+            pinned = _Pinned(Path(path), record, file, fetched=not self.store.local)
             with self.lock:
                 old = self.current.get(record.name)
                 if old is not None and old[0] != record.content_hash:
@@ -786,6 +784,7 @@ class Coordinator:
             records = dict(self.records)
             errors = dict(self.errors)
             events = list(self.events)[-20:]
+            nodes = dict(self.nodes)
         refs = [a.info.remote() for a in actors]
         answered, _ = ray.wait(refs, num_returns=len(refs), timeout=10.0) if refs else ([], [])
         out = []
@@ -806,8 +805,6 @@ class Coordinator:
 
         degraded = {n: f"{len(ready.get(n, ()))} of {len(s)} replicas loaded" for n, s in placement.items()
                     if len(ready.get(n, ())) < len(s) and n not in errors}
-        with self.lock:
-            nodes = dict(self.nodes)
         if len({v for v in nodes.values() if v}) > 1:  # (on a cluster of several nodes: replicas apart)
             for n, slots in placement.items():
                 on = {nodes.get(s) for s in ready.get(n, ())}

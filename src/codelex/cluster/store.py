@@ -129,50 +129,24 @@ class UnitRecord:
 
 def file_digest(path: str | os.PathLike[str]) -> str:
     """blake2b (128 bits) of a local file's bytes."""
-    h = hashlib.blake2b(digest_size=16)
     with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
+        return _digest(f.fileno())
+
+
+def _digest(fd: int) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    offset = 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        h.update(chunk)
+        offset += len(chunk)
     return h.hexdigest()
-
-
-def check_shard_file(path: Path, record: UnitRecord, where: str = "") -> None:
-    """IndexFormatError unless the local file ``path`` has ``record``'s size and content digest (a corrupted,
-    truncated or replaced shard is named, never served)."""
-    try:
-        fd = pin_file(path)
-    except FileNotFoundError:
-        raise IndexFormatError(f"{where or path.parent}/{record.shard}: missing") from None
-    try:
-        check_pinned(fd, record, where or str(path.parent))
-    finally:
-        os.close(fd)
-
-
-def pin_file(path: Path) -> int:
-    """A read-only descriptor of the regular file ``path`` (never through a symbolic link, never blocking):
-    what it names stays that file whatever later happens to the path."""
-    import stat as _stat
-
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-                 | getattr(os, "O_CLOEXEC", 0))
-    if not _stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise IndexFormatError(f"{path}: not a regular file")
-    return fd
 
 
 def check_pinned(fd: int, record: UnitRecord, where: str) -> None:
     """IndexFormatError unless the file behind ``fd`` has ``record``'s size and content digest."""
     size = os.fstat(fd).st_size
-    if size == record.shard_bytes:
-        h = hashlib.blake2b(digest_size=16)
-        offset = 0
-        while chunk := os.pread(fd, 1 << 20, offset):
-            h.update(chunk)
-            offset += len(chunk)
-        if h.hexdigest() == record.shard_digest:
-            return
+    if size == record.shard_bytes and _digest(fd) == record.shard_digest:
+        return
     raise IndexFormatError(f"{where}/{record.shard}: does not match its record's digest "
                            f"({size:,} bytes, the record says {record.shard_bytes:,})")
 
@@ -362,13 +336,13 @@ class ShardStore:
 
     def open_shard(self, record: UnitRecord, cache_dir: str | os.PathLike[str] | None = None):
         """The unit's index, memory-mapped (:meth:`open_shard_file`'s index)."""
-        index, _path, fd = self.open_shard_file(record, cache_dir)
-        os.close(fd)
+        index, _path, pinned = self.open_shard_file(record, cache_dir)
+        pinned.close()
         return index
 
     def open_shard_file(self, record: UnitRecord, cache_dir: str | os.PathLike[str] | None = None):
-        """The unit's index, memory-mapped, the local file it maps and a descriptor of that file:
-        ``(WordIndex, Path, fd)`` (the caller closes ``fd``; it names the bytes mapped even after the path
+        """The unit's index, memory-mapped, the local file it maps and that file, open:
+        ``(WordIndex, Path, file)`` (the caller closes ``file``; it names the bytes mapped even after the path
         is replaced or deleted, so that they can be checked again later).
 
         A shard in a local store that this user owns is mapped in place; any other (an object store, a
@@ -399,19 +373,20 @@ class ShardStore:
 
     def _open_pinned(self, path: Path, record: UnitRecord):
         from codelex.lexical import WordIndex
+        from codelex.persist.container import open_regular
 
         try:
-            fd = pin_file(path)
+            pinned = open_regular(path)  # (no link followed, no FIFO waited on, this user's regular file)
         except FileNotFoundError:
             raise IndexFormatError(f"{self.url}/{record.shard}: missing") from None
         try:
-            check_pinned(fd, record, self.url)
+            check_pinned(pinned.fileno(), record, self.url)
             index = WordIndex.load(path, trusted_only=False)
-            if os.stat(path).st_ino != os.fstat(fd).st_ino:  # (replaced between the check and the map)
+            if os.stat(path).st_ino != os.fstat(pinned.fileno()).st_ino:  # (replaced between check and map)
                 raise IndexFormatError(f"{self.url}/{record.shard}: replaced while it loaded")
-            return index, path, fd
+            return index, path, pinned
         except BaseException:
-            os.close(fd)
+            pinned.close()
             raise
 
     def fetch(self, record: UnitRecord, cache_dir: str | os.PathLike[str] | None = None) -> Path:

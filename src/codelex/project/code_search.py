@@ -60,6 +60,11 @@ def _within_budget(result, total_lines: int | None, generation: str | None = Non
     return CodeResult(**fields)
 
 
+def _capped_out(ready, embed_limit: int) -> bool:
+    """Whether the cap has been reached: nothing more will be embedded, whatever runs in the background."""
+    return ready.chunks > embed_limit and ready.embedded >= embed_limit
+
+
 def _unbounded(limit: int, excerpt_lines: int) -> int:
     """A shared budget that never binds: ``limit`` excerpts of at most ``excerpt_lines`` lines each fit in it."""
     return limit * excerpt_lines
@@ -297,8 +302,7 @@ class CodeSearch:
         the background pass has not embedded every chunk it will (not one capped out, nor a failed pass)."""
         code = self.service.chunks
         return (background and not wait and ready.chosen is not None and ready.mode == "lexical"
-                and not code.embed_error and not (ready.chunks > code.embed_limit
-                                                  and ready.embedded >= code.embed_limit))
+                and not code.embed_error and not _capped_out(ready, code.embed_limit))
 
     def _provisional_code_search(self, ready: CodeReadiness, request: Request, others: list[Request],
                                  opts: SearchOptions, *, budget: int, **how):
@@ -416,8 +420,7 @@ class CodeSearch:
     def _vector_hint(self, ready: CodeReadiness, hint: str | None, *, wait: bool, background: bool) -> str | None:
         """What an answer says of its vectors: how far the embedding is, or how much the cap leaves out."""
         code = self.service.chunks
-        capped_out = ready.chunks > code.embed_limit and ready.embedded >= code.embed_limit
-        if ready.mode == "lexical" and capped_out and not code.embed_error:
+        if ready.mode == "lexical" and _capped_out(ready, code.embed_limit) and not code.embed_error:
             # Nothing more will be embedded: the cap, not a background run, is why the answer is lexical.
             return (f"vectors cover {ready.embedded:,} of {ready.chunks:,} chunks (embed_limit {code.embed_limit:,}); "
                     "lexical answer: set embed_limit in .codelex.toml to embed more")
