@@ -198,9 +198,7 @@ class HybridSearcher:
         """
         fusion = FUSIONS[fusion] if isinstance(fusion, str) else fusion
         request = parse_request(query)
-        filtered = self.corpus.allowed(request.filters)  # inline filters (lang:, ext:, file:) judge a chunk by its file
-        if filtered is not None:
-            allowed = filtered if allowed is None else (allowed & filtered)
+        allowed = self._filtered(request, allowed)
         query = request.terms
         alternatives = [parse_request(a).terms for a in alternatives]
         if not self._has_terms(query):  # empty, or stop words only: nothing to rank by
@@ -235,15 +233,20 @@ class HybridSearcher:
         that order, each row once), filtered as :meth:`search` filters: what a provisional hybrid answer
         embeds on demand before the vectors of every chunk are there."""
         request = parse_request(query)
-        filtered = self.corpus.allowed(request.filters)
-        if filtered is not None:
-            allowed = filtered if allowed is None else (allowed & filtered)
+        allowed = self._filtered(request, allowed)
         out: dict[int, None] = {}
         for q in (request.terms, *(parse_request(a).terms for a in alternatives)):
             if self._has_terms(q):
                 rows, _ = self.lexical.pipeline_ranking(analyze_query(q), depth, self.corpus, allowed, facts)
                 out.update((int(r), None) for r in rows[:depth])
         return list(out)
+
+    def _filtered(self, request: Request, allowed: np.ndarray | None) -> np.ndarray | None:
+        """``allowed`` narrowed by the request's inline filters (lang:, ext:, file: judge a chunk by its file)."""
+        filtered = self.corpus.allowed(request.filters)
+        if filtered is None:
+            return allowed
+        return filtered if allowed is None else (allowed & filtered)
 
     @staticmethod
     def _has_terms(query: str) -> bool:
