@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from codelex.dense import FunctionEmbedder, StaticModelEmbedder, VectorCache, checked_vectors, embed_checked
 from codelex.errors import EmbedderError
@@ -259,3 +261,57 @@ def test_related_lexically_shares_the_telling_identifiers(make_static_model):
     s = _searcher(FIXTURE, StaticModelEmbedder(make_static_model()), complete=False)
     found = s.related_lexical(0, limit=5)  # Router.add: its dispatch shares path and table
     assert found and found[0][0] == 1 and all(row != 0 for row, _ in found)
+
+
+_PATHS = ["src/core.py", "src/util.py", "tests/test_core.py", "examples/demo.py", "docs/guide.md", "src/compat/old.py"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 600), st.integers(1, 80), st.integers(0, 2**32 - 1), st.booleans(), st.integers(0, 3))
+def test_the_prior_weighted_vector_ranking_is_the_brute_force_one(n, depth, seed, filtered, levels):
+    """However deep it has to read the exact top-k (many demoted rows at the top make it read deeper), the
+    vector half a fusion reads is every allowed row by similarity x its file's weight (negative similarities
+    as they are), ties by row, cut at ``depth``."""
+    rng = np.random.default_rng(seed)
+    paths = rng.choice(_PATHS, size=n, p=[0.1, 0.1, 0.5, 0.1, 0.1, 0.1])
+    rows = [ChunkRow(str(path), i + 1, i + 1, f"x{i} = {i}", None) for i, path in enumerate(paths)]
+    corpus = _corpus(rows)
+    # (few distinct values, ``levels`` of them, make ties; demoted rows lean towards the query)
+    vectors = rng.integers(-levels, levels + 1, size=(n, 4)).astype(np.float32)
+    vectors[paths == "tests/test_core.py", 0] += 3
+    vectors[~vectors.any(axis=1)] = 1.0
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    q = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    mask = rng.random(n) < 0.7 if filtered else None
+    searcher = HybridSearcher(corpus, ChunkLexicalIndex(corpus), vectors, np.ones(n, dtype=bool))
+    got_rows, got_weighted, got_sims = searcher.prior_vector_ranking(q, depth, mask)
+    every, sims = searcher.vector_ranking(q)  # exact, every row
+    weights = searcher.prior_weights()
+    weighted = np.where(sims > 0, sims * weights[every], sims)
+    keep = np.ones(every.size, dtype=bool) if mask is None else mask[every]
+    order = np.lexsort((every[keep], -weighted[keep]))[:depth]
+    assert got_rows.tolist() == every[keep][order].tolist()
+    np.testing.assert_allclose(got_weighted, weighted[keep][order], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got_sims, sims[keep][order], rtol=1e-12, atol=1e-12)
+
+
+def test_the_vector_half_demotes_the_files_the_lexical_ranking_demotes():
+    """A test file that reads like the code it tests is the vector half's nearest chunk; weighted by the
+    path priors the lexical ranking uses, the source file comes first, and the weights are those priors."""
+    rows = [ChunkRow("src/parse.py", 1, 2, "def parse(text): ...", "parse"),
+            ChunkRow("tests/test_parse.py", 1, 2, "def test_parse(): parse('x')", "test_parse")]
+    corpus = _corpus(rows)
+    vectors = np.array([[0.8, 0.6], [1.0, 0.0]], dtype=np.float32)
+    searcher = HybridSearcher(corpus, ChunkLexicalIndex(corpus), vectors, np.ones(2, dtype=bool),
+                              lambda text: np.array([1.0, 0.0], dtype=np.float32))
+    raw, _ = searcher.vector_ranking(np.array([1.0, 0.0], dtype=np.float32))
+    assert raw.tolist() == [1, 0]
+    rows_, weighted, sims = searcher.prior_vector_ranking(np.array([1.0, 0.0], dtype=np.float32), 2)
+    assert rows_.tolist() == [0, 1]
+    from codelex.defaults import PIPELINE_TEST_FILE, VECTOR_PRIOR_EXPONENT
+
+    assert searcher.prior_weights().tolist() == pytest.approx([1.0, PIPELINE_TEST_FILE ** VECTOR_PRIOR_EXPONENT])
+    assert sims.tolist() == pytest.approx([0.8, 1.0])
+    # ...and an answer's similarity is still the raw cosine.
+    result = searcher.search("parse text", fusion="adaptive")
+    assert {h.path: h.similarity for h in result.hits}["tests/test_parse.py"] == pytest.approx(1.0)

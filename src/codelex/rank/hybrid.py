@@ -22,12 +22,13 @@ from codelex.defaults import (
     HYBRID_PER_FILE,
     HYBRID_TOTAL_LINES,
     PIPELINE_DEPTH,
+    VECTOR_PRIOR_EXPONENT,
 )
 from codelex._native.dense import VectorIndex
 from codelex.query.request import Request, parse_request
 from codelex.rank.chunks import ChunkCorpus, ChunkLexicalIndex
 from codelex.rank.fusion import FUSIONS, Fusion, QueryRankings, fuse, fused_order
-from codelex.rank.pipeline import NO_FACTS, FileFacts, analyze_query
+from codelex.rank.pipeline import NO_FACTS, FileFacts, analyze_query, path_factor
 from codelex.rank.original import ChunkMatrix, fuse_rankings, js_round4, select_from
 
 __all__ = ["HybridHit", "HybridResult", "HybridSearcher", "related_query"]
@@ -120,6 +121,7 @@ class HybridSearcher:
         self._vector_rows = None if every else self.present
         self._index = VectorIndex(vectors) if usable else None
         self._matrix = ChunkMatrix(corpus.rows, np.zeros((n, 1)))
+        self._weights: tuple[object, np.ndarray] | None = None  # (facts.translated, prior weight by row)
 
     @property
     def complete(self) -> bool:
@@ -140,6 +142,44 @@ class HybridSearcher:
         if allowed is not None:
             order = order[allowed[order]]
         return order, scores[order]
+
+    def prior_weights(self, facts: FileFacts = NO_FACTS) -> np.ndarray:
+        """Each row's weight in the vector half: its file's path factor (:func:`~codelex.rank.pipeline.path_factor`,
+        at most 1) ** VECTOR_PRIOR_EXPONENT; computed once per file and kept while ``facts`` says the same."""
+        kept = self._weights
+        if kept is not None and kept[0] is facts.translated:
+            return kept[1]
+        units, per_path = self.corpus.units, {}
+        factors = np.empty(len(self.corpus), dtype=np.float64)
+        for i, row in enumerate(self.corpus.rows):
+            factor = per_path.get(row.path)
+            if factor is None:
+                factor = per_path[row.path] = min(path_factor(units, row.path, facts), 1.0)
+            factors[i] = factor
+        weights = factors ** VECTOR_PRIOR_EXPONENT
+        self._weights = (facts.translated, weights)
+        return weights
+
+    def prior_vector_ranking(self, query_vector, depth: int, allowed: np.ndarray | None = None,
+                             facts: FileFacts = NO_FACTS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(rows, weighted, similarities)``: the best ``depth`` rows by similarity x :meth:`prior_weights`
+        (a negative similarity is left as it is: a demotion never lifts), ties by row; exact.
+
+        The exact top-k by similarity is read ever deeper until the ``depth``-th weighted similarity is above
+        the last similarity read: as no weight exceeds 1, no row further down can reach the top then.
+        """
+        weights = self.prior_weights(facts)
+        n = len(self.corpus)
+        k = min(max(4 * depth, 64), n)
+        while True:
+            rows, sims = self.vector_ranking(query_vector, k, allowed)
+            weighted = np.where(sims > 0, sims * weights[rows], sims)
+            order = np.lexsort((rows, -weighted))
+            if rows.size < k or k >= n or (rows.size >= depth and weighted[order[depth - 1]] > sims[-1]):
+                break
+            k = min(4 * k, n)
+        order = order[:depth]
+        return rows[order], weighted[order], sims[order]
 
     def vector_order(self, query_vector) -> tuple[np.ndarray, np.ndarray]:
         """``(order, similarity)``: every row by cosine similarity (ties by row), and each row's similarity."""
@@ -168,10 +208,14 @@ class HybridSearcher:
             return np.asarray(lex_rows, dtype=np.int64), {}, lex_rows, [], 0.0, lexical_best
         if query_vector is None:
             query_vector = self.embed_query(query)
-        rows, sims = self.vector_ranking(query_vector, fusion.depth, allowed)
+        if fusion.depth is None:  # (the seed's fusion, exactly: every row by similarity)
+            rows, sims = self.vector_ranking(query_vector, None, allowed)
+            weighted = sims
+        else:
+            rows, weighted, sims = self.prior_vector_ranking(query_vector, fusion.depth, allowed, facts)
         similarity = dict(zip(rows.tolist(), sims.tolist()))
-        vector_best = js_round4(float(sims[0])) if sims.size else 0.0
-        rankings = QueryRankings.of(query, self.corpus, rows, sims, lex_rows, lex_scores)
+        vector_best = js_round4(float(sims.max())) if sims.size else 0.0
+        rankings = QueryRankings.of(query, self.corpus, rows, weighted, lex_rows, lex_scores)
         if fusion.depth is None:
             wv, wl = fusion.weights_of(rankings)
             full = np.empty(n, dtype=np.int64)

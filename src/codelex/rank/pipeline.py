@@ -88,7 +88,8 @@ from codelex.lexical.priors import auxiliary_factor, path_kind_factor
 from codelex.text import split_identifier
 from codelex.text.tokenize import tokenize_line
 
-__all__ = ["STAGES", "FileFacts", "QueryAnalysis", "Units", "analyze_query", "enabled", "rank_units", "stages_off"]
+__all__ = ["STAGES", "FileFacts", "QueryAnalysis", "Units", "analyze_query", "enabled", "path_factor", "rank_units",
+           "stages_off"]
 
 #: The stages, in the order they apply.
 STAGES = ("prose_words", "definitions", "definers", "name_cover", "path_words", "centrality", "coherence",
@@ -560,26 +561,31 @@ def _near_copies(units: Units, ranked: list[tuple[int, float]], copies) -> list[
     return out
 
 
+def path_factor(units: Units, path: str, facts: FileFacts = NO_FACTS) -> float:
+    """What a path says of a file, as a multiplier (1.0 for an ordinary source file): its kind (tests,
+    re-export hubs, compat copies...), auxiliary code (examples, benchmarks), prose, a translation.  The
+    lexical ranking multiplies a unit's score by it; the vector half of hybrid search ranks by similarity
+    times it (``HybridSearcher``), so both halves demote the same files."""
+    factor = 1.0
+    if enabled("path_kinds"):
+        factor *= path_kind_factor(path, reexport=not units.defines_anything(path))
+    if enabled("auxiliary"):
+        factor *= auxiliary_factor(path)
+    if is_prose(path):
+        if enabled("prose_files"):
+            factor *= PIPELINE_PROSE
+        if facts.translated is not None and enabled("translations") and facts.translated(path):
+            factor *= PIPELINE_TRANSLATION
+    return factor
+
+
 def _path_factors(units: Units, score: dict[int, float], facts: FileFacts) -> None:
-    """What a path says of a unit's file: its kind, auxiliary code, prose, a translation (multipliers)."""
-    kinds, auxiliary, prose = enabled("path_kinds"), enabled("auxiliary"), enabled("prose_files")
-    translated = facts.translated if enabled("translations") else None
     factors: dict[str, float] = {}
     for u in score:
         path = units.paths[u]
         factor = factors.get(path)
         if factor is None:
-            factor = 1.0
-            if kinds:
-                factor *= path_kind_factor(path, reexport=not units.defines_anything(path))
-            if auxiliary:
-                factor *= auxiliary_factor(path)
-            if is_prose(path):
-                if prose:
-                    factor *= PIPELINE_PROSE
-                if translated is not None and translated(path):
-                    factor *= PIPELINE_TRANSLATION
-            factors[path] = factor
+            factor = factors[path] = path_factor(units, path, facts)
         score[u] *= factor
 
 
