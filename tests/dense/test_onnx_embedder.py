@@ -282,6 +282,16 @@ def test_int8_weights_stay_close(model_dir, own_cache):
         OnnxEmbedder(model_dir, precision="fp16")
 
 
+def test_quantizing_says_nothing_on_the_terminal(model_dir, own_cache):
+    """ONNX Runtime's quantizer advises pre-processing the graph on the root logger, which Python prints on
+    stderr when nothing configured logging: a one-shot command's user would see it."""
+    code = ("from codelex.dense import OnnxEmbedder\n"
+            f"OnnxEmbedder({str(model_dir)!r}, precision='int8', cache=False)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
 def test_no_torch_is_imported_and_no_thread_outlives_a_call(model_dir, own_cache):
     code = ("import sys, threading; from codelex.dense import OnnxEmbedder\n"
             f"e = OnnxEmbedder({str(model_dir)!r}, threads=2)\n"

@@ -299,9 +299,20 @@ def quantize_graph(payload: bytes) -> bytes:
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError:
         raise EmbedderError("int8 quantization needs onnxruntime's quantization tools") from None
-    with tempfile.TemporaryDirectory(prefix="codelex-quantize-") as tmp:
-        source, target = Path(tmp) / "fp32.onnx", Path(tmp) / "int8.onnx"
-        source.write_bytes(payload)
-        quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=True,
-                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-        return target.read_bytes()
+    import logging
+
+    def not_the_quantizers(record: logging.LogRecord) -> bool:
+        # (its advice to pre-process the graph goes to the root logger, hence to the user's terminal)
+        return "onnxruntime/quantization/" not in record.pathname.replace("\\", "/")
+
+    root = logging.getLogger()
+    root.addFilter(not_the_quantizers)
+    try:
+        with tempfile.TemporaryDirectory(prefix="codelex-quantize-") as tmp:
+            source, target = Path(tmp) / "fp32.onnx", Path(tmp) / "int8.onnx"
+            source.write_bytes(payload)
+            quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=True,
+                             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+            return target.read_bytes()
+    finally:
+        root.removeFilter(not_the_quantizers)
