@@ -130,7 +130,9 @@ class QueryRankings:
     ----------
     query : str
     vector_rows, vector_similarities : numpy.ndarray
-        The vector ranking, best first, and each row's cosine similarity.
+        The vector ranking, best first, and each row's similarity as it ranks: the cosine similarity times
+        the row's path-prior weight (``HybridSearcher.prior_vector_ranking``; the raw cosine for the
+        ``original`` fusion).
     lexical_rows : list of int
         The lexical ranking (the ranking pipeline's), best first.
     lexical_scores : tuple of float
@@ -143,7 +145,7 @@ class QueryRankings:
     agreement : int
         Rows the two rankings share in their first :data:`AGREEMENT_DEPTH`.
     vector_best : float
-        The best vector similarity (0 without a vector ranking).
+        The first row's similarity as it ranks (0 without a vector ranking).
     lexical_sharpness : float
         ``1 - score[AGREEMENT_DEPTH - 1] / score[0]`` of the lexical
         ranking (its last score when shorter; 0 when empty): near 1 when a
