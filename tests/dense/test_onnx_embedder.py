@@ -357,3 +357,36 @@ def test_the_cached_graph_follows_the_contents_and_is_believed_only_under_its_na
     assert OnnxEmbedder(changed).name != first.name
     names = [p.name for p in (own_cache / "models").glob("tiny-*-fp32.onnx")]
     assert len(names) == 1 and names[0] != cached.name
+
+
+def test_a_named_model_is_loaded_once_while_anything_holds_it(tmp_path, monkeypatch, own_cache):
+    """A warm server opening another root answers with the model it has: the named model (the default,
+    from its package) is one object process-wide while held, per precision; released, it is loaded again."""
+    import gc
+    import importlib
+    import weakref
+
+    from codelex.dense import model_folder
+
+    package = tmp_path / "site" / model_folder.DEFAULT_MODEL_MODULE
+    tiny_bert(package / "model")
+    (package / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.delitem(sys.modules, model_folder.DEFAULT_MODEL_MODULE, raising=False)
+    importlib.invalidate_caches()
+    from codelex.dense import live_embedder
+
+    assert live_embedder(None) is None  # (asking loads nothing)
+    first = embedder_loader(None)()
+    assert live_embedder(None) is first and live_embedder("minilm") is None
+    assert embedder_loader("minilm-int8")() is first
+    assert first.name.endswith(":int8")
+    other = embedder_loader("minilm")()
+    assert other is not first and not other.name.endswith(":int8")
+    # A folder the user names is loaded from it every time (its files may have changed).
+    assert embedder_loader(f"onnx:{package / 'model'}")() is not other
+    gone = weakref.ref(first)
+    del first
+    gc.collect()
+    assert gone() is None and live_embedder(None) is None
+    assert embedder_loader(None)().name.endswith(":int8")

@@ -9,6 +9,7 @@ from codelex.dense.embedders import (
     embed_checked,
     embedder_from_spec,
     embedder_loader,
+    live_embedder,
 )
 from codelex.dense.onnx_embedder import OnnxEmbedder
 from codelex.dense.store import VectorCache
@@ -24,4 +25,5 @@ __all__ = [
     "embed_checked",
     "embedder_from_spec",
     "embedder_loader",
+    "live_embedder",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import weakref
 from pathlib import Path
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
@@ -34,6 +35,7 @@ __all__ = [
     "embed_checked",
     "embedder_from_spec",
     "embedder_loader",
+    "live_embedder",
 ]
 
 #: A call of at most this many texts, of at most this many characters in all, is a query: it runs on
@@ -312,8 +314,11 @@ def embedder_loader(spec: str | Embedder | None) -> Callable[[], Embedder]:
         if not folder.is_dir():
             raise EmbedderError(f"no model at {folder}: give a local model folder")
         check_model_folder(folder)
-        path = None if not sep else rest
-        return lambda: OnnxEmbedder(path, precision=precision)
+        if sep:
+            return lambda: OnnxEmbedder(rest, precision=precision)
+        # A named model is one process-wide while anything holds it: a warm server's next root answers
+        # with the model it has, instead of loading (and holding) another copy.
+        return lambda: _shared(_shared_key(folder, precision), lambda: OnnxEmbedder(None, precision=precision))
     if sep and kind in ("st", "sentence-transformers") and rest:
         _sentence_transformer_path(rest)
         return lambda: SentenceTransformerEmbedder(rest)
@@ -325,6 +330,42 @@ def embedder_loader(spec: str | Embedder | None) -> Callable[[], Embedder]:
             raise EmbedderError("model2vec is not installed: pip install 'codelex[embed-static]'")
         return lambda: StaticModelEmbedder(rest)
     raise EmbedderError(f"unknown embedder {spec!r}: use minilm, minilm-int8, onnx:PATH, st:PATH or model2vec:PATH")
+
+
+_SHARED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_key(folder: Path, precision: str) -> tuple:
+    return str(folder), precision
+
+
+def live_embedder(spec: str | None) -> Embedder | None:
+    """The named model ``spec`` (None: the default) if this process holds it loaded already, else None;
+    never loads anything."""
+    spec = DEFAULT_EMBEDDER if spec is None else spec
+    if spec not in NAMED_EMBEDDERS:
+        return None
+    from codelex.dense.onnx_embedder import default_model_folder
+
+    try:
+        folder = default_model_folder()
+    except EmbedderError:
+        return None
+    with _SHARED_LOCK:
+        return _SHARED.get(_shared_key(folder, "int8" if spec == "minilm-int8" else "fp32"))
+
+
+def _shared(key: tuple, load: Callable[[], Embedder]) -> Embedder:
+    """The live embedder loaded under ``key``, else ``load()`` kept under it (two loads at once may both run;
+    the first kept wins)."""
+    with _SHARED_LOCK:
+        found = _SHARED.get(key)
+    if found is not None:
+        return found
+    loaded = load()
+    with _SHARED_LOCK:
+        return _SHARED.setdefault(key, loaded)
 
 
 def embedder_from_spec(spec: str | Embedder | None) -> Embedder:

@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from codelex.dense import Embedder, VectorCache, embed_checked, embedder_loader
+from codelex.dense import Embedder, VectorCache, embed_checked, embedder_loader, live_embedder
 from codelex.defaults import BACKGROUND_NICENESS, DEFAULT_EMBED_LIMIT, DEFAULT_EMBEDDER, EMBED_BATCH
 from codelex.errors import EmbedderError
 from codelex.ingest import Document
@@ -306,8 +306,8 @@ class CodeUpkeep:
         if failed is not None:
             raise failed
         load = embedder_loader(spec)
-        if not isinstance(spec, (str, type(None))):
-            wait = True  # an embedder object: nothing to load
+        if not isinstance(spec, (str, type(None))) or (loader is None and live_embedder(spec) is not None):
+            wait = True  # an embedder object, or a named model another root of this process holds: no load
         if wait:
             if loader is not None:
                 loader.join()  # (the load under way: as long as a load takes)
