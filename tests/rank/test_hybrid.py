@@ -9,7 +9,8 @@ from codelex.dense import FunctionEmbedder, StaticModelEmbedder, VectorCache, ch
 from codelex.errors import EmbedderError
 from codelex.rank import ChunkCorpus, ChunkLexicalIndex, ChunkRow, HybridSearcher, chunk_rows, embedding_text
 from codelex.rank.fusion import FUSIONS, Fusion, fuse, query_shape
-from codelex.rank.pipeline import analyze_query
+from codelex.defaults import VECTOR_PRIOR_EXPONENT
+from codelex.rank.pipeline import analyze_query, path_factor
 
 
 def _corpus(rows):
@@ -273,7 +274,7 @@ def test_the_prior_weighted_vector_ranking_is_the_brute_force_one(n, depth, seed
     vector half a fusion reads is every allowed row by similarity x its file's weight (negative similarities
     as they are), ties by row, cut at ``depth``."""
     rng = np.random.default_rng(seed)
-    paths = rng.choice(_PATHS, size=n, p=[0.1, 0.1, 0.5, 0.1, 0.1, 0.1])
+    paths = np.sort(rng.choice(_PATHS, size=n, p=[0.1, 0.1, 0.5, 0.1, 0.1, 0.1]))  # (a corpus is in file order)
     rows = [ChunkRow(str(path), i + 1, i + 1, f"x{i} = {i}", None) for i, path in enumerate(paths)]
     corpus = _corpus(rows)
     # (few distinct values, ``levels`` of them, make ties; demoted rows lean towards the query)
@@ -287,6 +288,8 @@ def test_the_prior_weighted_vector_ranking_is_the_brute_force_one(n, depth, seed
     got_rows, got_weighted, got_sims = searcher.prior_vector_ranking(q, depth, mask)
     every, sims = searcher.vector_ranking(q)  # exact, every row
     weights = searcher.prior_weights()
+    expected = {p: min(path_factor(corpus.units, p), 1.0) ** VECTOR_PRIOR_EXPONENT for p in _PATHS}
+    assert weights.tolist() == pytest.approx([expected[str(p)] for p in paths])
     weighted = np.where(sims > 0, sims * weights[every], sims)
     keep = np.ones(every.size, dtype=bool) if mask is None else mask[every]
     order = np.lexsort((every[keep], -weighted[keep]))[:depth]

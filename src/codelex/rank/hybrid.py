@@ -28,7 +28,7 @@ from codelex._native.dense import VectorIndex
 from codelex.query.request import Request, parse_request
 from codelex.rank.chunks import ChunkCorpus, ChunkLexicalIndex
 from codelex.rank.fusion import FUSIONS, Fusion, QueryRankings, fuse, fused_order
-from codelex.rank.pipeline import NO_FACTS, FileFacts, analyze_query, path_factor
+from codelex.rank.pipeline import NO_FACTS, FileFacts, analyze_query
 from codelex.rank.original import ChunkMatrix, fuse_rankings, js_round4, select_from
 
 __all__ = ["HybridHit", "HybridResult", "HybridSearcher", "related_query"]
@@ -121,7 +121,6 @@ class HybridSearcher:
         self._vector_rows = None if every else self.present
         self._index = VectorIndex(vectors) if usable else None
         self._matrix = ChunkMatrix(corpus.rows, np.zeros((n, 1)))
-        self._weights: tuple[object, np.ndarray] | None = None  # (facts.translated, prior weight by row)
 
     @property
     def complete(self) -> bool:
@@ -143,22 +142,10 @@ class HybridSearcher:
             order = order[allowed[order]]
         return order, scores[order]
 
-    def prior_weights(self, facts: FileFacts = NO_FACTS) -> np.ndarray:
-        """Each row's weight in the vector half: its file's path factor (:func:`~codelex.rank.pipeline.path_factor`,
-        at most 1) ** VECTOR_PRIOR_EXPONENT; computed once per file and kept while ``facts`` says the same."""
-        kept = self._weights
-        if kept is not None and kept[0] is facts.translated:
-            return kept[1]
-        units, per_path = self.corpus.units, {}
-        factors = np.empty(len(self.corpus), dtype=np.float64)
-        for i, row in enumerate(self.corpus.rows):
-            factor = per_path.get(row.path)
-            if factor is None:
-                factor = per_path[row.path] = min(path_factor(units, row.path, facts), 1.0)
-            factors[i] = factor
-        weights = factors ** VECTOR_PRIOR_EXPONENT
-        self._weights = (facts.translated, weights)
-        return weights
+    def prior_weights(self, facts: FileFacts = NO_FACTS, rows: np.ndarray | None = None) -> np.ndarray:
+        """The weight in the vector half of each row of ``rows`` (every row when None): its file's path factor
+        (``ChunkCorpus.path_factors``, at most 1) ** VECTOR_PRIOR_EXPONENT."""
+        return self.corpus.path_factors(facts, rows) ** VECTOR_PRIOR_EXPONENT
 
     def prior_vector_ranking(self, query_vector, depth: int, allowed: np.ndarray | None = None,
                              facts: FileFacts = NO_FACTS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -168,12 +155,11 @@ class HybridSearcher:
         The exact top-k by similarity is read ever deeper until the ``depth``-th weighted similarity is above
         the last similarity read: as no weight exceeds 1, no row further down can reach the top then.
         """
-        weights = self.prior_weights(facts)
         n = len(self.corpus)
         k = min(max(4 * depth, 64), n)
         while True:
             rows, sims = self.vector_ranking(query_vector, k, allowed)
-            weighted = np.where(sims > 0, sims * weights[rows], sims)
+            weighted = np.where(sims > 0, sims * self.prior_weights(facts, rows), sims)
             order = np.lexsort((rows, -weighted))
             if rows.size < k or k >= n or (rows.size >= depth and weighted[order[depth - 1]] > sims[-1]):
                 break
