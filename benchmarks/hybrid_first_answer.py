@@ -59,7 +59,7 @@ def served(root: Path, queries: list[str], embedder: str) -> dict:
 
     env = dict(os.environ, CODELEX_EMBEDDER=embedder)
     env.pop("CODELEX_NO_SERVER", None)
-    cli = [sys.executable, "-m", "codelex"]
+    cli = [sys.executable, "-P", "-m", "codelex"]  # (-P: the checkout, the working directory, is never on the path)
 
     def ask(q: str, where: Path) -> tuple[float, dict]:
         t = time.perf_counter()

@@ -253,12 +253,12 @@ EMBED_BATCH = 256
 BACKGROUND_NICENESS = 15
 #: A provisional hybrid answer (the model loaded, the vectors of every chunk not there yet) embeds on demand
 #: the chunks the lexical ranking puts first, this many in all (shared among the query's phrasings, a quarter
-#: of it each at least): ~1 s with MiniLM on 2 cores.
+#: of it each at least): 0.6-0.9 s with int8 MiniLM on 2 cores.
 ON_DEMAND_EMBED = 32
 #: Chunks of a project embedded at most unless its configuration says otherwise (``embed_limit``), source
-#: files first: all-MiniLM-L6-v2 embeds 20-40 chunks a second on two cores, so this is 10-20 minutes of
-#: background work; every repository of the development sets fits (the largest, 6,322 chunks), the Linux
-#: tree (about 1.2 million chunks, 10-16 hours) does not.
+#: files first: int8 all-MiniLM-L6-v2 embeds about 50 chunks a second on two cores, so this is about 8 minutes
+#: of background work; every repository of the development sets fits (the largest, 9,345 chunks), the Linux
+#: tree (hundreds of thousands of chunks: hours) does not.
 DEFAULT_EMBED_LIMIT = 25_000
 
 __all__ = [
