@@ -318,3 +318,40 @@ def test_the_vector_half_demotes_the_files_the_lexical_ranking_demotes():
     # ...and an answer's similarity is still the raw cosine.
     result = searcher.search("parse text", fusion="adaptive")
     assert {h.path: h.similarity for h in result.hits}["tests/test_parse.py"] == pytest.approx(1.0)
+
+
+def test_the_vector_half_reads_deeper_when_demoted_rows_crowd_its_top_and_follows_the_stage_switches():
+    """600 rows, the test files' leaning to the query: the first top-k read cannot certify the top 20, so it
+    reads deeper, and the answer is still the brute-force one; switching the path stages off (an ablation)
+    switches the weighting off too, and back on after, whatever was asked first."""
+    from codelex.rank.pipeline import stages_off
+
+    rng = np.random.default_rng(1)
+    n = 600
+    paths = np.sort(rng.choice(_PATHS, size=n, p=[0.1, 0.1, 0.5, 0.1, 0.1, 0.1]))
+    corpus = _corpus([ChunkRow(str(p), i + 1, i + 1, f"x{i}", None) for i, p in enumerate(paths)])
+    vectors = rng.integers(-2, 3, size=(n, 4)).astype(np.float32)
+    vectors[paths == "tests/test_core.py", 0] += 3
+    vectors[~vectors.any(axis=1)] = 1.0
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    searcher = HybridSearcher(corpus, ChunkLexicalIndex(corpus), vectors, np.ones(n, dtype=bool))
+    q = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    reads = []
+    plain = searcher.vector_ranking
+
+    def counted(query_vector, depth=None, allowed=None):
+        reads.append(depth)
+        return plain(query_vector, depth, allowed)
+
+    searcher.vector_ranking = counted
+    with stages_off("path_kinds", "auxiliary", "prose_files"):
+        unweighted, _, _ = searcher.prior_vector_ranking(q, 20)
+        assert searcher.prior_weights().tolist() == [1.0] * n
+    assert unweighted.tolist() == plain(q, 20)[0].tolist()
+    reads.clear()
+    rows, _, _ = searcher.prior_vector_ranking(q, 20)
+    assert len(reads) > 1, reads  # (read deeper)
+    every, sims = plain(q)
+    weighted = np.where(sims > 0, sims * searcher.prior_weights()[every], sims)
+    assert rows.tolist() == every[np.lexsort((every, -weighted))][:20].tolist()
+    assert rows.tolist() != unweighted.tolist()

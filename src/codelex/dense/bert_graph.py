@@ -301,18 +301,25 @@ def quantize_graph(payload: bytes) -> bytes:
         raise EmbedderError("int8 quantization needs onnxruntime's quantization tools") from None
     import logging
 
-    def not_the_quantizers(record: logging.LogRecord) -> bool:
-        # (its advice to pre-process the graph goes to the root logger, hence to the user's terminal)
-        return "onnxruntime/quantization/" not in record.pathname.replace("\\", "/")
-
+    # ONNX Runtime logs through the root logger's module functions, whose first use configures logging for the
+    # whole process (logging.basicConfig: a handler on stderr, and an application's own basicConfig ignored
+    # later). While it quantizes, a root logger without handlers gets a NullHandler, so nothing is configured
+    # and nothing printed. Its advice to pre-process the graph (shape inference, clean-up) does not apply to
+    # codelex's own graph, every shape known: the graph is marked as ORT marks a pre-processed one.
+    model = onnx.load_from_string(payload)
+    onnx.helper.set_model_props(model, {**{p.key: p.value for p in model.metadata_props},
+                                        "onnx.quant.pre_process": "onnxruntime.quant"})
     root = logging.getLogger()
-    root.addFilter(not_the_quantizers)
+    quiet = logging.NullHandler() if not root.handlers else None
+    if quiet is not None:
+        root.addHandler(quiet)
     try:
         with tempfile.TemporaryDirectory(prefix="codelex-quantize-") as tmp:
             source, target = Path(tmp) / "fp32.onnx", Path(tmp) / "int8.onnx"
-            source.write_bytes(payload)
+            source.write_bytes(model.SerializeToString())
             quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=True,
                              extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
             return target.read_bytes()
     finally:
-        root.removeFilter(not_the_quantizers)
+        if quiet is not None:
+            root.removeHandler(quiet)

@@ -306,8 +306,14 @@ class CodeUpkeep:
         if failed is not None:
             raise failed
         load = embedder_loader(spec)
-        if not isinstance(spec, (str, type(None))) or (loader is None and live_embedder(spec) is not None):
-            wait = True  # an embedder object, or a named model another root of this process holds: no load
+        live = live_embedder(spec) if loader is None and isinstance(spec, (str, type(None))) else None
+        if live is not None:  # a named model another root of this process holds: taken, nothing loaded
+            with self.lock:
+                found = self.embedders.setdefault(key, live)
+            self._remember(spec, found)
+            return found
+        if not isinstance(spec, (str, type(None))):
+            wait = True  # an embedder object: nothing to load
         if wait:
             if loader is not None:
                 loader.join()  # (the load under way: as long as a load takes)

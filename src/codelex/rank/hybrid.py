@@ -58,7 +58,8 @@ class HybridHit:
 
 @dataclass(frozen=True)
 class HybridResult:
-    """A hybrid answer: hits, the best raw scores, and how much of the corpus is embedded."""
+    """A hybrid answer: hits, the best raw scores (``vector_best``: the best raw similarity among the rows the
+    vector half ranks), and how much of the corpus is embedded."""
 
     query: str
     hits: list[HybridHit]
@@ -200,6 +201,7 @@ class HybridSearcher:
         else:
             rows, weighted, sims = self.prior_vector_ranking(query_vector, fusion.depth, allowed, facts)
         similarity = dict(zip(rows.tolist(), sims.tolist()))
+        # (the best raw similarity of the rows the vector half ranks: a demoted file's better one may be left out)
         vector_best = js_round4(float(sims.max())) if sims.size else 0.0
         rankings = QueryRankings.of(query, self.corpus, rows, weighted, lex_rows, lex_scores)
         if fusion.depth is None:

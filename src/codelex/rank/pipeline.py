@@ -88,7 +88,7 @@ from codelex.lexical.priors import auxiliary_factor, path_kind_factor
 from codelex.text import split_identifier
 from codelex.text.tokenize import tokenize_line
 
-__all__ = ["STAGES", "FileFacts", "QueryAnalysis", "Units", "analyze_query", "enabled", "path_factor", "rank_units",
+__all__ = ["PATH_FACTOR_STAGES", "STAGES", "FileFacts", "QueryAnalysis", "Units", "analyze_query", "enabled", "path_factor", "rank_units",
            "stages_off"]
 
 #: The stages, in the order they apply.
@@ -577,6 +577,10 @@ def path_factor(units: Units, path: str, facts: FileFacts = NO_FACTS) -> float:
         if facts.translated is not None and enabled("translations") and facts.translated(path):
             factor *= PIPELINE_TRANSLATION
     return factor
+
+
+#: The stages :func:`path_factor` reads: what a cache of its values must be keyed on (with the facts).
+PATH_FACTOR_STAGES = ("path_kinds", "auxiliary", "prose_files", "translations")
 
 
 def _path_factors(units: Units, score: dict[int, float], facts: FileFacts) -> None:
