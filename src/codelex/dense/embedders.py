@@ -301,7 +301,7 @@ def embedder_loader(spec: str | Embedder | None) -> Callable[[], Embedder]:
     if spec in ("minilm", "minilm-int8") or (sep and kind == "onnx" and rest):
         from codelex.dense.onnx_embedder import OnnxEmbedder, default_model_folder, onnx_available
 
-        precision = "int8" if spec == "minilm-int8" else "fp32"
+        precision = _named_precision(spec)
         if not sep and not onnx_available() and installed("sentence_transformers"):
             # (the torch path, when that is what is installed: its float weights, int8 asked or not)
             _sentence_transformer_path(None)
@@ -336,6 +336,11 @@ _SHARED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _SHARED_LOCK = threading.Lock()
 
 
+def _named_precision(spec: str) -> str:
+    """The weights' precision a named model (or ``onnx:PATH``, float) is run at."""
+    return "int8" if spec == "minilm-int8" else "fp32"
+
+
 def _shared_key(folder: Path, precision: str) -> tuple:
     return str(folder), precision
 
@@ -353,7 +358,7 @@ def live_embedder(spec: str | None) -> Embedder | None:
     except EmbedderError:
         return None
     with _SHARED_LOCK:
-        return _SHARED.get(_shared_key(folder, "int8" if spec == "minilm-int8" else "fp32"))
+        return _SHARED.get(_shared_key(folder, _named_precision(spec)))
 
 
 def _shared(key: tuple, load: Callable[[], Embedder]) -> Embedder:
